@@ -1,0 +1,31 @@
+# Helpers that keep component CMakeLists short and uniform.
+
+# harness_test(NAME <target> SOURCES ... LIBS ... LABELS unit|scenario|property|integration|e2e
+#              [TIMEOUT seconds])
+# Each GoogleTest case becomes one CTest test carrying the labels.
+function(harness_test)
+  cmake_parse_arguments(T "" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  if(NOT HARNESS_BUILD_TESTS)
+    return()
+  endif()
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 120)
+  endif()
+  add_executable(${T_NAME} ${T_SOURCES})
+  target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gmock GTest::gtest_main harness_warnings)
+  gtest_discover_tests(${T_NAME}
+    DISCOVERY_MODE PRE_TEST
+    WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
+    PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT}
+               ENVIRONMENT "HARNESS_SOURCE_DIR=${PROJECT_SOURCE_DIR};HARNESS_BINARY_DIR=${PROJECT_BINARY_DIR}")
+endfunction()
+
+# harness_benchmark(NAME <target> SOURCES ... LIBS ...)
+function(harness_benchmark)
+  cmake_parse_arguments(B "" "NAME" "SOURCES;LIBS" ${ARGN})
+  if(NOT HARNESS_BUILD_BENCHMARKS)
+    return()
+  endif()
+  add_executable(${B_NAME} ${B_SOURCES})
+  target_link_libraries(${B_NAME} PRIVATE ${B_LIBS} benchmark::benchmark harness_warnings)
+endfunction()

@@ -1,0 +1,168 @@
+#include "harness/core/field_errors.h"
+
+#include <cstdio>
+#include <set>
+
+namespace harness::core {
+
+namespace {
+
+// Length of a valid UTF-8 sequence starting at s[i], or 0 when the bytes are not valid UTF-8.
+size_t utf8SequenceLength(std::string_view s, size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  size_t len = 0;
+  if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+  } else {
+    return 0;
+  }
+  if (i + len > s.size()) return 0;
+  for (size_t k = 1; k < len; ++k) {
+    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
+  }
+  return len;
+}
+
+}  // namespace
+
+std::string goQuote(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out.push_back('"');
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      switch (c) {
+        case '\a': out += "\\a"; break;
+        case '\b': out += "\\b"; break;
+        case '\f': out += "\\f"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        case '\v': out += "\\v"; break;
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        default:
+          if (c < 0x20 || c == 0x7f) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+            out += buf;
+          } else {
+            out.push_back(static_cast<char>(c));
+          }
+      }
+      ++i;
+      continue;
+    }
+    const size_t len = utf8SequenceLength(s, i);
+    if (len == 0) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+      ++i;
+    } else {
+      out.append(s.substr(i, len));
+      i += len;
+    }
+  }
+  out.push_back('"');
+  return out;
+}
+
+std::string_view fieldErrorTypeText(FieldErrorType type) {
+  switch (type) {
+    case FieldErrorType::kNotFound: return "Not found";
+    case FieldErrorType::kRequired: return "Required value";
+    case FieldErrorType::kDuplicate: return "Duplicate value";
+    case FieldErrorType::kInvalid: return "Invalid value";
+    case FieldErrorType::kNotSupported: return "Unsupported value";
+    case FieldErrorType::kForbidden: return "Forbidden";
+    case FieldErrorType::kTooLong: return "Too long";
+    case FieldErrorType::kTooMany: return "Too many";
+    case FieldErrorType::kInternal: return "Internal error";
+    case FieldErrorType::kTypeInvalid: return "Invalid value";
+  }
+  return "Invalid value";
+}
+
+std::string FieldError::toString() const {
+  std::string s = field + ": " + std::string(fieldErrorTypeText(type));
+  const bool value_printed = type != FieldErrorType::kRequired &&
+                             type != FieldErrorType::kForbidden &&
+                             type != FieldErrorType::kTooLong && type != FieldErrorType::kInternal;
+  if (value_printed && bad_value) s += ": " + *bad_value;
+  if (!detail.empty()) s += ": " + detail;
+  return s;
+}
+
+FieldError FieldError::invalid(std::string field, std::string_view value, std::string detail) {
+  return {FieldErrorType::kInvalid, std::move(field), goQuote(value), std::move(detail)};
+}
+
+FieldError FieldError::invalid(std::string field, std::int64_t value, std::string detail) {
+  return {FieldErrorType::kInvalid, std::move(field), std::to_string(value), std::move(detail)};
+}
+
+FieldError FieldError::required(std::string field, std::string detail) {
+  return {FieldErrorType::kRequired, std::move(field), std::nullopt, std::move(detail)};
+}
+
+FieldError FieldError::duplicate(std::string field, std::string_view value) {
+  return {FieldErrorType::kDuplicate, std::move(field), goQuote(value), {}};
+}
+
+FieldError FieldError::notSupported(std::string field, std::string_view value,
+                                    const std::vector<std::string>& supported) {
+  std::string detail;
+  if (!supported.empty()) {
+    detail = "supported values: ";
+    for (size_t i = 0; i < supported.size(); ++i) {
+      if (i > 0) detail += ", ";
+      detail += goQuote(supported[i]);
+    }
+  }
+  return {FieldErrorType::kNotSupported, std::move(field), goQuote(value), std::move(detail)};
+}
+
+FieldError FieldError::forbidden(std::string field, std::string detail) {
+  return {FieldErrorType::kForbidden, std::move(field), std::nullopt, std::move(detail)};
+}
+
+FieldError FieldError::tooMany(std::string field, std::int64_t actual, std::int64_t max) {
+  std::string detail = "must have at most " + std::to_string(max) + (max == 1 ? " item" : " items");
+  std::optional<std::string> value;
+  if (actual >= 0) value = std::to_string(actual);
+  return {FieldErrorType::kTooMany, std::move(field), std::move(value), std::move(detail)};
+}
+
+std::string aggregate(const FieldErrors& errors) {
+  // utilerrors.NewAggregate(...).Error(): one message bare; several in brackets, de-duplicated
+  // in first-seen order.
+  std::vector<std::string> messages;
+  std::set<std::string> seen;
+  for (const auto& e : errors) {
+    auto text = e.toString();
+    if (seen.insert(text).second) messages.push_back(std::move(text));
+  }
+  if (messages.empty()) return {};
+  if (messages.size() == 1) return messages.front();
+  std::string out = "[";
+  for (size_t i = 0; i < messages.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += messages[i];
+  }
+  return out + "]";
+}
+
+std::string invalidObjectMessage(std::string_view kind, std::string_view group,
+                                 std::string_view name, const FieldErrors& errors) {
+  std::string qualified(kind);
+  if (!group.empty()) qualified += "." + std::string(group);
+  return qualified + " " + goQuote(name) + " is invalid: " + aggregate(errors);
+}
+
+}  // namespace harness::core

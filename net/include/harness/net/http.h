@@ -1,0 +1,68 @@
+#pragma once
+
+// Plain HTTP message types shared by the server and the client. Beast stays out of this header
+// (it is included widely); the conversions live in the library's sources.
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace harness::net {
+
+// Ordered header list with case-insensitive lookup (HTTP field names are case-insensitive).
+class Headers {
+ public:
+  void add(std::string name, std::string value) {
+    fields_.emplace_back(std::move(name), std::move(value));
+  }
+  // Replaces every field named `name` with one field.
+  void set(std::string name, std::string value);
+  [[nodiscard]] std::optional<std::string> get(std::string_view name) const;
+  [[nodiscard]] std::vector<std::string> getAll(std::string_view name) const;
+  [[nodiscard]] const std::vector<std::pair<std::string, std::string>>& fields() const {
+    return fields_;
+  }
+  [[nodiscard]] bool empty() const { return fields_.empty(); }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> fields_;
+};
+
+struct Request {
+  std::string method;   // "POST"
+  std::string target;   // "/inject?timeout=10s" as received
+  std::string path;     // "/inject" (percent-decoding not applied)
+  std::string query;    // "timeout=10s"
+  Headers headers;
+  std::string body;
+  std::string peer;     // "127.0.0.1:54321"
+  bool tls = false;
+  // Subject of a verified client certificate, when the server verifies clients.
+  std::optional<std::string> client_certificate_subject;
+
+  // The value of query parameter `name` ("timeout" -> "10s"), without percent-decoding.
+  [[nodiscard]] std::optional<std::string> queryParam(std::string_view name) const;
+};
+
+struct Response {
+  int status = 200;
+  Headers headers;
+  std::string body;
+
+  // Test and fault-injection controls (used by scripted stub webhooks):
+  // wait this long before answering (the connection stays open, like a slow webhook);
+  std::chrono::milliseconds delay{0};
+  // close the connection without sending any response.
+  bool close_without_response = false;
+
+  static Response text(int status, std::string body);
+  static Response json(int status, std::string body);
+};
+
+// The reason phrase for a status code ("OK", "Bad Request", ...), or "" when unknown.
+std::string_view reasonPhrase(int status);
+
+}  // namespace harness::net

@@ -1,0 +1,109 @@
+#pragma once
+
+// An HTTP/1.1 server on Boost.Beast, with TLS (OpenSSL) or plain TCP.
+//
+// Shape follows Beast's async-ssl and advanced server examples: a strand per connection, a
+// deadline before every operation, an explicit body limit, TLS shutdown that ignores only
+// stream_truncated, keep-alive, and graceful shutdown by cancellation.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/core/result.h"
+#include "harness/net/http.h"
+
+namespace harness::net {
+
+struct TlsServerConfig {
+  std::string certificate_file;  // PEM chain, leaf first
+  std::string private_key_file;  // PEM
+  // When set, client certificates are verified against this CA bundle.
+  std::optional<std::string> client_ca_file;
+  bool require_client_certificate = false;
+  bool tls13_only = false;  // Linkerd's proxy-injector requires TLS 1.3; default is TLS 1.2+.
+  // How often the files are checked for changes (ConfigMap/Secret mounts change by symlink
+  // swap); a changed, valid pair is used for new connections without a restart.
+  std::chrono::milliseconds reload_check_interval{1000};
+};
+
+struct ServerOptions {
+  std::string address = "127.0.0.1";
+  std::uint16_t port = 0;  // 0: pick a free port; see Server::port()
+  std::optional<TlsServerConfig> tls;  // nullopt: plain HTTP
+  int threads = 2;
+  std::size_t body_limit = 10 * 1024 * 1024;
+  std::chrono::milliseconds handshake_timeout{10'000};
+  std::chrono::milliseconds read_timeout{30'000};   // header + body of one request
+  std::chrono::milliseconds write_timeout{30'000};
+  std::chrono::milliseconds idle_timeout{90'000};   // keep-alive wait for the next request
+  // Answer plaintext HTTP sent to a TLS port like Go's net/http does (400, "Client sent an
+  // HTTP request to an HTTPS server.").
+  bool answer_plaintext_on_tls = true;
+  std::string name = "server";  // used in log lines
+};
+
+using Handler = std::function<Response(const Request&)>;
+
+// Routes by exact path or by path prefix (longest prefix wins); unknown paths get 404.
+class Router {
+ public:
+  Router& exact(std::string path, Handler handler);
+  Router& prefix(std::string path_prefix, Handler handler);
+  Router& fallback(Handler handler);
+  [[nodiscard]] Response dispatch(const Request& request) const;
+
+ private:
+  struct Route {
+    std::string path;
+    bool is_prefix;
+    Handler handler;
+  };
+  std::vector<Route> routes_;
+  Handler fallback_;
+};
+
+struct ServerStats {
+  std::uint64_t connections_accepted = 0;
+  std::uint64_t requests = 0;
+  std::uint64_t tls_reloads = 0;
+  std::uint64_t tls_reload_failures = 0;
+  std::uint64_t active_connections = 0;
+};
+
+class Server {
+ public:
+  Server(ServerOptions options, Router router);
+  ~Server();  // stops with a zero grace period if still running
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Loads TLS material, binds and starts the worker threads.
+  core::Result<void> start();
+  // The bound port (valid after start()).
+  [[nodiscard]] std::uint16_t port() const;
+  [[nodiscard]] std::string address() const;
+
+  // Graceful shutdown: stop accepting, close idle keep-alive connections, let in-flight
+  // requests finish and send their responses (with "Connection: close") until `grace` has
+  // passed, then close everything and join the threads. Idempotent.
+  void stop(std::chrono::milliseconds grace = std::chrono::milliseconds(5000));
+
+  // Re-reads the TLS files now (also done periodically when they change).
+  core::Result<void> reloadTls();
+
+  [[nodiscard]] ServerStats stats() const;
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+// Blocks until SIGTERM or SIGINT arrives; returns the signal number.
+int waitForTerminationSignal();
+
+}  // namespace harness::net

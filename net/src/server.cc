@@ -1,0 +1,498 @@
+#include "harness/net/server.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <csignal>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/core/detect_ssl.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <openssl/ssl.h>
+#include <spdlog/spdlog.h>
+
+#include "tls_support.h"
+
+namespace harness::net {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
+
+// Go's net/http answer to plaintext HTTP on a TLS listener (server.go, "Client sent an HTTP
+// request to an HTTPS server.").
+constexpr std::string_view kPlaintextOnTlsResponse =
+    "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
+
+bool isPathPrefix(std::string_view path, std::string_view prefix) {
+  if (!path.starts_with(prefix)) return false;
+  return path.size() == prefix.size() || prefix.ends_with('/') || path[prefix.size()] == '/';
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Router
+
+Router& Router::exact(std::string path, Handler handler) {
+  routes_.push_back({std::move(path), false, std::move(handler)});
+  return *this;
+}
+
+Router& Router::prefix(std::string path_prefix, Handler handler) {
+  routes_.push_back({std::move(path_prefix), true, std::move(handler)});
+  return *this;
+}
+
+Router& Router::fallback(Handler handler) {
+  fallback_ = std::move(handler);
+  return *this;
+}
+
+Response Router::dispatch(const Request& request) const {
+  const Route* best = nullptr;
+  for (const auto& route : routes_) {
+    if (!route.is_prefix) {
+      if (route.path == request.path) return route.handler(request);
+      continue;
+    }
+    if (isPathPrefix(request.path, route.path) &&
+        (!best || route.path.size() > best->path.size())) {
+      best = &route;
+    }
+  }
+  if (best) return best->handler(request);
+  if (fallback_) return fallback_(request);
+  return Response::text(404, "404 page not found\n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Server
+
+namespace {
+
+// What stop() needs to reach inside a connection: its strand and a way to cancel an idle read.
+struct ConnectionControl {
+  asio::any_io_executor executor;
+  std::function<void()> close;  // runs on the connection's strand; cleared when it ends
+  bool idle = false;            // touched only on the strand
+  asio::steady_timer* delay_timer = nullptr;  // a scripted response delay in progress
+};
+
+}  // namespace
+
+struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
+  ServerOptions options;
+  Router router;
+  std::atomic<bool> stopping{false};
+  std::atomic<bool> started{false};
+  std::atomic<bool> joined{false};
+  std::mutex stop_mutex;
+
+  std::mutex tls_mutex;
+  std::shared_ptr<ssl::context> tls_context;
+  detail::FileFingerprint cert_fp, key_fp, client_ca_fp;
+
+  std::mutex connections_mutex;
+  std::condition_variable connections_cv;
+  std::unordered_map<std::uint64_t, std::shared_ptr<ConnectionControl>> connections;
+  std::uint64_t next_connection_id = 0;
+
+  std::atomic<std::uint64_t> accepted{0}, requests{0}, reloads{0}, reload_failures{0};
+  std::uint16_t bound_port = 0;
+  std::string bound_address;
+
+  // Declared after everything the coroutines use, so that it is destroyed first.
+  asio::io_context ioc;
+  std::optional<tcp::acceptor> acceptor;
+  std::optional<asio::steady_timer> reload_timer;
+  std::vector<std::thread> threads;
+
+  Impl(ServerOptions o, Router r) : options(std::move(o)), router(std::move(r)) {}
+
+  std::shared_ptr<ssl::context> currentTls() {
+    std::lock_guard lock(tls_mutex);
+    return tls_context;
+  }
+
+  core::Result<void> loadTls(bool count) {
+    const auto& cfg = *options.tls;
+    auto cert = detail::fingerprintOf(cfg.certificate_file);
+    auto key = detail::fingerprintOf(cfg.private_key_file);
+    auto ca = cfg.client_ca_file ? detail::fingerprintOf(*cfg.client_ca_file)
+                                 : detail::FileFingerprint{};
+    auto ctx = detail::makeServerContext(cfg);
+    std::lock_guard lock(tls_mutex);
+    // Remember what we saw even on failure, so a broken file is reported once per change.
+    cert_fp = cert;
+    key_fp = key;
+    client_ca_fp = ca;
+    if (!ctx) {
+      if (count) ++reload_failures;
+      return ctx.error();
+    }
+    tls_context = std::move(*ctx);
+    if (count) ++reloads;
+    return {};
+  }
+
+  bool tlsFilesChanged() {
+    const auto& cfg = *options.tls;
+    std::lock_guard lock(tls_mutex);
+    return detail::fingerprintOf(cfg.certificate_file) != cert_fp ||
+           detail::fingerprintOf(cfg.private_key_file) != key_fp ||
+           (cfg.client_ca_file && detail::fingerprintOf(*cfg.client_ca_file) != client_ca_fp);
+  }
+
+  asio::awaitable<void> watchTls() {
+    while (!stopping) {
+      reload_timer->expires_after(options.tls->reload_check_interval);
+      auto [ec] = co_await reload_timer->async_wait(kNoThrow);
+      if (ec || stopping) co_return;
+      if (!tlsFilesChanged()) continue;
+      if (auto r = loadTls(true); !r) {
+        spdlog::warn("{}: keeping the previous certificate: {}", options.name, r.error().message);
+      } else {
+        spdlog::info("{}: reloaded TLS certificate {}", options.name,
+                     options.tls->certificate_file);
+      }
+    }
+  }
+
+  std::pair<std::uint64_t, std::shared_ptr<ConnectionControl>> registerConnection(
+      asio::any_io_executor executor) {
+    auto control = std::make_shared<ConnectionControl>();
+    control->executor = std::move(executor);
+    std::lock_guard lock(connections_mutex);
+    const auto id = next_connection_id++;
+    connections.emplace(id, control);
+    return {id, control};
+  }
+
+  void unregisterConnection(std::uint64_t id) {
+    std::lock_guard lock(connections_mutex);
+    connections.erase(id);
+    connections_cv.notify_all();
+  }
+
+  asio::awaitable<void> acceptLoop() {
+    while (!stopping) {
+      auto [ec, socket] = co_await acceptor->async_accept(asio::make_strand(ioc), kNoThrow);
+      if (ec) {
+        if (stopping || ec == asio::error::operation_aborted) co_return;
+        spdlog::warn("{}: accept failed: {}", options.name, ec.message());
+        continue;
+      }
+      ++accepted;
+      auto executor = socket.get_executor();
+      asio::co_spawn(executor, session(shared_from_this(), std::move(socket)), asio::detached);
+    }
+  }
+
+  static Request toRequest(const http::request<http::string_body>& in, const std::string& peer,
+                           bool tls) {
+    Request out;
+    out.method = std::string(in.method_string());
+    out.target = std::string(in.target());
+    const auto q = out.target.find('?');
+    out.path = out.target.substr(0, q);
+    if (q != std::string::npos) out.query = out.target.substr(q + 1);
+    for (const auto& field : in) {
+      out.headers.add(std::string(field.name_string()), std::string(field.value()));
+    }
+    out.body = in.body();
+    out.peer = peer;
+    out.tls = tls;
+    return out;
+  }
+
+  static http::response<http::string_body> toBeast(Response&& r, unsigned version,
+                                                   bool keep_alive) {
+    http::response<http::string_body> out{static_cast<http::status>(r.status), version};
+    for (auto& [k, v] : r.headers.fields()) out.insert(k, v);
+    if (out.find(http::field::content_type) == out.end() && !r.body.empty()) {
+      out.set(http::field::content_type, "text/plain; charset=utf-8");
+    }
+    out.body() = std::move(r.body);
+    out.keep_alive(keep_alive);
+    out.prepare_payload();
+    return out;
+  }
+
+  Response handle(const Request& request) {
+    ++requests;
+    try {
+      return router.dispatch(request);
+    } catch (const std::exception& e) {
+      spdlog::error("{}: handler for {} failed: {}", options.name, request.path, e.what());
+      return Response::text(500, "internal server error\n");
+    }
+  }
+
+  // Serves HTTP/1.1 requests on an established stream (TLS or plain) until the peer closes,
+  // an error or timeout occurs, or the server stops.
+  template <class Stream>
+  asio::awaitable<void> serveRequests(Stream& stream, beast::flat_buffer& buffer,
+                                      ConnectionControl& control, const std::string& peer,
+                                      bool tls, std::optional<std::string> client_subject) {
+    auto& lowest = beast::get_lowest_layer(stream);
+    for (;;) {
+      if (stopping) co_return;
+      http::request_parser<http::string_body> parser;
+      parser.body_limit(options.body_limit);
+      parser.header_limit(64 * 1024);
+      control.idle = true;
+      lowest.expires_after(options.idle_timeout);
+      auto [hec, hn] = co_await http::async_read_header(stream, buffer, parser, kNoThrow);
+      control.idle = false;
+      beast::error_code bec = hec;
+      if (!hec) {
+        lowest.expires_after(options.read_timeout);
+        auto [ec, n] = co_await http::async_read(stream, buffer, parser, kNoThrow);
+        bec = ec;
+      }
+      // A declared Content-Length over the limit fails while reading the header; a chunked
+      // body fails while reading the body. Either way the client is told why.
+      if (bec == http::error::body_limit) {
+        auto res = toBeast(Response::text(413, "request body too large\n"), 11, false);
+        lowest.expires_after(options.write_timeout);
+        co_await http::async_write(stream, res, kNoThrow);
+        co_return;
+      }
+      if (bec) co_return;
+      auto& beast_request = parser.get();
+      Request request = toRequest(beast_request, peer, tls);
+      request.client_certificate_subject = client_subject;
+      Response response = handle(request);
+      if (response.delay.count() > 0) {
+        asio::steady_timer timer(co_await asio::this_coro::executor);
+        timer.expires_after(response.delay);
+        control.delay_timer = &timer;
+        co_await timer.async_wait(kNoThrow);
+        control.delay_timer = nullptr;
+      }
+      if (response.close_without_response) {
+        lowest.close();
+        co_return;
+      }
+      const bool keep_alive = beast_request.keep_alive() && !stopping;
+      auto res = toBeast(std::move(response), beast_request.version(), keep_alive);
+      lowest.expires_after(options.write_timeout);
+      auto [wec, wn] = co_await http::async_write(stream, res, kNoThrow);
+      if (wec || !keep_alive) co_return;
+    }
+  }
+
+  static asio::awaitable<void> session(std::shared_ptr<Impl> self, tcp::socket socket) {
+    beast::error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
+    std::string peer;
+    if (auto ep = socket.remote_endpoint(ignored); !ignored) {
+      peer = ep.address().to_string() + ":" + std::to_string(ep.port());
+    }
+    beast::tcp_stream stream(std::move(socket));
+    auto [id, control] = self->registerConnection(stream.get_executor());
+    // Runs on the strand when the session ends, so a close() posted by stop() afterwards finds
+    // nothing to close.
+    struct Unregister {
+      Impl* impl;
+      std::uint64_t id;
+      ConnectionControl* control;
+      ~Unregister() {
+        control->close = nullptr;
+        impl->unregisterConnection(id);
+      }
+    } unregister{self.get(), id, control.get()};
+
+    beast::flat_buffer buffer;
+    if (!self->options.tls) {
+      control->close = [&stream] { stream.socket().close(); };
+      co_await self->serveRequests(stream, buffer, *control, peer, false, std::nullopt);
+      stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      co_return;
+    }
+
+    stream.expires_after(self->options.handshake_timeout);
+    control->close = [&stream] { stream.socket().close(); };
+    if (self->options.answer_plaintext_on_tls) {
+      control->idle = true;
+      auto [dec, is_tls] = co_await beast::async_detect_ssl(stream, buffer, kNoThrow);
+      control->idle = false;
+      if (dec) co_return;
+      if (!is_tls) {
+        co_await asio::async_write(stream, asio::buffer(kPlaintextOnTlsResponse), kNoThrow);
+        stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+        co_return;
+      }
+    }
+    auto ctx = self->currentTls();
+    beast::ssl_stream<beast::tcp_stream> tls_stream(std::move(stream), *ctx);
+    control->close = [&tls_stream] { beast::get_lowest_layer(tls_stream).socket().close(); };
+    beast::get_lowest_layer(tls_stream).expires_after(self->options.handshake_timeout);
+    control->idle = true;
+    auto [hec, used] = co_await tls_stream.async_handshake(ssl::stream_base::server,
+                                                           buffer.data(), kNoThrow);
+    control->idle = false;
+    if (hec) {
+      spdlog::debug("{}: TLS handshake with {} failed: {}", self->options.name, peer,
+                    hec.message());
+      co_return;
+    }
+    buffer.consume(used);
+    std::optional<std::string> subject;
+    if (X509* cert = SSL_get1_peer_certificate(tls_stream.native_handle())) {
+      if (SSL_get_verify_result(tls_stream.native_handle()) == X509_V_OK) {
+        char name[512];
+        X509_NAME_oneline(X509_get_subject_name(cert), name, sizeof name);
+        subject = name;
+      }
+      X509_free(cert);
+    }
+    co_await self->serveRequests(tls_stream, buffer, *control, peer, true, subject);
+    // TLS close_notify; only stream_truncated is an expected error here (Beast example).
+    beast::get_lowest_layer(tls_stream).expires_after(std::chrono::seconds(2));
+    co_await tls_stream.async_shutdown(kNoThrow);
+  }
+
+  void closeIdleConnections(bool all) {
+    std::lock_guard lock(connections_mutex);
+    for (auto& [id, control] : connections) {
+      asio::post(control->executor, [control, all] {
+        if (!control->close) return;
+        if (all) {
+          if (control->delay_timer) control->delay_timer->cancel();
+          control->close();
+        } else if (control->idle) {
+          control->close();
+        }
+      });
+    }
+  }
+};
+
+Server::Server(ServerOptions options, Router router)
+    : impl_(std::make_shared<Impl>(std::move(options), std::move(router))) {}
+
+Server::~Server() { stop(std::chrono::milliseconds(0)); }
+
+core::Result<void> Server::start() {
+  auto& impl = *impl_;
+  if (impl.started.exchange(true)) return core::makeError(impl.options.name + ": already started");
+  if (impl.options.tls) {
+    if (auto r = impl.loadTls(false); !r) return r;
+  }
+  beast::error_code ec;
+  auto address = asio::ip::make_address(impl.options.address, ec);
+  if (ec) return core::makeError("invalid listen address \"" + impl.options.address + "\"");
+  tcp::endpoint endpoint(address, impl.options.port);
+  impl.acceptor.emplace(asio::make_strand(impl.ioc));
+  impl.acceptor->open(endpoint.protocol(), ec);
+  if (!ec) impl.acceptor->set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) impl.acceptor->bind(endpoint, ec);
+  if (!ec) impl.acceptor->listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return core::makeError("listen tcp " + impl.options.address + ":" +
+                           std::to_string(impl.options.port) + ": " + ec.message());
+  }
+  auto local = impl.acceptor->local_endpoint();
+  impl.bound_port = local.port();
+  impl.bound_address = local.address().to_string();
+  asio::co_spawn(impl.acceptor->get_executor(), impl.acceptLoop(), asio::detached);
+  if (impl.options.tls && impl.options.tls->reload_check_interval.count() > 0) {
+    impl.reload_timer.emplace(asio::make_strand(impl.ioc));
+    asio::co_spawn(impl.reload_timer->get_executor(), impl.watchTls(), asio::detached);
+  }
+  const int n = std::max(1, impl.options.threads);
+  for (int i = 0; i < n; ++i) {
+    impl.threads.emplace_back([self = impl_] { self->ioc.run(); });
+  }
+  return {};
+}
+
+std::uint16_t Server::port() const { return impl_->bound_port; }
+std::string Server::address() const { return impl_->bound_address; }
+
+void Server::stop(std::chrono::milliseconds grace) {
+  auto& impl = *impl_;
+  std::lock_guard stop_lock(impl.stop_mutex);
+  if (!impl.started || impl.joined) return;
+  impl.stopping = true;
+  if (impl.acceptor) {
+    asio::post(impl.acceptor->get_executor(), [self = impl_] {
+      beast::error_code ignored;
+      self->acceptor->close(ignored);
+    });
+  }
+  if (impl.reload_timer) {
+    asio::post(impl.reload_timer->get_executor(), [self = impl_] { self->reload_timer->cancel(); });
+  }
+  // Idle keep-alive connections go now; busy ones finish their response, then close.
+  impl.closeIdleConnections(false);
+  {
+    std::unique_lock lock(impl.connections_mutex);
+    impl.connections_cv.wait_for(lock, grace, [&] { return impl.connections.empty(); });
+  }
+  impl.closeIdleConnections(true);
+  {
+    std::unique_lock lock(impl.connections_mutex);
+    impl.connections_cv.wait_for(lock, std::chrono::seconds(2),
+                                 [&] { return impl.connections.empty(); });
+  }
+  impl.ioc.stop();
+  for (auto& t : impl.threads) {
+    if (t.joinable()) t.join();
+  }
+  // The posted close may not have run before the io_context stopped; the threads are gone now,
+  // so close directly: the port must refuse connections once stop() returns.
+  if (impl.acceptor) {
+    beast::error_code ignored;
+    impl.acceptor->close(ignored);
+  }
+  impl.joined = true;
+}
+
+core::Result<void> Server::reloadTls() {
+  if (!impl_->options.tls) return core::makeError(impl_->options.name + ": TLS is not enabled");
+  return impl_->loadTls(true);
+}
+
+ServerStats Server::stats() const {
+  ServerStats s;
+  s.connections_accepted = impl_->accepted;
+  s.requests = impl_->requests;
+  s.tls_reloads = impl_->reloads;
+  s.tls_reload_failures = impl_->reload_failures;
+  std::lock_guard lock(impl_->connections_mutex);
+  s.active_connections = impl_->connections.size();
+  return s;
+}
+
+int waitForTerminationSignal() {
+  asio::io_context ioc;
+  asio::signal_set signals(ioc, SIGTERM, SIGINT);
+  int received = 0;
+  signals.async_wait([&](const beast::error_code&, int sig) { received = sig; });
+  ioc.run();
+  return received;
+}
+
+}  // namespace harness::net

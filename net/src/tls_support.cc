@@ -1,0 +1,180 @@
+#include "tls_support.h"
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include <arpa/inet.h>
+
+#include <cstdio>
+#include <ctime>
+#include <vector>
+
+namespace harness::net::detail {
+
+namespace ssl = boost::asio::ssl;
+
+FileFingerprint fingerprintOf(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {};
+  FileFingerprint fp;
+  fp.exists = true;
+  fp.device = st.st_dev;
+  fp.inode = st.st_ino;
+  fp.mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+  fp.size = st.st_size;
+  return fp;
+}
+
+std::string takeOpenSslErrors() {
+  std::string out;
+  while (unsigned long code = ERR_get_error()) {
+    char buf[256];
+    ERR_error_string_n(code, buf, sizeof buf);
+    if (!out.empty()) out += "; ";
+    const char* reason = ERR_reason_error_string(code);
+    out += reason ? reason : buf;
+  }
+  return out.empty() ? "unknown TLS error" : out;
+}
+
+core::Result<std::shared_ptr<ssl::context>> makeServerContext(const TlsServerConfig& config) {
+  auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
+  ERR_clear_error();
+  SSL_CTX* native = ctx->native_handle();
+  SSL_CTX_set_min_proto_version(native, config.tls13_only ? TLS1_3_VERSION : TLS1_2_VERSION);
+  SSL_CTX_set_options(native, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
+                                  SSL_OP_CIPHER_SERVER_PREFERENCE);
+  // HTTP/1.1 only (the webhook client never negotiates h2).
+  if (SSL_CTX_use_certificate_chain_file(native, config.certificate_file.c_str()) != 1) {
+    return core::makeError("tls: cannot load certificate " + config.certificate_file + ": " +
+                           takeOpenSslErrors());
+  }
+  if (SSL_CTX_use_PrivateKey_file(native, config.private_key_file.c_str(), SSL_FILETYPE_PEM) !=
+      1) {
+    return core::makeError("tls: cannot load private key " + config.private_key_file + ": " +
+                           takeOpenSslErrors());
+  }
+  if (SSL_CTX_check_private_key(native) != 1) {
+    return core::makeError("tls: private key " + config.private_key_file +
+                           " does not match certificate " + config.certificate_file);
+  }
+  if (config.client_ca_file) {
+    if (SSL_CTX_load_verify_locations(native, config.client_ca_file->c_str(), nullptr) != 1) {
+      return core::makeError("tls: cannot load client CA " + *config.client_ca_file + ": " +
+                             takeOpenSslErrors());
+    }
+    int mode = SSL_VERIFY_PEER;
+    if (config.require_client_certificate) mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
+    SSL_CTX_set_verify(native, mode, nullptr);
+    // Offer the CA names so clients pick the right certificate.
+    if (STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(config.client_ca_file->c_str())) {
+      SSL_CTX_set_client_CA_list(native, names);
+    }
+  }
+  return ctx;
+}
+
+namespace {
+
+std::vector<std::string> subjectAltNames(X509* cert, int type) {
+  std::vector<std::string> out;
+  auto* names =
+      static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
+  if (!names) return out;
+  for (int i = 0; i < sk_GENERAL_NAME_num(names); ++i) {
+    const GENERAL_NAME* name = sk_GENERAL_NAME_value(names, i);
+    if (name->type != type) continue;
+    if (type == GEN_DNS) {
+      const auto* s = name->d.dNSName;
+      out.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)),
+                       static_cast<size_t>(ASN1_STRING_length(s)));
+    } else if (type == GEN_IPADD) {
+      const auto* s = name->d.iPAddress;
+      const unsigned char* p = ASN1_STRING_get0_data(s);
+      char buf[64] = {0};
+      if (ASN1_STRING_length(s) == 4) {
+        std::snprintf(buf, sizeof buf, "%u.%u.%u.%u", p[0], p[1], p[2], p[3]);
+        out.emplace_back(buf);
+      } else if (ASN1_STRING_length(s) == 16) {
+        // Go prints IPv6 in its canonical compressed form; inet_ntop does the same.
+        char text[64];
+        if (inet_ntop(AF_INET6, p, text, sizeof text)) out.emplace_back(text);
+      }
+    }
+  }
+  GENERAL_NAMES_free(names);
+  return out;
+}
+
+std::string goTime(const ASN1_TIME* t) {
+  struct tm tm {};
+  if (!t || ASN1_TIME_to_tm(t, &tm) != 1) return "?";
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string joinComma(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) {
+    if (!out.empty()) out += ", ";
+    out += s;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string describeVerifyFailure(long verify_result, X509* leaf, const std::string& host,
+                                  bool host_is_ip) {
+  switch (verify_result) {
+    case X509_V_ERR_HOSTNAME_MISMATCH:
+    case X509_V_ERR_IP_ADDRESS_MISMATCH: {
+      // crypto/x509 verify.go HostnameError.Error().
+      if (!leaf) return "x509: certificate is not valid for " + host;
+      std::string valid;
+      if (host_is_ip) {
+        auto ips = subjectAltNames(leaf, GEN_IPADD);
+        if (ips.empty()) {
+          return "x509: cannot validate certificate for " + host +
+                 " because it doesn't contain any IP SANs";
+        }
+        valid = joinComma(ips);
+      } else {
+        auto dns = subjectAltNames(leaf, GEN_DNS);
+        if (dns.empty() && subjectAltNames(leaf, GEN_IPADD).empty()) {
+          return "x509: certificate relies on legacy Common Name field, use SANs instead";
+        }
+        valid = joinComma(dns);
+      }
+      if (valid.empty()) {
+        return "x509: certificate is not valid for any names, but wanted to match " + host;
+      }
+      return "x509: certificate is valid for " + valid + ", not " + host;
+    }
+    case X509_V_ERR_CERT_HAS_EXPIRED:
+    case X509_V_ERR_CERT_NOT_YET_VALID: {
+      std::time_t now = std::time(nullptr);
+      struct tm tm {};
+      gmtime_r(&now, &tm);
+      char buf[64];
+      std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+      const bool expired = verify_result == X509_V_ERR_CERT_HAS_EXPIRED;
+      return std::string("x509: certificate has expired or is not yet valid: current time ") +
+             buf + (expired ? " is after " + goTime(leaf ? X509_get0_notAfter(leaf) : nullptr)
+                            : " is before " + goTime(leaf ? X509_get0_notBefore(leaf) : nullptr));
+    }
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+    case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+    case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+    case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+    case X509_V_ERR_CERT_SIGNATURE_FAILURE:
+      return "x509: certificate signed by unknown authority";
+    default:
+      return std::string("x509: ") + X509_verify_cert_error_string(verify_result);
+  }
+}
+
+}  // namespace harness::net::detail

@@ -1,0 +1,41 @@
+#pragma once
+
+// TLS helpers shared by the server and the client (private to harness::net).
+
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <boost/asio/ssl/context.hpp>
+
+#include "harness/core/result.h"
+#include "harness/net/server.h"
+
+namespace harness::net::detail {
+
+// Identity of a file's current content, following symlinks (a ConfigMap mount swaps the
+// `..data` symlink; the target's inode and mtime change).
+struct FileFingerprint {
+  bool exists = false;
+  std::uint64_t device = 0;
+  std::uint64_t inode = 0;
+  std::int64_t mtime_ns = 0;
+  std::int64_t size = 0;
+  bool operator==(const FileFingerprint&) const = default;
+};
+FileFingerprint fingerprintOf(const std::string& path);
+
+core::Result<std::shared_ptr<boost::asio::ssl::context>> makeServerContext(
+    const TlsServerConfig& config);
+
+// OpenSSL's error queue as one line (and clears it).
+std::string takeOpenSslErrors();
+
+// Go's crypto/x509 wording for a failed verification (without the "tls: failed to verify
+// certificate: " prefix): unknown authority, HostnameError, CertificateInvalidError.
+std::string describeVerifyFailure(long verify_result, X509* leaf, const std::string& host,
+                                  bool host_is_ip);
+
+}  // namespace harness::net::detail

@@ -1,0 +1,343 @@
+// The HTTPS server and client over real TLS on 127.0.0.1, port 0.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "harness/net/client.h"
+#include "harness/net/server.h"
+#include "harness/testing/support.h"
+
+namespace harness::net {
+namespace {
+
+using namespace std::chrono_literals;
+using harness::testing::CertificateRequest;
+using harness::testing::generateCertificates;
+using harness::testing::readFile;
+using harness::testing::ScratchDir;
+
+class TlsServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { generateCertificates(dir_.path()); }
+
+  Router echoRouter() {
+    Router router;
+    router.exact("/echo", [](const Request& r) {
+      Response res = Response::text(200, r.method + " " + r.target + " " + r.body);
+      res.headers.set("X-Peer-Tls", r.tls ? "yes" : "no");
+      if (r.client_certificate_subject) res.headers.set("X-Client", *r.client_certificate_subject);
+      return res;
+    });
+    router.exact("/slow", [](const Request&) {
+      Response res = Response::text(200, "slow");
+      res.delay = 1500ms;
+      return res;
+    });
+    router.exact("/hangup", [](const Request&) {
+      Response res;
+      res.close_without_response = true;
+      return res;
+    });
+    return router;
+  }
+
+  void startServer(ServerOptions options = {}) {
+    if (!options.tls) {
+      options.tls = TlsServerConfig{(dir_ / "tls.crt").string(), (dir_ / "tls.key").string()};
+      options.tls->reload_check_interval = 50ms;
+    }
+    server_ = std::make_unique<Server>(options, echoRouter());
+    auto started = server_->start();
+    ASSERT_TRUE(started.ok()) << started.error().message;
+  }
+
+  std::string url(const std::string& path, const std::string& host = "127.0.0.1") const {
+    return "https://" + host + ":" + std::to_string(server_->port()) + path;
+  }
+
+  ClientOptions trusting() const {
+    ClientOptions o;
+    o.ca_pem = readFile(dir_ / "ca.crt");
+    return o;
+  }
+
+  ClientRequest post(const std::string& path, std::string body = "hello") const {
+    ClientRequest r;
+    r.url = url(path);
+    r.body = std::move(body);
+    r.headers.set("Content-Type", "application/json");
+    r.deadline = std::chrono::steady_clock::now() + 10s;
+    return r;
+  }
+
+  ScratchDir dir_{"tls"};
+  std::unique_ptr<Server> server_;
+};
+
+TEST_F(TlsServerTest, ServesARequestOverVerifiedTls) {
+  startServer();
+  HttpClient client(trusting());
+  auto res = client.sendSync(post("/echo?timeout=10s"));
+  ASSERT_TRUE(res.ok()) << res.error_message;
+  EXPECT_EQ(res.status, 200);
+  EXPECT_EQ(res.body, "POST /echo?timeout=10s hello");
+  EXPECT_EQ(res.headers.get("X-Peer-Tls"), "yes");
+}
+
+TEST_F(TlsServerTest, ReusesOneKeepAliveConnectionForAThousandSequentialRequests) {
+  startServer();
+  HttpClient client(trusting());
+  for (int i = 0; i < 1000; ++i) {
+    auto res = client.sendSync(post("/echo", std::to_string(i)));
+    ASSERT_TRUE(res.ok()) << i << ": " << res.error_message;
+    ASSERT_EQ(res.body, "POST /echo " + std::to_string(i));
+  }
+  EXPECT_EQ(client.stats().connections_opened, 1u);
+  EXPECT_EQ(client.stats().reused, 999u);
+  EXPECT_EQ(server_->stats().connections_accepted, 1u);
+  EXPECT_EQ(server_->stats().requests, 1000u);
+}
+
+TEST_F(TlsServerTest, ServesConcurrentRequestsOnSeveralConnections) {
+  startServer();
+  ClientOptions options = trusting();
+  options.threads = 2;
+  HttpClient client(options);
+  std::vector<std::future<ClientResponse>> futures;
+  for (int i = 0; i < 64; ++i) futures.push_back(client.send(post("/echo", std::to_string(i))));
+  for (int i = 0; i < 64; ++i) {
+    auto res = futures[i].get();
+    ASSERT_TRUE(res.ok()) << res.error_message;
+    EXPECT_EQ(res.body, "POST /echo " + std::to_string(i));
+  }
+  EXPECT_GT(client.stats().connections_opened, 1u);
+  EXPECT_LE(client.stats().connections_opened, 64u);
+}
+
+TEST_F(TlsServerTest, DeadlineFiresWithGoContextMessage) {
+  startServer();
+  HttpClient client(trusting());
+  auto req = post("/slow?timeout=1s");
+  req.deadline = std::chrono::steady_clock::now() + 200ms;
+  const auto started = std::chrono::steady_clock::now();
+  auto res = client.sendSync(req);
+  EXPECT_EQ(res.error, ClientErrorKind::kTimeout);
+  EXPECT_EQ(res.error_message, "Post \"" + req.url + "\": context deadline exceeded");
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 1400ms);
+}
+
+TEST_F(TlsServerTest, RejectsAServerSignedByAnotherCa) {
+  startServer();
+  ScratchDir other{"other-ca"};
+  generateCertificates(other.path());
+  ClientOptions options;
+  options.ca_pem = readFile(other / "ca.crt");
+  HttpClient client(options);
+  auto req = post("/echo");
+  auto res = client.sendSync(req);
+  EXPECT_EQ(res.error, ClientErrorKind::kTls);
+  EXPECT_EQ(res.error_message, "Post \"" + req.url +
+                                   "\": tls: failed to verify certificate: x509: certificate "
+                                   "signed by unknown authority");
+}
+
+TEST_F(TlsServerTest, RejectsAWrongHostName) {
+  startServer();
+  HttpClient client(trusting());
+  auto req = post("/echo");
+  req.url = url("/echo", "webhook.other.svc");
+  req.connect_to = "127.0.0.1:" + std::to_string(server_->port());
+  auto res = client.sendSync(req);
+  EXPECT_EQ(res.error, ClientErrorKind::kTls);
+  EXPECT_EQ(res.error_message, "Post \"" + req.url +
+                                   "\": tls: failed to verify certificate: x509: certificate is "
+                                   "valid for localhost, not webhook.other.svc");
+}
+
+TEST_F(TlsServerTest, VerifiesAServiceNameWhileConnectingToLoopback) {
+  ScratchDir svc{"svc"};
+  CertificateRequest request;
+  request.dns_names = {"injector.linkerd.svc"};
+  request.ip_addresses = {};
+  generateCertificates(svc.path(), request);
+  ServerOptions options;
+  options.tls = TlsServerConfig{(svc / "tls.crt").string(), (svc / "tls.key").string()};
+  startServer(options);
+  ClientOptions client_options;
+  client_options.ca_pem = readFile(svc / "ca.crt");
+  HttpClient client(client_options);
+  auto req = post("/echo");
+  req.url = "https://injector.linkerd.svc:443/echo";
+  req.connect_to = "127.0.0.1:" + std::to_string(server_->port());
+  auto res = client.sendSync(req);
+  ASSERT_TRUE(res.ok()) << res.error_message;
+  // The same certificate does not cover the IP address.
+  auto by_ip = post("/echo");
+  auto failed = client.sendSync(by_ip);
+  EXPECT_EQ(failed.error_message,
+            "Post \"" + by_ip.url +
+                "\": tls: failed to verify certificate: x509: cannot validate certificate for "
+                "127.0.0.1 because it doesn't contain any IP SANs");
+}
+
+TEST_F(TlsServerTest, PicksUpARenewedCertificateWithoutRestart) {
+  startServer();
+  const std::string old_ca = readFile(dir_ / "ca.crt");
+  // A new CA and serving pair written over the files the server watches.
+  ScratchDir next{"next"};
+  generateCertificates(next.path());
+  std::filesystem::copy_file(next / "tls.key", dir_ / "tls.key.tmp");
+  std::filesystem::copy_file(next / "tls.crt", dir_ / "tls.crt.tmp");
+  std::filesystem::rename(dir_ / "tls.key.tmp", dir_ / "tls.key");
+  std::filesystem::rename(dir_ / "tls.crt.tmp", dir_ / "tls.crt");
+
+  ClientOptions new_trust;
+  new_trust.ca_pem = readFile(next / "ca.crt");
+  bool served = false;
+  for (int i = 0; i < 100 && !served; ++i) {
+    HttpClient client(new_trust);  // a fresh client: no pooled connection
+    served = client.sendSync(post("/echo")).ok();
+    if (!served) std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_TRUE(served);
+  EXPECT_GE(server_->stats().tls_reloads, 1u);
+  ClientOptions old_trust;
+  old_trust.ca_pem = old_ca;
+  HttpClient stale(old_trust);
+  EXPECT_EQ(stale.sendSync(post("/echo")).error, ClientErrorKind::kTls);
+}
+
+TEST_F(TlsServerTest, KeepsServingWhenTheNewCertificateIsBroken) {
+  startServer();
+  harness::testing::writeFile(dir_ / "tls.crt", "not a certificate");
+  for (int i = 0; i < 100 && server_->stats().tls_reload_failures == 0; ++i) {
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_GE(server_->stats().tls_reload_failures, 1u);
+  HttpClient client(trusting());
+  EXPECT_TRUE(client.sendSync(post("/echo")).ok());
+}
+
+TEST_F(TlsServerTest, AnswersPlaintextHttpLikeGo) {
+  startServer();
+  HttpClient client({});
+  ClientRequest req = post("/echo");
+  req.url = "http://127.0.0.1:" + std::to_string(server_->port()) + "/echo";
+  auto res = client.sendSync(req);
+  ASSERT_TRUE(res.ok()) << res.error_message;
+  EXPECT_EQ(res.status, 400);
+  EXPECT_EQ(res.body, "Client sent an HTTP request to an HTTPS server.\n");
+}
+
+TEST_F(TlsServerTest, RejectsBodiesOverTheLimit) {
+  ServerOptions options;
+  options.body_limit = 1024;
+  options.tls = TlsServerConfig{(dir_ / "tls.crt").string(), (dir_ / "tls.key").string()};
+  startServer(options);
+  HttpClient client(trusting());
+  auto res = client.sendSync(post("/echo", std::string(4096, 'x')));
+  ASSERT_TRUE(res.ok()) << res.error_message;
+  EXPECT_EQ(res.headers.get("Connection"), "close");
+  EXPECT_EQ(res.status, 413);
+  EXPECT_TRUE(client.sendSync(post("/echo", std::string(512, 'x'))).ok());
+}
+
+TEST_F(TlsServerTest, ReportsAConnectionClosedWithoutResponseAsEof) {
+  startServer();
+  HttpClient client(trusting());
+  auto req = post("/hangup");
+  auto res = client.sendSync(req);
+  EXPECT_EQ(res.error, ClientErrorKind::kConnection);
+  EXPECT_EQ(res.error_message, "Post \"" + req.url + "\": EOF");
+}
+
+TEST_F(TlsServerTest, ReportsConnectionRefusedLikeGo) {
+  startServer();
+  const auto port = server_->port();
+  server_->stop(0ms);
+  HttpClient client(trusting());
+  ClientRequest req;
+  req.url = "https://127.0.0.1:" + std::to_string(port) + "/echo";
+  req.deadline = std::chrono::steady_clock::now() + 5s;
+  auto res = client.sendSync(req);
+  EXPECT_EQ(res.error, ClientErrorKind::kConnect);
+  EXPECT_EQ(res.error_message, "Post \"" + req.url + "\": dial tcp 127.0.0.1:" +
+                                   std::to_string(port) + ": connect: connection refused");
+}
+
+TEST_F(TlsServerTest, GracefulStopFinishesInFlightRequests) {
+  startServer();
+  HttpClient client(trusting());
+  auto in_flight = client.send(post("/slow"));
+  std::this_thread::sleep_for(300ms);  // the request is now being handled
+  const auto stop_started = std::chrono::steady_clock::now();
+  server_->stop(5000ms);
+  auto res = in_flight.get();
+  ASSERT_TRUE(res.ok()) << res.error_message;
+  EXPECT_EQ(res.body, "slow");
+  EXPECT_EQ(res.headers.get("Connection"), "close");
+  EXPECT_LT(std::chrono::steady_clock::now() - stop_started, 4000ms);
+  EXPECT_EQ(client.sendSync(post("/echo")).error, ClientErrorKind::kConnect);
+}
+
+TEST_F(TlsServerTest, StopClosesIdleKeepAliveConnectionsPromptly) {
+  startServer();
+  HttpClient client(trusting());
+  ASSERT_TRUE(client.sendSync(post("/echo")).ok());  // leaves a pooled connection open
+  const auto started = std::chrono::steady_clock::now();
+  server_->stop(5000ms);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 1000ms);
+}
+
+TEST_F(TlsServerTest, VerifiesClientCertificatesWhenConfigured) {
+  ScratchDir clients{"clients"};
+  generateCertificates(clients.path(), CertificateRequest{{}, {}, "apiserver", "", "", true});
+  ServerOptions options;
+  options.tls = TlsServerConfig{(dir_ / "tls.crt").string(), (dir_ / "tls.key").string()};
+  options.tls->client_ca_file = (clients / "ca.crt").string();
+  options.tls->require_client_certificate = true;
+  startServer(options);
+
+  HttpClient anonymous(trusting());
+  EXPECT_FALSE(anonymous.sendSync(post("/echo")).ok());
+
+  ClientOptions with_cert = trusting();
+  with_cert.client_certificate_pem = readFile(clients / "tls.crt");
+  with_cert.client_key_pem = readFile(clients / "tls.key");
+  HttpClient authenticated(with_cert);
+  auto res = authenticated.sendSync(post("/echo"));
+  ASSERT_TRUE(res.ok()) << res.error_message;
+  EXPECT_EQ(res.headers.get("X-Client"), "/CN=apiserver");
+}
+
+TEST(PlainServer, ServesHttpWithoutTls) {
+  Router router;
+  router.exact("/healthz", [](const Request&) { return Response::text(200, "ok"); });
+  ServerOptions options;
+  Server server(options, std::move(router));
+  ASSERT_TRUE(server.start().ok());
+  HttpClient client({});
+  ClientRequest req;
+  req.method = "GET";
+  req.url = "http://127.0.0.1:" + std::to_string(server.port()) + "/healthz";
+  auto res = client.sendSync(req);
+  ASSERT_TRUE(res.ok()) << res.error_message;
+  EXPECT_EQ(res.body, "ok");
+  req.url = "http://127.0.0.1:" + std::to_string(server.port()) + "/nope";
+  EXPECT_EQ(client.sendSync(req).status, 404);
+}
+
+TEST(PlainServer, StartFailsWithAClearMessageForABadCertificatePath) {
+  ServerOptions options;
+  options.tls = TlsServerConfig{"/nonexistent/tls.crt", "/nonexistent/tls.key"};
+  Server server(options, Router{});
+  auto started = server.start();
+  ASSERT_FALSE(started.ok());
+  EXPECT_NE(started.error().message.find("/nonexistent/tls.crt"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace harness::net

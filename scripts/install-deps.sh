@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what the project needs from Debian 12 packages. Idempotent: installs only what is
+# missing, so a second run does nothing. Run as root (or with sudo available).
+set -euo pipefail
+
+packages=(
+  g++ cmake ninja-build ccache pkg-config git make
+  libboost1.81-dev            # Beast, Asio, URL (replaces 1.74)
+  libssl-dev openssl          # TLS, and the openssl CLI used by scripts/gen-certs.sh
+  nlohmann-json3-dev libyaml-cpp-dev
+  libgtest-dev libgmock-dev googletest librapidcheck-dev
+  libcli11-dev libfmt-dev libspdlog-dev libbenchmark-dev
+  procps curl ca-certificates
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" != "install ok installed" ]]; then
+    missing+=("$p")
+  fi
+done
+# kubectl: any kubectl on PATH will do (the e2e suite drives it); Debian ships it as
+# kubernetes-client.
+if ! command -v kubectl >/dev/null 2>&1; then
+  missing+=(kubernetes-client)
+fi
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install-deps: all packages present"
+  exit 0
+fi
+
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+# libboost1.81-dev conflicts with the 1.74 -dev packages; apt removes those if present.
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"

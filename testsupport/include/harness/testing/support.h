@@ -1,0 +1,53 @@
+#pragma once
+
+// Helpers for tests: scratch directories under the build tree, certificates made with
+// scripts/gen-certs.sh, file I/O.
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace harness::testing {
+
+// The repository root (HARNESS_SOURCE_DIR, set by CTest) and the build root.
+std::filesystem::path sourceDir();
+std::filesystem::path binaryDir();
+
+// A fresh directory under the current working directory (the test's build folder), removed
+// when the object goes out of scope.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& prefix = "scratch");
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+  [[nodiscard]] std::filesystem::path operator/(const std::string& name) const {
+    return path_ / name;
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+struct CertificateRequest {
+  std::vector<std::string> dns_names = {"localhost"};
+  std::vector<std::string> ip_addresses = {"127.0.0.1"};
+  std::string common_name;
+  // Sign with this existing CA instead of creating one in the output directory.
+  std::string ca_cert_file;
+  std::string ca_key_file;
+  bool client = false;
+};
+
+// Runs scripts/gen-certs.sh into `dir` (ca.crt, ca.key unless a CA is given, tls.crt, tls.key).
+// Throws std::runtime_error when the script fails.
+void generateCertificates(const std::filesystem::path& dir, const CertificateRequest& request = {});
+
+std::string readFile(const std::filesystem::path& path);
+void writeFile(const std::filesystem::path& path, const std::string& content);
+
+// Runs a shell command, returns its exit status; output goes to the test log.
+int runCommand(const std::string& command);
+
+}  // namespace harness::testing
