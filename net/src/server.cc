@@ -273,7 +273,9 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       // A declared Content-Length over the limit fails while reading the header; a chunked
       // body fails while reading the body. Either way the client is told why.
       if (bec == http::error::body_limit) {
-        auto res = toBeast(Response::text(413, "request body too large\n"), 11, false);
+        auto res = toBeast(Response::text(options.oversized_body_status,
+                                          "http: request body too large\n"),
+                           11, false);
         lowest.expires_after(options.write_timeout);
         co_await http::async_write(stream, res, kNoThrow);
         co_return;

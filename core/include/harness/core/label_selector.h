@@ -16,7 +16,9 @@ namespace harness::core {
 
 using Labels = std::map<std::string, std::string>;
 
-enum class SelectorOperator { kIn, kNotIn, kExists, kDoesNotExist };
+// kEquals is what matchLabels entries become (selection.Equals): it matches like a one-value
+// kIn but renders as "key=value".
+enum class SelectorOperator { kIn, kNotIn, kExists, kDoesNotExist, kEquals };
 
 struct SelectorRequirement {
   std::string key;
@@ -32,7 +34,10 @@ class LabelSelector {
   static LabelSelector everything();
 
   // metav1.LabelSelectorAsSelector: JSON null -> nothing(); {} -> everything(); an unknown
-  // operator or invalid key/values -> an error with apimachinery's message.
+  // operator or invalid key/values -> an error with apimachinery's message, e.g.
+  // `"Foo" is not a valid label selector operator` or
+  // `values: Invalid value: []string(nil): for 'in', 'notin' operators, values set can't be empty`.
+  // JSON of the wrong shape (matchLabels not a map, ...) is an error naming the field.
   static Result<LabelSelector> parse(const nlohmann::json& selector);
 
   [[nodiscard]] bool matches(const Labels& labels) const;

@@ -37,6 +37,8 @@ struct ServerOptions {
   std::optional<TlsServerConfig> tls;  // nullopt: plain HTTP
   int threads = 2;
   std::size_t body_limit = 10 * 1024 * 1024;
+  // The status sent for a body over the limit (413; Linkerd's proxy-injector answers 500).
+  int oversized_body_status = 413;
   std::chrono::milliseconds handshake_timeout{10'000};
   std::chrono::milliseconds read_timeout{30'000};   // header + body of one request
   std::chrono::milliseconds write_timeout{30'000};

@@ -1,0 +1,117 @@
+#include "harness/core/base64.h"
+
+#include <array>
+#include <cstdint>
+
+namespace harness::core {
+
+namespace {
+
+constexpr std::string_view kAlphabet =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+constexpr char kPad = '=';
+constexpr std::uint8_t kInvalid = 0xff;
+
+constexpr std::array<std::uint8_t, 256> makeDecodeMap() {
+  std::array<std::uint8_t, 256> map{};
+  for (auto& v : map) v = kInvalid;
+  for (std::size_t i = 0; i < kAlphabet.size(); ++i) {
+    map[static_cast<unsigned char>(kAlphabet[i])] = static_cast<std::uint8_t>(i);
+  }
+  return map;
+}
+
+constexpr std::array<std::uint8_t, 256> kDecodeMap = makeDecodeMap();
+
+Error corruptInput(std::size_t offset) {
+  return Error{"illegal base64 data at input byte " + std::to_string(offset)};
+}
+
+bool isNewline(char c) { return c == '\n' || c == '\r'; }
+
+}  // namespace
+
+std::string base64Encode(std::string_view bytes) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 3 <= bytes.size(); i += 3) {
+    const std::uint32_t v = static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i])) << 16 |
+                            static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 1]))
+                                << 8 |
+                            static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 2]));
+    out.push_back(kAlphabet[v >> 18 & 0x3f]);
+    out.push_back(kAlphabet[v >> 12 & 0x3f]);
+    out.push_back(kAlphabet[v >> 6 & 0x3f]);
+    out.push_back(kAlphabet[v & 0x3f]);
+  }
+  const std::size_t rest = bytes.size() - i;
+  if (rest == 0) return out;
+  std::uint32_t v = static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i])) << 16;
+  if (rest == 2) v |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8;
+  out.push_back(kAlphabet[v >> 18 & 0x3f]);
+  out.push_back(kAlphabet[v >> 12 & 0x3f]);
+  out.push_back(rest == 2 ? kAlphabet[v >> 6 & 0x3f] : kPad);
+  out.push_back(kPad);
+  return out;
+}
+
+Result<std::string> base64Decode(std::string_view src) {
+  // A transcription of the quantum-by-quantum semantics of Go's decodeQuantum (the fast paths in
+  // Go's Decode only handle quanta that decodeQuantum would accept identically).
+  std::string out;
+  out.reserve(src.size() / 4 * 3);
+  std::size_t si = 0;
+  while (si < src.size()) {
+    std::array<std::uint8_t, 4> dbuf{};
+    std::size_t dlen = 4;
+    bool trailing_garbage = false;
+    std::size_t garbage_at = 0;
+    for (std::size_t j = 0; j < dbuf.size(); ++j) {
+      if (si == src.size()) {
+        // Go: j == 0 cannot happen here (the outer loop checked), otherwise padding is missing.
+        if (j == 0) return out;
+        return corruptInput(si - j);
+      }
+      const char in = src[si];
+      ++si;
+      const std::uint8_t value = kDecodeMap[static_cast<unsigned char>(in)];
+      if (value != kInvalid) {
+        dbuf[j] = value;
+        continue;
+      }
+      if (isNewline(in)) {
+        --j;  // wraps for j == 0; the loop increment brings it back
+        continue;
+      }
+      if (in != kPad) return corruptInput(si - 1);
+      // Padding reached.
+      if (j == 0 || j == 1) return corruptInput(si - 1);
+      if (j == 2) {
+        // "==" is expected; the first '=' is consumed.
+        while (si < src.size() && isNewline(src[si])) ++si;
+        if (si == src.size()) return corruptInput(src.size());
+        if (src[si] != kPad) return corruptInput(si - 1);
+        ++si;
+      }
+      while (si < src.size() && isNewline(src[si])) ++si;
+      if (si < src.size()) {
+        trailing_garbage = true;
+        garbage_at = si;
+      }
+      dlen = j;
+      break;
+    }
+    const std::uint32_t val =
+        static_cast<std::uint32_t>(dbuf[0]) << 18 | static_cast<std::uint32_t>(dbuf[1]) << 12 |
+        static_cast<std::uint32_t>(dbuf[2]) << 6 | static_cast<std::uint32_t>(dbuf[3]);
+    out.push_back(static_cast<char>(val >> 16 & 0xff));
+    if (dlen >= 3) out.push_back(static_cast<char>(val >> 8 & 0xff));
+    if (dlen == 4) out.push_back(static_cast<char>(val & 0xff));
+    if (trailing_garbage) return corruptInput(garbage_at);
+    if (dlen < 4) break;
+  }
+  return out;
+}
+
+}  // namespace harness::core

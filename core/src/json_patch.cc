@@ -1,0 +1,915 @@
+// JSON Patch application with the semantics of evanphx/json-patch v4 (patch.go, errors.go at
+// v4.13.0, as vendored in kubernetes/kubernetes vendor/gopkg.in/evanphx/json-patch.v4), and
+// decoding with Go encoding/json's error texts (scanner.go, decode.go).
+
+#include "harness/core/json_patch.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <utility>
+
+#include "harness/core/field_errors.h"
+#include "harness/core/go_strconv.h"
+
+namespace harness::core {
+
+namespace {
+
+using json = nlohmann::json;
+
+// ---------------------------------------------------------------------------------------------
+// Go encoding/json syntax checking (encoding/json/scanner.go). Go validates the whole input before
+// decoding, so a syntax error always wins over a type error, and its texts are what kube-apiserver
+// reports for an undecodable webhook patch.
+
+// encoding/json quoteChar: the offending byte as a Go character literal.
+std::string quoteChar(unsigned char c) {
+  if (c == '\'') return "'\\''";
+  if (c == '"') return "'\"'";
+  std::string inner;
+  if (c < 0x80) {
+    inner = goQuote(std::string(1, static_cast<char>(c)));
+    inner = inner.substr(1, inner.size() - 2);
+  } else if (c <= 0xA0 || c == 0xAD) {
+    // string(rune(c)) is U+0080..U+00FF; Go's Quote escapes the non-printable ones.
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\u%04x", c);
+    inner = buf;
+  } else {
+    inner.push_back(static_cast<char>(0xC0 | (c >> 6)));
+    inner.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  }
+  return "'" + inner + "'";
+}
+
+bool isGoJsonSpace(unsigned char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+bool isDigit(unsigned char c) { return c >= '0' && c <= '9'; }
+bool isHex(unsigned char c) {
+  return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+// Returns "" when `text` is valid JSON for Go, else Go's SyntaxError text.
+std::string goJsonSyntaxError(std::string_view text) {
+  enum class Parse { kObjectKey, kObjectValue, kArrayValue };
+  enum class State {
+    kBeginValue,
+    kBeginValueOrEmpty,
+    kBeginStringOrEmpty,
+    kBeginString,
+    kEndValue,
+    kEndTop,
+    kInString,
+    kInStringEsc,
+    kInStringEscU,
+    kInStringEscU1,
+    kInStringEscU12,
+    kInStringEscU123,
+    kNeg,
+    k1,
+    k0,
+    kDot,
+    kDot0,
+    kE,
+    kESign,
+    kE0,
+    kLiteral,  // inside true/false/null: `literal`, next expected byte at `literal_pos`
+  };
+  constexpr std::size_t kMaxNestingDepth = 10000;  // scanner.go maxNestingDepth
+  std::vector<Parse> stack;
+  State state = State::kBeginValue;
+  std::string_view literal;
+  std::size_t literal_pos = 0;
+  auto error = [](unsigned char c, const std::string& context) {
+    return "invalid character " + quoteChar(c) + " " + context;
+  };
+
+  // One step of the state machine; returns an error text or "".
+  auto step = [&](unsigned char c) -> std::string {
+    while (true) {
+      switch (state) {
+        case State::kBeginValueOrEmpty:
+          if (isGoJsonSpace(c)) return "";
+          if (c == ']') {
+            state = State::kEndValue;
+            continue;
+          }
+          state = State::kBeginValue;
+          continue;
+        case State::kBeginValue:
+          if (isGoJsonSpace(c)) return "";
+          switch (c) {
+            case '{':
+              state = State::kBeginStringOrEmpty;
+              stack.push_back(Parse::kObjectKey);
+              if (stack.size() > kMaxNestingDepth) return error(c, "exceeded max depth");
+              return "";
+            case '[':
+              state = State::kBeginValueOrEmpty;
+              stack.push_back(Parse::kArrayValue);
+              if (stack.size() > kMaxNestingDepth) return error(c, "exceeded max depth");
+              return "";
+            case '"':
+              state = State::kInString;
+              return "";
+            case '-':
+              state = State::kNeg;
+              return "";
+            case '0':
+              state = State::k0;
+              return "";
+            case 't':
+            case 'f':
+            case 'n':
+              literal = c == 't' ? "true" : c == 'f' ? "false" : "null";
+              literal_pos = 1;
+              state = State::kLiteral;
+              return "";
+            default:
+              if (c >= '1' && c <= '9') {
+                state = State::k1;
+                return "";
+              }
+              return error(c, "looking for beginning of value");
+          }
+        case State::kBeginStringOrEmpty:
+          if (isGoJsonSpace(c)) return "";
+          if (c == '}') {
+            stack.back() = Parse::kObjectValue;
+            state = State::kEndValue;
+            continue;
+          }
+          state = State::kBeginString;
+          continue;
+        case State::kBeginString:
+          if (isGoJsonSpace(c)) return "";
+          if (c == '"') {
+            state = State::kInString;
+            return "";
+          }
+          return error(c, "looking for beginning of object key string");
+        case State::kEndValue: {
+          if (stack.empty()) {
+            state = State::kEndTop;
+            continue;
+          }
+          if (isGoJsonSpace(c)) return "";
+          switch (stack.back()) {
+            case Parse::kObjectKey:
+              if (c == ':') {
+                stack.back() = Parse::kObjectValue;
+                state = State::kBeginValue;
+                return "";
+              }
+              return error(c, "after object key");
+            case Parse::kObjectValue:
+              if (c == ',') {
+                stack.back() = Parse::kObjectKey;
+                state = State::kBeginString;
+                return "";
+              }
+              if (c == '}') {
+                stack.pop_back();
+                state = stack.empty() ? State::kEndTop : State::kEndValue;
+                return "";
+              }
+              return error(c, "after object key:value pair");
+            case Parse::kArrayValue:
+              if (c == ',') {
+                state = State::kBeginValue;
+                return "";
+              }
+              if (c == ']') {
+                stack.pop_back();
+                state = stack.empty() ? State::kEndTop : State::kEndValue;
+                return "";
+              }
+              return error(c, "after array element");
+          }
+          return "";
+        }
+        case State::kEndTop:
+          if (!isGoJsonSpace(c)) return error(c, "after top-level value");
+          return "";
+        case State::kInString:
+          if (c == '"') {
+            state = State::kEndValue;
+            return "";
+          }
+          if (c == '\\') {
+            state = State::kInStringEsc;
+            return "";
+          }
+          if (c < 0x20) return error(c, "in string literal");
+          return "";
+        case State::kInStringEsc:
+          switch (c) {
+            case 'b':
+            case 'f':
+            case 'n':
+            case 'r':
+            case 't':
+            case '\\':
+            case '/':
+            case '"':
+              state = State::kInString;
+              return "";
+            case 'u':
+              state = State::kInStringEscU;
+              return "";
+            default:
+              return error(c, "in string escape code");
+          }
+        case State::kInStringEscU:
+        case State::kInStringEscU1:
+        case State::kInStringEscU12:
+        case State::kInStringEscU123:
+          if (!isHex(c)) return error(c, "in \\u hexadecimal character escape");
+          state = state == State::kInStringEscU     ? State::kInStringEscU1
+                  : state == State::kInStringEscU1  ? State::kInStringEscU12
+                  : state == State::kInStringEscU12 ? State::kInStringEscU123
+                                                    : State::kInString;
+          return "";
+        case State::kNeg:
+          if (c == '0') {
+            state = State::k0;
+            return "";
+          }
+          if (c >= '1' && c <= '9') {
+            state = State::k1;
+            return "";
+          }
+          return error(c, "in numeric literal");
+        case State::k1:
+          if (isDigit(c)) return "";
+          state = State::k0;
+          continue;
+        case State::k0:
+          if (c == '.') {
+            state = State::kDot;
+            return "";
+          }
+          if (c == 'e' || c == 'E') {
+            state = State::kE;
+            return "";
+          }
+          state = State::kEndValue;
+          continue;
+        case State::kDot:
+          if (isDigit(c)) {
+            state = State::kDot0;
+            return "";
+          }
+          return error(c, "after decimal point in numeric literal");
+        case State::kDot0:
+          if (isDigit(c)) return "";
+          if (c == 'e' || c == 'E') {
+            state = State::kE;
+            return "";
+          }
+          state = State::kEndValue;
+          continue;
+        case State::kE:
+          if (c == '+' || c == '-') {
+            state = State::kESign;
+            return "";
+          }
+          state = State::kESign;
+          continue;
+        case State::kESign:
+          if (isDigit(c)) {
+            state = State::kE0;
+            return "";
+          }
+          return error(c, "in exponent of numeric literal");
+        case State::kE0:
+          if (isDigit(c)) return "";
+          state = State::kEndValue;
+          continue;
+        case State::kLiteral:
+          if (c != static_cast<unsigned char>(literal[literal_pos])) {
+            return error(c, "in literal " + std::string(literal) + " (expecting '" +
+                                std::string(1, literal[literal_pos]) + "')");
+          }
+          if (++literal_pos == literal.size()) state = State::kEndValue;
+          return "";
+      }
+      return "";
+    }
+  };
+
+  for (unsigned char c : text) {
+    std::string err = step(c);
+    if (!err.empty()) return err;
+  }
+  // scanner.eof(): a trailing space completes a pending number or literal.
+  // A byte that is invalid there (input "-", "1.", "tru") reports that error, as Go does.
+  if (state == State::kEndTop) return "";
+  if (std::string err = step(' '); !err.empty()) return err;
+  if (state != State::kEndTop) return "unexpected end of JSON input";
+  return "";
+}
+
+// Go encoding/json's name for the JSON kind in an UnmarshalTypeError.
+std::string goJsonKind(const json& value) {
+  switch (value.type()) {
+    case json::value_t::object:
+      return "object";
+    case json::value_t::array:
+      return "array";
+    case json::value_t::string:
+      return "string";
+    case json::value_t::boolean:
+      return "bool";
+    case json::value_t::null:
+      return "null";
+    default:
+      return "number";
+  }
+}
+
+std::string goUnmarshalTypeError(const json& value, std::string_view go_type) {
+  return "json: cannot unmarshal " + goJsonKind(value) + " into Go value of type " +
+         std::string(go_type);
+}
+
+// Go replaces invalid UTF-8 with U+FFFD when decoding; nlohmann rejects it. Do as Go does.
+std::string toValidUtf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    std::size_t len = 0;
+    if (c < 0x80) {
+      len = 1;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+    }
+    bool ok = len > 0 && i + len <= text.size();
+    for (std::size_t k = 1; ok && k < len; ++k) {
+      ok = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
+    }
+    if (ok && len == 3) {
+      const auto c1 = static_cast<unsigned char>(text[i + 1]);
+      ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);
+    } else if (ok && len == 4) {
+      const auto c1 = static_cast<unsigned char>(text[i + 1]);
+      ok = !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90);
+    }
+    if (ok) {
+      out.append(text.substr(i, len));
+      i += len;
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small Go library behaviours the engine depends on.
+
+// patch.go decodePatchKey: strings.NewReplacer("~1", "/", "~0", "~"); other "~" are kept.
+std::string decodePatchKey(std::string_view key) {
+  std::string out;
+  out.reserve(key.size());
+  for (std::size_t i = 0; i < key.size(); ++i) {
+    if (key[i] == '~' && i + 1 < key.size() && (key[i + 1] == '1' || key[i + 1] == '0')) {
+      out.push_back(key[i + 1] == '1' ? '/' : '~');
+      ++i;
+    } else {
+      out.push_back(key[i]);
+    }
+  }
+  return out;
+}
+
+// Length of Go's json.Marshal output for a node (compact, HTML-escaped strings). It is what v4
+// counts against AccumulatedCopySizeLimit. Floats use nlohmann's shortest form, which can differ
+// from the producer's text by a character or two.
+std::int64_t goEncodedStringSize(const std::string& s) {
+  std::int64_t n = 2;
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if (c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t') {
+        n += 2;
+      } else if (c < 0x20 || c == '<' || c == '>' || c == '&') {
+        n += 6;
+      } else {
+        n += 1;
+      }
+      ++i;
+      continue;
+    }
+    std::size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+    if (len == 3 && i + 2 < s.size() && c == 0xE2 && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
+        (static_cast<unsigned char>(s[i + 2]) == 0xA8 ||
+         static_cast<unsigned char>(s[i + 2]) == 0xA9)) {
+      n += 6;  // U+2028 / U+2029 are escaped
+    } else {
+      n += static_cast<std::int64_t>(len);
+    }
+    i += len;
+  }
+  return n;
+}
+
+std::int64_t goEncodedSize(const json& value) {
+  switch (value.type()) {
+    case json::value_t::object: {
+      std::int64_t n = 2;
+      bool first = true;
+      for (const auto& [key, member] : value.items()) {
+        n += (first ? 0 : 1) + goEncodedStringSize(key) + 1 + goEncodedSize(member);
+        first = false;
+      }
+      return n;
+    }
+    case json::value_t::array: {
+      std::int64_t n = 2;
+      for (std::size_t i = 0; i < value.size(); ++i) n += (i ? 1 : 0) + goEncodedSize(value[i]);
+      return n;
+    }
+    case json::value_t::string:
+      return goEncodedStringSize(value.get_ref<const std::string&>());
+    default:
+      return static_cast<std::int64_t>(value.dump().size());
+  }
+}
+
+// lazyNode.equal (patch.go). Scalars compare as Go compares their raw JSON text, which we model
+// as "same JSON type and value", keeping integers and floats apart ("1" differs from "1.0").
+// Returns nullopt where v4 dereferences a nil node (a null array element) and panics.
+std::optional<bool> lazyEqual(const json& n, const json& o) {
+  if (n.is_object()) {
+    if (!o.is_object() || n.size() != o.size()) return false;
+    for (const auto& [key, v] : n.items()) {
+      auto it = o.find(key);
+      if (it == o.end()) return false;
+      if (v.is_null() != it->is_null()) return false;
+      if (v.is_null()) continue;
+      auto eq = lazyEqual(v, *it);
+      if (!eq || !*eq) return eq;
+    }
+    return true;
+  }
+  if (n.is_array()) {
+    if (!o.is_array() || n.size() != o.size()) return false;
+    for (std::size_t i = 0; i < n.size(); ++i) {
+      if (n[i].is_null() || o[i].is_null()) return std::nullopt;
+      auto eq = lazyEqual(n[i], o[i]);
+      if (!eq || !*eq) return eq;
+    }
+    return true;
+  }
+  if (o.is_object() || o.is_array() || o.is_null()) return false;
+  const bool n_int = n.is_number_integer();
+  const bool o_int = o.is_number_integer();
+  if (n.is_number() && o.is_number() && n_int != o_int) return false;
+  return n == o;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The engine.
+
+constexpr std::string_view kMissing = "missing value";
+constexpr std::string_view kInvalidIndex = "invalid index referenced";
+constexpr std::string_view kTestFailed = "test failed";
+
+std::string invalidIndex(std::int64_t idx) {
+  return "Unable to access invalid index: " + std::to_string(idx) + ": " +
+         std::string(kInvalidIndex);
+}
+
+// Operation.Path()/From(): the member decoded as a Go string.
+Result<std::string> operationString(const PatchOperation& op, const char* member,
+                                    const std::string& typed, const char* missing_text) {
+  if (!op.raw.is_object()) return typed;
+  auto it = op.raw.find(member);
+  if (it == op.raw.end() || it->is_null()) return Error{std::string(missing_text)};
+  if (!it->is_string()) return Error{goUnmarshalTypeError(*it, "string")};
+  return it->get<std::string>();
+}
+
+Result<std::string> operationPath(const PatchOperation& op) {
+  return operationString(op, "path", op.path, "operation missing path field: missing value");
+}
+
+Result<std::string> operationFrom(const PatchOperation& op) {
+  return operationString(op, "from", op.from, "operation, missing from field: missing value");
+}
+
+// op.value(): nullopt when there is no "value" member.
+const std::optional<json>& operationValue(const PatchOperation& op) { return op.value; }
+
+class Engine {
+ public:
+  Engine(json doc, const JsonPatchOptions& options) : root_(std::move(doc)), options_(options) {}
+
+  Result<void> apply(const PatchOperation& op) {
+    const std::string& kind = op.op;
+    if (kind == "add") return add(op);
+    if (kind == "remove") return remove(op);
+    if (kind == "replace") return replace(op);
+    if (kind == "move") return move(op);
+    if (kind == "test") return test(op);
+    if (kind == "copy") return copy(op);
+    return Error{"Unexpected kind: " + kind};
+  }
+
+  json release() { return std::move(root_); }
+
+ private:
+  struct Location {
+    json* container;
+    std::string key;
+  };
+
+  // partialArray index handling shared by get/set (replace) and remove.
+  Result<std::size_t> existingIndex(const json& array, const std::string& key) {
+    auto parsed = goAtoi(key);
+    if (!parsed.ok()) return parsed.error();
+    std::int64_t idx = *parsed;
+    const auto len = static_cast<std::int64_t>(array.size());
+    if (idx < 0) {
+      if (!options_.support_negative_indices || idx < -len) return Error{invalidIndex(idx)};
+      idx += len;
+    }
+    if (idx >= len) return Error{invalidIndex(idx)};
+    return static_cast<std::size_t>(idx);
+  }
+
+  // container.get: nullptr for a missing object member or a JSON null (Go's nil *lazyNode).
+  Result<const json*> get(const json& container, const std::string& key) {
+    if (container.is_object()) {
+      auto it = container.find(key);
+      if (it == container.end() || it->is_null()) return static_cast<const json*>(nullptr);
+      return &*it;
+    }
+    auto idx = existingIndex(container, key);
+    if (!idx.ok()) return idx.error();
+    const json& element = container[*idx];
+    return element.is_null() ? nullptr : &element;
+  }
+
+  // findObject: walks every segment but the last; nullopt when any of them is missing, null,
+  // a scalar, or an invalid array index. The text before the first "/" is ignored.
+  std::optional<Location> findObject(std::string_view path) {
+    std::vector<std::string_view> split;
+    std::size_t start = 0;
+    while (true) {
+      const std::size_t slash = path.find('/', start);
+      if (slash == std::string_view::npos) {
+        split.push_back(path.substr(start));
+        break;
+      }
+      split.push_back(path.substr(start, slash - start));
+      start = slash + 1;
+    }
+    if (split.size() < 2) return std::nullopt;
+    json* doc = &root_;
+    for (std::size_t i = 1; i + 1 < split.size(); ++i) {
+      auto next = get(*doc, decodePatchKey(split[i]));
+      if (!next.ok() || *next == nullptr) return std::nullopt;
+      if (!(*next)->is_object() && !(*next)->is_array()) return std::nullopt;
+      doc = const_cast<json*>(*next);
+    }
+    return Location{doc, decodePatchKey(split.back())};
+  }
+
+  // container.add
+  Result<void> containerAdd(json& container, const std::string& key, json value) {
+    if (container.is_object()) {
+      container[key] = std::move(value);
+      return {};
+    }
+    if (key == "-") {
+      container.push_back(std::move(value));
+      return {};
+    }
+    auto parsed = goAtoi(key);
+    if (!parsed.ok()) {
+      return Error{"value was not a proper array index: '" + key + "': " + parsed.error().message};
+    }
+    std::int64_t idx = *parsed;
+    const auto size = static_cast<std::int64_t>(container.size()) + 1;
+    if (idx >= size) return Error{invalidIndex(idx)};
+    if (idx < 0) {
+      if (!options_.support_negative_indices || idx < -size) return Error{invalidIndex(idx)};
+      idx += size;
+    }
+    container.insert(container.begin() + idx, std::move(value));
+    return {};
+  }
+
+  // container.remove
+  Result<void> containerRemove(json& container, const std::string& key) {
+    if (container.is_object()) {
+      auto it = container.find(key);
+      if (it == container.end()) {
+        return Error{"Unable to remove nonexistent key: " + key + ": " + std::string(kMissing)};
+      }
+      container.erase(it);
+      return {};
+    }
+    auto idx = existingIndex(container, key);
+    if (!idx.ok()) return idx.error();
+    container.erase(container.begin() + static_cast<std::ptrdiff_t>(*idx));
+    return {};
+  }
+
+  static json valueOrNull(const PatchOperation& op) {
+    const auto& value = operationValue(op);
+    return value ? *value : json(nullptr);
+  }
+
+  Result<void> add(const PatchOperation& op) {
+    auto path = operationPath(op);
+    if (!path.ok()) return Error{"add operation failed to decode path: missing value"};
+    auto loc = findObject(*path);
+    if (!loc) {
+      return Error{"add operation does not apply: doc is missing path: \"" + *path +
+                   "\": missing value"};
+    }
+    auto added = containerAdd(*loc->container, loc->key, valueOrNull(op));
+    if (!added.ok())
+      return Error{"error in add for path: '" + *path + "': " + added.error().message};
+    return {};
+  }
+
+  Result<void> remove(const PatchOperation& op) {
+    auto path = operationPath(op);
+    if (!path.ok()) return Error{"remove operation failed to decode path: missing value"};
+    auto loc = findObject(*path);
+    if (!loc) {
+      return Error{"remove operation does not apply: doc is missing path: \"" + *path +
+                   "\": missing value"};
+    }
+    auto removed = containerRemove(*loc->container, loc->key);
+    if (!removed.ok()) {
+      return Error{"error in remove for path: '" + *path + "': " + removed.error().message};
+    }
+    return {};
+  }
+
+  Result<void> replace(const PatchOperation& op) {
+    auto path = operationPath(op);
+    if (!path.ok())
+      return Error{"replace operation failed to decode path: " + path.error().message};
+    if (path->empty()) {
+      const auto& value = operationValue(op);
+      if (!value) {
+        // v4 dereferences the nil value node here and panics.
+        return Error{
+            "replace operation at the document root without a value (evanphx/json-patch "
+            "v4 panics: nil pointer dereference)"};
+      }
+      if (!value->is_object() && !value->is_array()) {
+        // v4 wraps a nil error here, which Go prints as %!w(<nil>).
+        return Error{"replace operation value must be object or array: %!w(<nil>)"};
+      }
+      root_ = *value;
+      return {};
+    }
+    auto loc = findObject(*path);
+    if (!loc) {
+      return Error{"replace operation does not apply: doc is missing path: " + *path +
+                   ": missing value"};
+    }
+    json& container = *loc->container;
+    if (container.is_object()) {
+      // partialDoc.get never fails, so a missing member is simply added.
+      container[loc->key] = valueOrNull(op);
+      return {};
+    }
+    auto idx = existingIndex(container, loc->key);
+    if (!idx.ok()) {
+      return Error{"replace operation does not apply: doc is missing key: " + *path +
+                   ": missing value"};
+    }
+    container[*idx] = valueOrNull(op);
+    return {};
+  }
+
+  Result<void> move(const PatchOperation& op) {
+    auto from = operationFrom(op);
+    if (!from.ok()) return Error{"move operation failed to decode from: " + from.error().message};
+    auto loc = findObject(*from);
+    if (!loc) {
+      return Error{"move operation does not apply: doc is missing from path: " + *from +
+                   ": missing value"};
+    }
+    json value;
+    {
+      json& container = *loc->container;
+      auto got = get(container, loc->key);
+      if (!got.ok()) {
+        return Error{"error in move for path: '" + loc->key + "': " + got.error().message};
+      }
+      if (*got != nullptr) value = std::move(*const_cast<json*>(*got));
+      auto removed = containerRemove(container, loc->key);
+      if (!removed.ok()) {
+        return Error{"error in move for path: '" + loc->key + "': " + removed.error().message};
+      }
+    }
+    auto path = operationPath(op);
+    if (!path.ok()) return Error{"move operation failed to decode path: " + path.error().message};
+    auto dest = findObject(*path);
+    if (!dest) {
+      return Error{"move operation does not apply: doc is missing destination path: " + *path +
+                   ": missing value"};
+    }
+    auto added = containerAdd(*dest->container, dest->key, std::move(value));
+    if (!added.ok()) {
+      return Error{"error in move for path: '" + *path + "': " + added.error().message};
+    }
+    return {};
+  }
+
+  Result<void> test(const PatchOperation& op) {
+    auto path = operationPath(op);
+    if (!path.ok()) return Error{"test operation failed to decode path: " + path.error().message};
+    const auto& value = operationValue(op);
+    const std::string failed = "testing value " + *path + " failed: " + std::string(kTestFailed);
+    if (path->empty()) {
+      if (!value) {
+        return Error{
+            "test operation at the document root without a value (evanphx/json-patch v4 "
+            "panics: nil pointer dereference)"};
+      }
+      auto eq = lazyEqual(root_, *value);
+      if (!eq) return nilElementPanic("test");
+      if (*eq) return {};
+      return Error{failed};
+    }
+    auto loc = findObject(*path);
+    if (!loc) {
+      return Error{"test operation does not apply: is missing path: " + *path + ": missing value"};
+    }
+    auto got = get(*loc->container, loc->key);
+    if (!got.ok()) return Error{"error in test for path: '" + *path + "': " + got.error().message};
+    if (*got == nullptr) {
+      if (!value || value->is_null()) return {};
+      return Error{failed};
+    }
+    if (!value) return Error{failed};
+    auto eq = lazyEqual(**got, *value);
+    if (!eq) return nilElementPanic("test");
+    if (*eq) return {};
+    return Error{failed};
+  }
+
+  Result<void> copy(const PatchOperation& op) {
+    auto from = operationFrom(op);
+    if (!from.ok()) return Error{"copy operation failed to decode from: " + from.error().message};
+    auto loc = findObject(*from);
+    if (!loc) {
+      return Error{"copy operation does not apply: doc is missing from path: " + *from +
+                   ": missing value"};
+    }
+    auto got = get(*loc->container, loc->key);
+    if (!got.ok()) return Error{"error in copy for from: '" + *from + "': " + got.error().message};
+    json value = *got == nullptr ? json(nullptr) : **got;
+    const std::int64_t size = *got == nullptr ? 0 : goEncodedSize(value);
+
+    auto path = operationPath(op);
+    if (!path.ok()) return Error{"copy operation failed to decode path: missing value"};
+    auto dest = findObject(*path);
+    if (!dest) {
+      return Error{"copy operation does not apply: doc is missing destination path: " + *path +
+                   ": missing value"};
+    }
+    accumulated_copy_size_ += size;
+    if (options_.accumulated_copy_size_limit > 0 &&
+        accumulated_copy_size_ > options_.accumulated_copy_size_limit) {
+      return Error{"Unable to complete the copy, the accumulated size increase of copy is " +
+                   std::to_string(accumulated_copy_size_) + ", exceeding the limit " +
+                   std::to_string(options_.accumulated_copy_size_limit)};
+    }
+    auto added = containerAdd(*dest->container, dest->key, std::move(value));
+    if (!added.ok()) {
+      return Error{"error while adding value during copy: " + added.error().message};
+    }
+    return {};
+  }
+
+  static Error nilElementPanic(const char* op) {
+    return Error{std::string(op) +
+                 " operation compares an array holding null (evanphx/json-patch v4 panics: nil "
+                 "pointer dereference)"};
+  }
+
+  json root_;
+  const JsonPatchOptions& options_;
+  std::int64_t accumulated_copy_size_ = 0;
+};
+
+json opObject(std::string_view op, const std::string& path) {
+  return json{{"op", op}, {"path", path}};
+}
+
+}  // namespace
+
+PatchOperation PatchOperation::add(std::string path, json value) {
+  return PatchOperation{"add", std::move(path), "", std::move(value), nullptr};
+}
+PatchOperation PatchOperation::remove(std::string path) {
+  return PatchOperation{"remove", std::move(path), "", std::nullopt, nullptr};
+}
+PatchOperation PatchOperation::replace(std::string path, json value) {
+  return PatchOperation{"replace", std::move(path), "", std::move(value), nullptr};
+}
+PatchOperation PatchOperation::move(std::string from, std::string path) {
+  return PatchOperation{"move", std::move(path), std::move(from), std::nullopt, nullptr};
+}
+PatchOperation PatchOperation::copy(std::string from, std::string path) {
+  return PatchOperation{"copy", std::move(path), std::move(from), std::nullopt, nullptr};
+}
+PatchOperation PatchOperation::test(std::string path, json value) {
+  return PatchOperation{"test", std::move(path), "", std::move(value), nullptr};
+}
+
+Result<JsonPatch> decodePatch(std::string_view text) {
+  if (std::string syntax = goJsonSyntaxError(text); !syntax.empty()) return Error{syntax};
+  json parsed;
+  try {
+    parsed = json::parse(toValidUtf8(text));
+  } catch (const std::exception& e) {
+    // Only reachable for input Go accepts but nlohmann does not (lone UTF-16 surrogates).
+    return Error{std::string("undecodable JSON: ") + e.what()};
+  }
+  if (parsed.is_null()) return JsonPatch{};
+  if (!parsed.is_array()) return Error{goUnmarshalTypeError(parsed, "jsonpatch.Patch")};
+  // Go keeps decoding after a type error and reports the first one.
+  for (const json& element : parsed) {
+    if (!element.is_object() && !element.is_null()) {
+      return Error{goUnmarshalTypeError(element, "jsonpatch.Operation")};
+    }
+  }
+  JsonPatch patch;
+  patch.reserve(parsed.size());
+  for (json& element : parsed) {
+    PatchOperation op;
+    op.op = "unknown";
+    if (element.is_object()) {
+      if (auto it = element.find("op"); it != element.end() && it->is_string()) {
+        op.op = it->get<std::string>();
+      }
+      if (auto it = element.find("path"); it != element.end() && it->is_string()) {
+        op.path = it->get<std::string>();
+      }
+      if (auto it = element.find("from"); it != element.end() && it->is_string()) {
+        op.from = it->get<std::string>();
+      }
+      if (auto it = element.find("value"); it != element.end()) op.value = *it;
+    }
+    op.raw = std::move(element);
+    patch.push_back(std::move(op));
+  }
+  return patch;
+}
+
+Result<json> applyPatch(const json& doc, const JsonPatch& patch, const JsonPatchOptions& options) {
+  if (!doc.is_object() && !doc.is_array()) {
+    // ApplyIndent unmarshals a document not starting with '[' into a partialDoc.
+    if (doc.is_null()) return Error{"cannot apply a JSON patch to a null document"};
+    return Error{goUnmarshalTypeError(doc, "jsonpatch.partialDoc")};
+  }
+  try {
+    Engine engine(doc, options);
+    for (const PatchOperation& op : patch) {
+      auto applied = engine.apply(op);
+      if (!applied.ok()) return applied.error();
+    }
+    return engine.release();
+  } catch (const std::exception& e) {
+    return Error{std::string("applying JSON patch: ") + e.what()};
+  }
+}
+
+json encodePatch(const JsonPatch& patch) {
+  json out = json::array();
+  for (const PatchOperation& op : patch) {
+    if (op.raw.is_object()) {
+      out.push_back(op.raw);
+      continue;
+    }
+    if (op.op == "unknown" && op.path.empty() && op.from.empty() && !op.value) {
+      out.push_back(nullptr);  // a decoded `null` element
+      continue;
+    }
+    json encoded = opObject(op.op, op.path);
+    if (op.op == "move" || op.op == "copy") encoded["from"] = op.from;
+    if (op.value) encoded["value"] = *op.value;
+    out.push_back(std::move(encoded));
+  }
+  return out;
+}
+
+}  // namespace harness::core

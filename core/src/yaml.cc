@@ -1,0 +1,1782 @@
+#include "harness/core/yaml.h"
+
+// Upstream behaviour followed here:
+//   * go-yaml v2 as vendored by sigs.k8s.io/yaml (goyaml.v2/resolve.go: resolve, the resolve map,
+//     yamlStyleFloat, parseTimestamp; decode.go: scalar, mapping, merge, alias, the excessive
+//     aliasing guard; readerc.go: accepted characters; encode.go: stringv, isBase60Float, floatv;
+//     emitterc.go: yaml_emitter_analyze_scalar, select_scalar_style, check_simple_key and the
+//     scalar writers).
+//   * sigs.k8s.io/yaml yaml.go: YAMLToJSON / convertToJSONableObject (key stringification) and
+//     JSONToYAML (what kubectl prints).
+//   * Go's strconv (ParseInt/ParseUint with base 0, ParseFloat, FormatFloat 'g') and
+//     encoding/json's float64 encoder.
+//   * k8s.io/apimachinery util/yaml/decoder.go (JSON detection) and cli-runtime
+//     resource/visitor.go (empty and null documents are skipped).
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <utility>
+#include <variant>
+
+#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/exceptions.h>
+#include <yaml-cpp/mark.h>
+#include <yaml-cpp/parser.h>
+
+namespace harness::core {
+
+namespace {
+
+using nlohmann::json;
+
+// ---------------------------------------------------------------------------------------------
+// UTF-8
+
+// Decodes the UTF-8 sequence at s[i]; returns its length, or 0 when it is not valid UTF-8
+// (overlong forms, surrogates and values above U+10FFFF are invalid, as for Go).
+size_t decodeUtf8(std::string_view s, size_t i, char32_t* out) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  if (c < 0x80) {
+    *out = c;
+    return 1;
+  }
+  size_t len = 0;
+  char32_t cp = 0;
+  if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+    cp = c & 0x1F;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    cp = c & 0x0F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + len > s.size()) return 0;
+  for (size_t k = 1; k < len; ++k) {
+    const auto b = static_cast<unsigned char>(s[i + k]);
+    if ((b & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (b & 0x3F);
+  }
+  if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+      (cp >= 0xD800 && cp <= 0xDFFF)) {
+    return 0;
+  }
+  *out = cp;
+  return len;
+}
+
+bool isValidUtf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    char32_t cp = 0;
+    const size_t len = decodeUtf8(s, i, &cp);
+    if (len == 0) return false;
+    i += len;
+  }
+  return true;
+}
+
+// Go's encoding/json writes invalid UTF-8 as U+FFFD; so do we, which also keeps json::dump safe.
+std::string sanitizeUtf8(std::string s) {
+  if (isValidUtf8(s)) return s;
+  std::string out;
+  out.reserve(s.size() + 8);
+  for (size_t i = 0; i < s.size();) {
+    char32_t cp = 0;
+    const size_t len = decodeUtf8(s, i, &cp);
+    if (len == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(s, i, len);
+      i += len;
+    }
+  }
+  return out;
+}
+
+struct TextPosition {
+  size_t line = 1;
+  size_t column = 1;
+};
+
+TextPosition positionOf(std::string_view text, size_t offset) {
+  TextPosition pos;
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++pos.line;
+      pos.column = 1;
+    } else {
+      ++pos.column;
+    }
+  }
+  return pos;
+}
+
+std::string locate(size_t document, size_t line, size_t column, std::string_view what) {
+  return "document " + std::to_string(document) + ", line " + std::to_string(line) + ", column " +
+         std::to_string(column) + ": " + std::string(what);
+}
+
+// The characters go-yaml's reader accepts (readerc.go yaml_parser_update_buffer): anything else
+// fails the whole stream before parsing starts. yaml-cpp is laxer, so check first.
+std::optional<Error> checkCharacters(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    char32_t cp = 0;
+    const size_t len = decodeUtf8(text, i, &cp);
+    const bool allowed =
+        len != 0 &&
+        (cp == 0x09 || cp == 0x0A || cp == 0x0D || (cp >= 0x20 && cp <= 0x7E) || cp == 0x85 ||
+         (cp >= 0xA0 && cp <= 0xD7FF) || (cp >= 0xE000 && cp <= 0xFFFD) || cp >= 0x10000);
+    if (!allowed) {
+      const TextPosition pos = positionOf(text, i);
+      // The document index is that of the text before the offending byte.
+      size_t document = 1;
+      for (size_t k = 0; k + 3 <= i; ++k) {
+        if ((k == 0 || text[k - 1] == '\n') && text.substr(k, 3) == "---") ++document;
+      }
+      if (text.substr(0, 3) == "---") --document;
+      if (document == 0) document = 1;
+      return makeError(
+          locate(document, pos.line, pos.column,
+                 len == 0 ? "invalid UTF-8 byte sequence" : "control characters are not allowed"));
+    }
+    i += len;
+  }
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Go strconv semantics
+
+char lowerAscii(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+struct UintParse {
+  bool ok = false;
+  bool range = false;  // strconv.ErrRange
+  uint64_t value = 0;
+};
+
+// strconv.ParseUint(s, base, 64); base 0 understands 0x, 0o, 0b and a leading 0 (octal).
+UintParse goParseUint(std::string_view s, int base) {
+  UintParse r;
+  if (s.empty()) return r;
+  if (base == 0) {
+    base = 10;
+    if (s[0] == '0') {
+      if (s.size() >= 3 && lowerAscii(s[1]) == 'b') {
+        base = 2;
+        s.remove_prefix(2);
+      } else if (s.size() >= 3 && lowerAscii(s[1]) == 'o') {
+        base = 8;
+        s.remove_prefix(2);
+      } else if (s.size() >= 3 && lowerAscii(s[1]) == 'x') {
+        base = 16;
+        s.remove_prefix(2);
+      } else {
+        base = 8;
+        s.remove_prefix(1);
+      }
+    }
+  }
+  const uint64_t max = std::numeric_limits<uint64_t>::max();
+  const uint64_t cutoff = max / static_cast<uint64_t>(base) + 1;
+  uint64_t n = 0;
+  for (const char c : s) {
+    int d = 0;
+    if (c >= '0' && c <= '9') {
+      d = c - '0';
+    } else if (lowerAscii(c) >= 'a' && lowerAscii(c) <= 'z') {
+      d = lowerAscii(c) - 'a' + 10;
+    } else {
+      return r;
+    }
+    if (d >= base) return r;
+    if (n >= cutoff) {
+      r.range = true;
+      return r;
+    }
+    n *= static_cast<uint64_t>(base);
+    const uint64_t n1 = n + static_cast<uint64_t>(d);
+    if (n1 < n) {
+      r.range = true;
+      return r;
+    }
+    n = n1;
+  }
+  r.ok = true;
+  r.value = n;
+  return r;
+}
+
+struct IntParse {
+  bool ok = false;
+  int64_t value = 0;
+};
+
+// strconv.ParseInt(s, base, 64).
+IntParse goParseInt(std::string_view s, int base) {
+  IntParse r;
+  if (s.empty()) return r;
+  bool neg = false;
+  if (s[0] == '+' || s[0] == '-') {
+    neg = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  const UintParse u = goParseUint(s, base);
+  if (!u.ok) return r;
+  const uint64_t limit = uint64_t{1} << 63;
+  if (!neg && u.value >= limit) return r;
+  if (neg && u.value > limit) return r;
+  r.ok = true;
+  r.value = neg ? static_cast<int64_t>(0 - u.value) : static_cast<int64_t>(u.value);
+  return r;
+}
+
+bool isDigit(char c) { return c >= '0' && c <= '9'; }
+
+// ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$ (resolve.go yamlStyleFloat)
+bool matchesYamlStyleFloat(std::string_view s) {
+  size_t i = 0;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    const size_t start = i;
+    while (i < s.size() && isDigit(s[i])) ++i;
+    if (i == start) return false;
+  } else {
+    const size_t start = i;
+    while (i < s.size() && isDigit(s[i])) ++i;
+    if (i == start) return false;
+    if (i < s.size() && s[i] == '.') {
+      ++i;
+      while (i < s.size() && isDigit(s[i])) ++i;
+    }
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+    const size_t start = i;
+    while (i < s.size() && isDigit(s[i])) ++i;
+    if (i == start) return false;
+  }
+  return i == s.size();
+}
+
+// strconv's underscoreOK for a decimal literal: underscores only between digits.
+bool underscoreOk(std::string_view s) {
+  char saw = '^';
+  size_t i = 0;
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
+  for (; i < s.size(); ++i) {
+    if (isDigit(s[i])) {
+      saw = '0';
+      continue;
+    }
+    if (s[i] == '_') {
+      if (saw != '0') return false;
+      saw = '_';
+      continue;
+    }
+    if (saw == '_') return false;
+    saw = '!';
+  }
+  return saw != '_';
+}
+
+// strconv.ParseFloat(s, 64) for decimal literals (the only ones resolve() hands it): nullopt on a
+// syntax error or on overflow (ErrRange); underflow quietly gives zero, as in Go.
+std::optional<double> goParseFloat(std::string_view s) {
+  if (s.find('_') != std::string_view::npos && !underscoreOk(s)) return std::nullopt;
+  std::string plain;
+  plain.reserve(s.size());
+  for (const char c : s) {
+    if (c != '_') plain.push_back(c);
+  }
+  std::string_view p = plain;
+  bool neg = false;
+  if (!p.empty() && (p[0] == '+' || p[0] == '-')) {
+    neg = p[0] == '-';
+    p.remove_prefix(1);
+  }
+  // Validate the decimal grammar: digits [. digits] | . digits, then an optional exponent.
+  size_t i = 0;
+  size_t mantissa_digits = 0;
+  while (i < p.size() && isDigit(p[i])) ++i, ++mantissa_digits;
+  if (i < p.size() && p[i] == '.') {
+    ++i;
+    while (i < p.size() && isDigit(p[i])) ++i, ++mantissa_digits;
+  }
+  if (mantissa_digits == 0) return std::nullopt;
+  if (i < p.size() && (p[i] == 'e' || p[i] == 'E')) {
+    ++i;
+    if (i < p.size() && (p[i] == '+' || p[i] == '-')) ++i;
+    const size_t start = i;
+    while (i < p.size() && isDigit(p[i])) ++i;
+    if (i == start) return std::nullopt;
+  }
+  if (i != p.size()) return std::nullopt;
+  double value = 0;
+  const auto [ptr, ec] = std::from_chars(p.data(), p.data() + p.size(), value);
+  if (ec == std::errc::result_out_of_range) {
+    // Tell overflow (Go: ErrRange) from underflow (Go: zero): compare the decimal exponent.
+    long exponent = 0;
+    const size_t e = p.find_first_of("eE");
+    if (e != std::string_view::npos) {
+      std::string_view digits = p.substr(e + 1);
+      if (!digits.empty() && digits[0] == '+') digits.remove_prefix(1);
+      long parsed = 0;
+      const auto res = std::from_chars(digits.data(), digits.data() + digits.size(), parsed);
+      exponent =
+          res.ec == std::errc::result_out_of_range ? (digits[0] == '-' ? -100000 : 100000) : parsed;
+    }
+    const std::string_view mantissa = p.substr(0, e);
+    const size_t first_nonzero = mantissa.find_first_not_of("0.");
+    const size_t point = std::min(mantissa.find('.'), mantissa.size());
+    const long magnitude =
+        first_nonzero == std::string_view::npos
+            ? -100000
+            : exponent + (first_nonzero < point ? static_cast<long>(point - first_nonzero)
+                                                : -static_cast<long>(first_nonzero - point - 1));
+    if (magnitude > 0) return std::nullopt;
+    return neg ? -0.0 : 0.0;
+  }
+  if (ec != std::errc() || ptr != p.data() + p.size()) return std::nullopt;
+  return neg ? -value : value;
+}
+
+// Decimal digits of the shortest representation that reads back as the same float64 (or, with
+// as_float32, float32): value = 0.d1d2d3... x 10^dp, like strconv's decimalSlice.
+struct ShortestDecimal {
+  bool neg = false;
+  std::string digits;  // empty for zero
+  int dp = 0;
+};
+
+ShortestDecimal shortestDecimal(double v, bool as_float32) {
+  ShortestDecimal d;
+  d.neg = std::signbit(v);
+  if (v == 0) return d;
+  std::array<char, 64> buf{};
+  std::to_chars_result res{};
+  if (as_float32) {
+    res = std::to_chars(buf.data(), buf.data() + buf.size(), std::fabs(static_cast<float>(v)),
+                        std::chars_format::scientific);
+  } else {
+    res = std::to_chars(buf.data(), buf.data() + buf.size(), std::fabs(v),
+                        std::chars_format::scientific);
+  }
+  const std::string_view text(buf.data(), static_cast<size_t>(res.ptr - buf.data()));
+  const size_t e = text.find('e');
+  for (const char c : text.substr(0, e)) {
+    if (isDigit(c)) d.digits.push_back(c);
+  }
+  while (d.digits.size() > 1 && d.digits.back() == '0') d.digits.pop_back();
+  int exponent = 0;
+  std::string_view exp_text = text.substr(e + 1);
+  if (!exp_text.empty() && exp_text[0] == '+') exp_text.remove_prefix(1);
+  std::from_chars(exp_text.data(), exp_text.data() + exp_text.size(), exponent);
+  d.dp = exponent + 1;
+  return d;
+}
+
+// strconv fmtE with prec = nd - 1 (shortest).
+std::string formatGoE(const ShortestDecimal& d) {
+  std::string s = d.neg ? "-" : "";
+  s.push_back(d.digits.empty() ? '0' : d.digits[0]);
+  if (d.digits.size() > 1) {
+    s.push_back('.');
+    s.append(d.digits, 1, std::string::npos);
+  }
+  s.push_back('e');
+  int exp = d.digits.empty() ? 0 : d.dp - 1;
+  s.push_back(exp < 0 ? '-' : '+');
+  exp = std::abs(exp);
+  if (exp < 10) s.push_back('0');
+  s += std::to_string(exp);
+  return s;
+}
+
+// strconv fmtF with prec = max(nd - dp, 0) (shortest).
+std::string formatGoF(const ShortestDecimal& d) {
+  std::string s = d.neg ? "-" : "";
+  const int nd = static_cast<int>(d.digits.size());
+  if (d.dp > 0) {
+    const int m = std::min(nd, d.dp);
+    s.append(d.digits, 0, static_cast<size_t>(m));
+    for (int k = m; k < d.dp; ++k) s.push_back('0');
+  } else {
+    s.push_back('0');
+  }
+  const int prec = std::max(nd - d.dp, 0);
+  if (prec > 0) {
+    s.push_back('.');
+    for (int k = 1; k <= prec; ++k) {
+      const int j = d.dp + k - 1;
+      s.push_back(j >= 0 && j < nd ? d.digits[static_cast<size_t>(j)] : '0');
+    }
+  }
+  return s;
+}
+
+// strconv.FormatFloat(v, 'g', -1, bits), with go-yaml's spellings of the non-finite values.
+std::string formatGoG(double v, bool as_float32) {
+  if (as_float32 && std::isfinite(v) &&
+      std::fabs(v) > static_cast<double>(std::numeric_limits<float>::max())) {
+    v = v > 0 ? HUGE_VAL : -HUGE_VAL;
+  }
+  if (std::isnan(v)) return ".nan";
+  if (std::isinf(v)) return v > 0 ? ".inf" : "-.inf";
+  const ShortestDecimal d = shortestDecimal(v, as_float32);
+  const int exp = d.dp - 1;
+  if (!d.digits.empty() && (exp < -4 || exp >= 6)) return formatGoE(d);
+  return formatGoF(d);
+}
+
+// encoding/json's float64 encoder (encode.go floatEncoder).
+std::string formatGoJsonFloat(double v) {
+  const double abs = std::fabs(v);
+  const ShortestDecimal d = shortestDecimal(v, false);
+  if (abs != 0 && (abs < 1e-6 || abs >= 1e21)) {
+    std::string s = formatGoE(d);
+    const size_t n = s.size();
+    if (n >= 4 && s[n - 4] == 'e' && s[n - 3] == '-' && s[n - 2] == '0') {
+      s.erase(n - 2, 1);
+    }
+    return s;
+  }
+  return formatGoF(d);
+}
+
+// A number's JSON text read back by nlohmann, exactly as if the JSON had been written by Go and
+// parsed by nlohmann::json::parse (so 1.0 becomes the integer 1).
+json jsonNumber(const std::string& text) { return json::parse(text); }
+
+// ---------------------------------------------------------------------------------------------
+// Timestamps (resolve.go parseTimestamp): only used to decide whether an explicit !!timestamp
+// value is acceptable and whether a string must be quoted on output; the value stays a string.
+
+bool parseDigits(std::string_view s, size_t& i, size_t min, size_t max, int& value) {
+  const size_t start = i;
+  value = 0;
+  while (i < s.size() && isDigit(s[i]) && i - start < max) {
+    value = value * 10 + (s[i] - '0');
+    ++i;
+  }
+  return i - start >= min;
+}
+
+bool validDate(int year, int month, int day) {
+  if (month < 1 || month > 12 || day < 1) return false;
+  static constexpr std::array<int, 12> kDays = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (day > kDays[static_cast<size_t>(month - 1)]) return false;
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  return !(month == 2 && day == 29 && !leap);
+}
+
+// The four layouts go-yaml tries with time.Parse: "2006-1-2T15:4:5.999999999Z07:00",
+// the same with a lower-case t, "2006-1-2 15:4:5.999999999" and "2006-1-2".
+bool isYamlTimestamp(std::string_view s) {
+  size_t i = 0;
+  int year = 0;
+  int month = 0;
+  int day = 0;
+  if (!parseDigits(s, i, 4, 4, year) || i >= s.size() || s[i] != '-') return false;
+  ++i;
+  if (!parseDigits(s, i, 1, 2, month) || i >= s.size() || s[i] != '-') return false;
+  ++i;
+  if (!parseDigits(s, i, 1, 2, day) || !validDate(year, month, day)) return false;
+  if (i == s.size()) return true;
+  const char sep = s[i];
+  if (sep != 'T' && sep != 't' && sep != ' ') return false;
+  ++i;
+  int hour = 0;
+  int minute = 0;
+  int second = 0;
+  if (!parseDigits(s, i, 1, 2, hour) || hour > 23 || i >= s.size() || s[i] != ':') return false;
+  ++i;
+  if (!parseDigits(s, i, 1, 2, minute) || minute > 59 || i >= s.size() || s[i] != ':') {
+    return false;
+  }
+  ++i;
+  if (!parseDigits(s, i, 1, 2, second) || second > 59) return false;
+  if (i < s.size() && (s[i] == '.' || s[i] == ',')) {
+    ++i;
+    const size_t start = i;
+    while (i < s.size() && isDigit(s[i])) ++i;
+    if (i == start) return false;
+  }
+  if (sep == ' ') return i == s.size();
+  if (i == s.size()) return false;
+  if (s[i] == 'Z') return i + 1 == s.size();
+  if (s[i] != '+' && s[i] != '-') return false;
+  ++i;
+  int tz_hour = 0;
+  int tz_minute = 0;
+  if (!parseDigits(s, i, 2, 2, tz_hour) || i >= s.size() || s[i] != ':') return false;
+  ++i;
+  if (!parseDigits(s, i, 2, 2, tz_minute)) return false;
+  return i == s.size() && tz_hour <= 23 && tz_minute <= 59;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scalar resolution (resolve.go resolve)
+
+enum class Tag { kNone, kNull, kBool, kInt, kFloat, kStr, kTimestamp, kMerge, kBinary };
+
+std::string_view tagName(Tag tag) {
+  switch (tag) {
+    case Tag::kNull:
+      return "!!null";
+    case Tag::kBool:
+      return "!!bool";
+    case Tag::kInt:
+      return "!!int";
+    case Tag::kFloat:
+      return "!!float";
+    case Tag::kStr:
+      return "!!str";
+    case Tag::kTimestamp:
+      return "!!timestamp";
+    case Tag::kMerge:
+      return "!!merge";
+    case Tag::kBinary:
+      return "!!binary";
+    case Tag::kNone:
+      break;
+  }
+  return "";
+}
+
+struct Resolved {
+  enum class Kind { kNull, kBool, kInt, kUint, kFloat, kBigInt, kString };
+  Tag tag = Tag::kStr;
+  Kind kind = Kind::kString;
+  bool boolean = false;
+  int64_t integer = 0;
+  uint64_t unsigned_integer = 0;
+  double floating = 0;
+  std::string text;  // the string, or the digits of a big integer (with its base prefix)
+
+  static Resolved ofNull() { return {Tag::kNull, Kind::kNull}; }
+  static Resolved ofBool(bool b) {
+    Resolved r{Tag::kBool, Kind::kBool};
+    r.boolean = b;
+    return r;
+  }
+  static Resolved ofInt(int64_t v) {
+    Resolved r{Tag::kInt, Kind::kInt};
+    r.integer = v;
+    return r;
+  }
+  static Resolved ofUint(uint64_t v) {
+    Resolved r{Tag::kInt, Kind::kUint};
+    r.unsigned_integer = v;
+    return r;
+  }
+  static Resolved ofFloat(double v) {
+    Resolved r{Tag::kFloat, Kind::kFloat};
+    r.floating = v;
+    return r;
+  }
+  static Resolved ofString(Tag tag, std::string_view s) {
+    Resolved r{tag, Kind::kString};
+    r.text = std::string(s);
+    return r;
+  }
+};
+
+std::optional<Resolved> lookupResolveMap(std::string_view in) {
+  static constexpr std::array<std::string_view, 11> kTrue = {
+      "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"};
+  static constexpr std::array<std::string_view, 11> kFalse = {
+      "n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"};
+  if (std::find(kTrue.begin(), kTrue.end(), in) != kTrue.end()) return Resolved::ofBool(true);
+  if (std::find(kFalse.begin(), kFalse.end(), in) != kFalse.end()) return Resolved::ofBool(false);
+  if (in.empty() || in == "~" || in == "null" || in == "Null" || in == "NULL") {
+    return Resolved::ofNull();
+  }
+  if (in == ".nan" || in == ".NaN" || in == ".NAN") {
+    return Resolved::ofFloat(std::numeric_limits<double>::quiet_NaN());
+  }
+  if (in == ".inf" || in == ".Inf" || in == ".INF" || in == "+.inf" || in == "+.Inf" ||
+      in == "+.INF") {
+    return Resolved::ofFloat(HUGE_VAL);
+  }
+  if (in == "-.inf" || in == "-.Inf" || in == "-.INF") return Resolved::ofFloat(-HUGE_VAL);
+  if (in == "<<") return Resolved::ofString(Tag::kMerge, in);
+  return std::nullopt;
+}
+
+char resolveHint(char c) {
+  if (c == '+' || c == '-') return 'S';
+  if (isDigit(c)) return 'D';
+  if (std::strchr("yYnNtTfFoO~", c) != nullptr && c != '\0') return 'M';
+  if (c == '.') return '.';
+  return 0;
+}
+
+// big.Int.SetString(s, 0) for an unsigned literal: the base-10 digits, or nullopt.
+std::optional<std::string> bigIntDecimal(std::string_view s) {
+  int base = 10;
+  if (s.size() >= 2 && s[0] == '0') {
+    const char p = lowerAscii(s[1]);
+    if (p == 'x' || p == 'b' || p == 'o') {
+      base = p == 'x' ? 16 : (p == 'b' ? 2 : 8);
+      s.remove_prefix(2);
+    } else {
+      base = 8;
+      s.remove_prefix(1);
+    }
+  }
+  if (s.empty()) return std::nullopt;
+  std::vector<int> digits = {0};  // little-endian base-10
+  for (const char c : s) {
+    int d = 0;
+    if (isDigit(c)) {
+      d = c - '0';
+    } else if (lowerAscii(c) >= 'a' && lowerAscii(c) <= 'f') {
+      d = lowerAscii(c) - 'a' + 10;
+    } else {
+      return std::nullopt;
+    }
+    if (d >= base) return std::nullopt;
+    int carry = d;
+    for (int& digit : digits) {
+      const int v = digit * base + carry;
+      digit = v % 10;
+      carry = v / 10;
+    }
+    while (carry > 0) {
+      digits.push_back(carry % 10);
+      carry /= 10;
+    }
+  }
+  std::string out;
+  for (auto it = digits.rbegin(); it != digits.rend(); ++it)
+    out.push_back(static_cast<char>('0' + *it));
+  const size_t nz = out.find_first_not_of('0');
+  return nz == std::string::npos ? "0" : out.substr(nz);
+}
+
+// go-yaml v2 resolve(tag, in) without the tag check (see resolveTagged).
+Resolved resolveUnchecked(Tag tag, std::string_view in) {
+  const char hint = in.empty() ? 'N' : resolveHint(in[0]);
+  if (hint != 0 && tag != Tag::kStr && tag != Tag::kBinary) {
+    if (auto item = lookupResolveMap(in)) return *item;
+    switch (hint) {
+      case '.':
+        if (auto f = goParseFloat(in)) return Resolved::ofFloat(*f);
+        break;
+      case 'D':
+      case 'S': {
+        if ((tag == Tag::kNone || tag == Tag::kTimestamp) && isYamlTimestamp(in)) {
+          return Resolved::ofString(Tag::kTimestamp, in);
+        }
+        std::string plain;
+        plain.reserve(in.size());
+        for (const char c : in) {
+          if (c != '_') plain.push_back(c);
+        }
+        if (const IntParse i = goParseInt(plain, 0); i.ok) return Resolved::ofInt(i.value);
+        const UintParse u = goParseUint(plain, 0);
+        if (u.ok) return Resolved::ofUint(u.value);
+        if (matchesYamlStyleFloat(plain)) {
+          if (auto f = goParseFloat(plain)) return Resolved::ofFloat(*f);
+        }
+        const std::string_view p = plain;
+        if (p.substr(0, 2) == "0b") {
+          if (const IntParse i = goParseInt(p.substr(2), 2); i.ok) return Resolved::ofInt(i.value);
+          if (const UintParse b = goParseUint(p.substr(2), 2); b.ok) {
+            return Resolved::ofUint(b.value);
+          }
+        } else if (p.substr(0, 3) == "-0b") {
+          if (const IntParse i = goParseInt("-" + std::string(p.substr(3)), 2); i.ok) {
+            return Resolved::ofInt(i.value);
+          }
+        }
+        if (u.range) {
+          if (auto big = bigIntDecimal(plain)) {
+            Resolved r{Tag::kInt, Resolved::Kind::kBigInt};
+            r.text = *big;
+            return r;
+          }
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return Resolved::ofString(Tag::kStr, in);
+}
+
+struct ScalarError {
+  std::string message;
+};
+
+// resolve() with its deferred check: a tagged value must resolve to its tag (an int is accepted
+// as a !!float), otherwise "cannot decode !!str `x` as a !!int".
+std::variant<Resolved, ScalarError> resolveTagged(Tag tag, std::string_view in) {
+  Resolved r = resolveUnchecked(tag, in);
+  if (tag == Tag::kNone || tag == Tag::kStr || tag == Tag::kBinary || tag == r.tag) return r;
+  if (tag == Tag::kFloat && r.tag == Tag::kInt && r.kind == Resolved::Kind::kInt) {
+    return Resolved::ofFloat(static_cast<double>(r.integer));
+  }
+  return ScalarError{"cannot decode " + std::string(tagName(r.tag)) + " `" + std::string(in) +
+                     "` as a " + std::string(tagName(tag))};
+}
+
+// Go's base64.StdEncoding.DecodeString (newlines are ignored).
+std::optional<std::string> decodeBase64(std::string_view in) {
+  std::string clean;
+  for (const char c : in) {
+    if (c != '\n' && c != '\r') clean.push_back(c);
+  }
+  if (clean.size() % 4 != 0) return std::nullopt;
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::string out;
+  for (size_t i = 0; i < clean.size(); i += 4) {
+    const bool last = i + 4 == clean.size();
+    int pad = 0;
+    std::array<int, 4> v{};
+    for (size_t k = 0; k < 4; ++k) {
+      const char c = clean[i + k];
+      if (c == '=' && last && k >= 2) {
+        ++pad;
+        v[k] = 0;
+        continue;
+      }
+      if (pad > 0) return std::nullopt;
+      v[k] = value(c);
+      if (v[k] < 0) return std::nullopt;
+    }
+    const uint32_t n = (static_cast<uint32_t>(v[0]) << 18) | (static_cast<uint32_t>(v[1]) << 12) |
+                       (static_cast<uint32_t>(v[2]) << 6) | static_cast<uint32_t>(v[3]);
+    out.push_back(static_cast<char>((n >> 16) & 0xFF));
+    if (pad < 2) out.push_back(static_cast<char>((n >> 8) & 0xFF));
+    if (pad < 1) out.push_back(static_cast<char>(n & 0xFF));
+    // Go rejects non-zero trailing bits in the padding position (strict decoding is off for
+    // StdEncoding, so they are accepted): nothing more to check.
+  }
+  return out;
+}
+
+std::string encodeBase64(std::string_view in) {
+  static constexpr std::string_view kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 3 <= in.size(); i += 3) {
+    const uint32_t n = (static_cast<uint32_t>(static_cast<unsigned char>(in[i])) << 16) |
+                       (static_cast<uint32_t>(static_cast<unsigned char>(in[i + 1])) << 8) |
+                       static_cast<uint32_t>(static_cast<unsigned char>(in[i + 2]));
+    out.push_back(kAlphabet[(n >> 18) & 63]);
+    out.push_back(kAlphabet[(n >> 12) & 63]);
+    out.push_back(kAlphabet[(n >> 6) & 63]);
+    out.push_back(kAlphabet[n & 63]);
+  }
+  if (i < in.size()) {
+    uint32_t n = static_cast<uint32_t>(static_cast<unsigned char>(in[i])) << 16;
+    if (i + 1 < in.size()) n |= static_cast<uint32_t>(static_cast<unsigned char>(in[i + 1])) << 8;
+    out.push_back(kAlphabet[(n >> 18) & 63]);
+    out.push_back(kAlphabet[(n >> 12) & 63]);
+    out.push_back(i + 1 < in.size() ? kAlphabet[(n >> 6) & 63] : '=');
+    out.push_back('=');
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The node tree of one document, built from yaml-cpp events (yaml-cpp reports plain untagged
+// scalars with tag "?" and quoted or block ones with "!"; null-like plain scalars and empty
+// nodes arrive as OnNull).
+
+enum class NodeKind { kNull, kScalar, kSequence, kMapping, kAlias };
+
+struct Node {
+  NodeKind kind = NodeKind::kNull;
+  std::string tag;
+  std::string value;
+  std::string anchor;  // name, for messages
+  YAML::Mark mark;
+  std::vector<size_t> children;
+  size_t target = 0;  // kAlias: the anchored node
+};
+
+class TreeBuilder : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    // yaml-cpp reports an endless series of empty documents at a token it cannot start a node
+    // with (e.g. a stray ',' at document level) without consuming it: stop at the second one.
+    if (documents_started_ > 0 && mark.pos == last_document_pos_) {
+      in_document_ = true;  // report it against the document that never started
+      throw YAML::ParserException(mark, "did not find expected node content");
+    }
+    last_document_pos_ = mark.pos;
+    nodes_.clear();
+    anchors_.clear();
+    open_.clear();
+    root_.reset();
+    pending_anchor_.clear();
+    ++documents_started_;
+    in_document_ = true;
+  }
+  void OnDocumentEnd() override { in_document_ = false; }
+
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    add(Node{NodeKind::kNull, "", "", "", mark, {}, 0}, anchor);
+  }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    Node n{NodeKind::kAlias, "", "", "", mark, {}, 0};
+    const auto it = anchors_.find(anchor);
+    n.target = it == anchors_.end() ? 0 : it->second;
+    add(std::move(n), YAML::NullAnchor);
+  }
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& value) override {
+    add(Node{NodeKind::kScalar, tag, value, "", mark, {}, 0}, anchor);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value /*style*/) override {
+    open_.push_back(add(Node{NodeKind::kSequence, tag, "", "", mark, {}, 0}, anchor));
+  }
+  void OnSequenceEnd() override { open_.pop_back(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value /*style*/) override {
+    open_.push_back(add(Node{NodeKind::kMapping, tag, "", "", mark, {}, 0}, anchor));
+  }
+  void OnMapEnd() override { open_.pop_back(); }
+  void OnAnchor(const YAML::Mark& /*mark*/, const std::string& name) override {
+    pending_anchor_ = name;
+  }
+
+  [[nodiscard]] const std::vector<Node>& nodes() const { return nodes_; }
+  [[nodiscard]] std::optional<size_t> root() const { return root_; }
+  [[nodiscard]] size_t documentsStarted() const { return documents_started_; }
+  [[nodiscard]] bool inDocument() const { return in_document_; }
+
+ private:
+  size_t add(Node node, YAML::anchor_t anchor) {
+    const size_t index = nodes_.size();
+    if (anchor != YAML::NullAnchor) {
+      node.anchor = std::move(pending_anchor_);
+      anchors_[anchor] = index;
+    }
+    pending_anchor_.clear();
+    nodes_.push_back(std::move(node));
+    if (open_.empty()) {
+      if (!root_) root_ = index;
+    } else {
+      nodes_[open_.back()].children.push_back(index);
+    }
+    return index;
+  }
+
+  std::vector<Node> nodes_;
+  std::map<YAML::anchor_t, size_t> anchors_;
+  std::vector<size_t> open_;
+  std::optional<size_t> root_;
+  std::string pending_anchor_;
+  size_t documents_started_ = 0;
+  int last_document_pos_ = -1;
+  bool in_document_ = false;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Node tree -> JSON (decode.go + yaml.go convertToJSONableObject + json.Marshal)
+
+struct DecodeError {
+  YAML::Mark mark;
+  std::string message;
+};
+
+constexpr std::string_view kYamlTagPrefix = "tag:yaml.org,2002:";
+
+Tag tagOf(const std::string& tag) {
+  if (tag == "?") return Tag::kNone;
+  if (tag.rfind(kYamlTagPrefix, 0) == 0) {
+    const std::string_view name = std::string_view(tag).substr(kYamlTagPrefix.size());
+    if (name == "null") return Tag::kNull;
+    if (name == "bool") return Tag::kBool;
+    if (name == "int") return Tag::kInt;
+    if (name == "float") return Tag::kFloat;
+    if (name == "str") return Tag::kStr;
+    if (name == "timestamp") return Tag::kTimestamp;
+    if (name == "merge") return Tag::kMerge;
+    if (name == "binary") return Tag::kBinary;
+  }
+  // "!" (quoted, block or explicitly non-specific) and every other tag: the value is a string.
+  return Tag::kStr;
+}
+
+class Decoder {
+ public:
+  explicit Decoder(const std::vector<Node>& nodes) : nodes_(nodes) {}
+
+  json decode(size_t index, int depth) {
+    const Node& n = nodes_[index];
+    count(n);
+    if (depth > kMaxYamlDepth) {
+      throw DecodeError{n.mark,
+                        "exceeds the maximum nesting depth of " + std::to_string(kMaxYamlDepth)};
+    }
+    switch (n.kind) {
+      case NodeKind::kNull:
+        return nullptr;
+      case NodeKind::kAlias: {
+        AliasScope scope(*this, n);
+        return decode(n.target, depth);
+      }
+      case NodeKind::kScalar:
+        return scalarToJson(n, resolveNode(n));
+      case NodeKind::kSequence: {
+        json array = json::array();
+        for (const size_t child : n.children) array.push_back(decode(child, depth + 1));
+        return array;
+      }
+      case NodeKind::kMapping: {
+        json object = json::object();
+        decodeMappingInto(n, object, depth);
+        return object;
+      }
+    }
+    return nullptr;
+  }
+
+ private:
+  // Alias expansion bookkeeping: cycle detection and go-yaml's excessive-aliasing guard.
+  class AliasScope {
+   public:
+    AliasScope(Decoder& d, const Node& alias) : d_(d), target_(alias.target) {
+      if (d_.expanding_.count(target_) != 0) {
+        throw DecodeError{alias.mark,
+                          "anchor '" + d_.nodes_[target_].anchor + "' value contains itself"};
+      }
+      d_.expanding_.insert(target_);
+      ++d_.alias_depth_;
+    }
+    ~AliasScope() {
+      d_.expanding_.erase(target_);
+      --d_.alias_depth_;
+    }
+    AliasScope(const AliasScope&) = delete;
+    AliasScope& operator=(const AliasScope&) = delete;
+
+   private:
+    Decoder& d_;
+    size_t target_;
+  };
+
+  static double allowedAliasRatio(int64_t decode_count) {
+    constexpr double kLow = 400000;
+    constexpr double kHigh = 4000000;
+    const auto count = static_cast<double>(decode_count);
+    if (count <= kLow) return 0.99;
+    if (count >= kHigh) return 0.10;
+    return 0.99 - 0.89 * ((count - kLow) / (kHigh - kLow));
+  }
+
+  void count(const Node& n) {
+    ++decode_count_;
+    if (alias_depth_ > 0) ++alias_count_;
+    if (alias_count_ > 100 && decode_count_ > 1000 &&
+        static_cast<double>(alias_count_) / static_cast<double>(decode_count_) >
+            allowedAliasRatio(decode_count_)) {
+      throw DecodeError{n.mark, "document contains excessive aliasing"};
+    }
+  }
+
+  const Node& resolveAlias(const Node& n) const {
+    return n.kind == NodeKind::kAlias ? nodes_[n.target] : n;
+  }
+
+  Resolved resolveNode(const Node& n) const {
+    const Tag tag = tagOf(n.tag);
+    if (tag == Tag::kBinary) {
+      auto data = decodeBase64(n.value);
+      if (!data) throw DecodeError{n.mark, "!!binary value contains invalid base64 data"};
+      return Resolved::ofString(Tag::kStr, *data);
+    }
+    if (tag == Tag::kMerge) return Resolved::ofString(Tag::kStr, n.value);
+    auto r = resolveTagged(tag, n.value);
+    if (auto* err = std::get_if<ScalarError>(&r)) throw DecodeError{n.mark, err->message};
+    return std::get<Resolved>(std::move(r));
+  }
+
+  static json scalarToJson(const Node& n, const Resolved& r) {
+    switch (r.kind) {
+      case Resolved::Kind::kNull:
+        return nullptr;
+      case Resolved::Kind::kBool:
+        return r.boolean;
+      case Resolved::Kind::kInt:
+        return r.integer >= 0 ? json(static_cast<uint64_t>(r.integer)) : json(r.integer);
+      case Resolved::Kind::kUint:
+        return r.unsigned_integer;
+      case Resolved::Kind::kBigInt:
+        return jsonNumber(r.text);
+      case Resolved::Kind::kFloat:
+        if (!std::isfinite(r.floating)) {
+          // json.Marshal: "json: unsupported value: +Inf"
+          const std::string go =
+              std::isnan(r.floating) ? "NaN" : (r.floating > 0 ? "+Inf" : "-Inf");
+          throw DecodeError{n.mark, "json: unsupported value: " + go + " (`" + n.value +
+                                        "` has no JSON representation)"};
+        }
+        return jsonNumber(formatGoJsonFloat(r.floating));
+      case Resolved::Kind::kString:
+        return sanitizeUtf8(r.text);
+    }
+    return nullptr;
+  }
+
+  // convertToJSONableObject's key conversion.
+  std::string keyString(const Node& key_node) {
+    const Node& k = resolveAlias(key_node);
+    if (key_node.kind == NodeKind::kAlias) {
+      AliasScope scope(*this, key_node);
+      count(k);
+    }
+    if (k.kind == NodeKind::kSequence || k.kind == NodeKind::kMapping) {
+      throw DecodeError{key_node.mark,
+                        std::string("invalid map key: a ") +
+                            (k.kind == NodeKind::kSequence ? "sequence" : "mapping") +
+                            " cannot be a mapping key"};
+    }
+    if (k.kind == NodeKind::kNull) {
+      throw DecodeError{key_node.mark, "unsupported map key of type: <nil> (a null key)"};
+    }
+    const Resolved r = resolveNode(k);
+    switch (r.kind) {
+      case Resolved::Kind::kString:
+        return sanitizeUtf8(r.text);
+      case Resolved::Kind::kBool:
+        return r.boolean ? "true" : "false";
+      case Resolved::Kind::kInt:
+        return std::to_string(r.integer);
+      case Resolved::Kind::kFloat:
+        // yaml.go: strconv.FormatFloat(key, 'g', -1, 64), with .inf/-.inf/.nan for the others.
+        return formatGoG(r.floating, false);
+      case Resolved::Kind::kNull:
+        throw DecodeError{key_node.mark, "unsupported map key of type: <nil> (a null key)"};
+      case Resolved::Kind::kUint:
+        throw DecodeError{key_node.mark, "unsupported map key of type: uint64, key: " +
+                                             std::to_string(r.unsigned_integer)};
+      case Resolved::Kind::kBigInt:
+        throw DecodeError{key_node.mark, "unsupported map key of type: *big.Int, key: " + r.text};
+    }
+    return {};
+  }
+
+  static bool isMergeKey(const Node& k) {
+    return k.kind == NodeKind::kScalar && k.value == "<<" &&
+           (k.tag == "?" || tagOf(k.tag) == Tag::kMerge);
+  }
+
+  void decodeMappingInto(const Node& mapping, json& out, int depth) {
+    for (size_t i = 0; i + 1 < mapping.children.size(); i += 2) {
+      const Node& key = nodes_[mapping.children[i]];
+      const size_t value = mapping.children[i + 1];
+      count(key);
+      if (isMergeKey(key)) {
+        merge(value, out, depth + 1);
+        continue;
+      }
+      std::string k = keyString(key);
+      out[k] = decode(value, depth + 1);  // a later duplicate key overwrites an earlier one
+    }
+  }
+
+  [[noreturn]] static void failWantMap(const Node& n) {
+    throw DecodeError{n.mark, "map merge requires map or sequence of maps as the value"};
+  }
+
+  // decode.go merge: the merged mapping's entries are written into `out` in place, so they
+  // override keys written before the `<<` and are overridden by keys after it.
+  void mergeOne(size_t index, json& out, int depth) {
+    const Node& n = nodes_[index];
+    count(n);
+    if (depth > kMaxYamlDepth) {
+      throw DecodeError{n.mark,
+                        "exceeds the maximum nesting depth of " + std::to_string(kMaxYamlDepth)};
+    }
+    if (n.kind == NodeKind::kMapping) {
+      decodeMappingInto(n, out, depth);
+    } else if (n.kind == NodeKind::kAlias) {
+      if (nodes_[n.target].kind != NodeKind::kMapping) failWantMap(n);
+      AliasScope scope(*this, n);
+      mergeOne(n.target, out, depth + 1);
+    } else {
+      failWantMap(n);
+    }
+  }
+
+  void merge(size_t index, json& out, int depth) {
+    const Node& n = nodes_[index];
+    if (n.kind == NodeKind::kSequence) {
+      count(n);
+      // Step backwards as earlier nodes take precedence.
+      for (auto it = n.children.rbegin(); it != n.children.rend(); ++it) {
+        const Node& item = nodes_[*it];
+        if (item.kind == NodeKind::kAlias) {
+          if (nodes_[item.target].kind != NodeKind::kMapping) failWantMap(item);
+        } else if (item.kind != NodeKind::kMapping) {
+          failWantMap(item);
+        }
+        mergeOne(*it, out, depth);
+      }
+      return;
+    }
+    mergeOne(index, out, depth);
+  }
+
+  const std::vector<Node>& nodes_;
+  std::set<size_t> expanding_;
+  int alias_depth_ = 0;
+  int64_t decode_count_ = 0;
+  int64_t alias_count_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Stream parsing
+
+bool isSkippableDocument(const json& doc) { return doc.is_null(); }
+
+// Depth of a JSON value, without recursion.
+int jsonDepth(const json& value) {
+  int max_depth = 0;
+  std::vector<std::pair<const json*, int>> stack = {{&value, 0}};
+  while (!stack.empty()) {
+    auto [v, depth] = stack.back();
+    stack.pop_back();
+    max_depth = std::max(max_depth, depth);
+    if (max_depth > kMaxYamlDepth) return max_depth;
+    if (v->is_structured()) {
+      for (const auto& child : *v) stack.emplace_back(&child, depth + 1);
+    }
+  }
+  return max_depth;
+}
+
+Result<std::vector<json>> parseJsonStream(std::string_view text) {
+  std::vector<json> docs;
+  std::istringstream in{std::string(text)};
+  size_t document = 0;
+  while (true) {
+    in >> std::ws;
+    if (in.peek() == std::char_traits<char>::eof()) break;
+    const auto start = static_cast<size_t>(in.tellg());
+    ++document;
+    json value;
+    try {
+      in >> value;
+    } catch (const json::parse_error& e) {
+      const size_t offset = start + (e.byte > 0 ? e.byte - 1 : 0);
+      const TextPosition pos = positionOf(text, offset);
+      std::string what = e.what();
+      const size_t colon = what.find(": ", what.find("parse error"));
+      if (colon != std::string::npos) what = what.substr(colon + 2);
+      return makeError(locate(document, pos.line, pos.column, what));
+    }
+    if (jsonDepth(value) > kMaxYamlDepth) {
+      const TextPosition pos = positionOf(text, start);
+      return makeError(
+          locate(document, pos.line, pos.column,
+                 "exceeds the maximum nesting depth of " + std::to_string(kMaxYamlDepth)));
+    }
+    if (!isSkippableDocument(value)) docs.push_back(std::move(value));
+  }
+  return docs;
+}
+
+Result<std::vector<json>> parseYamlStream(std::string_view text) {
+  if (auto err = checkCharacters(text)) return *err;
+  std::vector<json> docs;
+  std::istringstream in{std::string(text)};
+  TreeBuilder builder;
+  auto documentIndex = [&builder] {
+    return builder.inDocument() || builder.documentsStarted() == 0
+               ? std::max<size_t>(builder.documentsStarted(), 1)
+               : builder.documentsStarted() + 1;
+  };
+  try {
+    YAML::Parser parser(in);
+    while (parser.HandleNextDocument(builder)) {
+      const auto root = builder.root();
+      if (!root) continue;
+      Decoder decoder(builder.nodes());
+      json value = decoder.decode(*root, 0);
+      if (!isSkippableDocument(value)) docs.push_back(std::move(value));
+    }
+  } catch (const DecodeError& e) {
+    return makeError(locate(builder.documentsStarted(), static_cast<size_t>(e.mark.line) + 1,
+                            static_cast<size_t>(e.mark.column) + 1, e.message));
+  } catch (const YAML::DeepRecursion& e) {
+    return makeError(locate(documentIndex(), static_cast<size_t>(e.mark.line) + 1,
+                            static_cast<size_t>(e.mark.column) + 1,
+                            "exceeds the maximum nesting depth the YAML parser allows"));
+  } catch (const YAML::Exception& e) {
+    const int line = e.mark.line < 0 ? 0 : e.mark.line;
+    const int column = e.mark.column < 0 ? 0 : e.mark.column;
+    return makeError(locate(documentIndex(), static_cast<size_t>(line) + 1,
+                            static_cast<size_t>(column) + 1, e.msg));
+  } catch (const json::exception& e) {
+    return makeError(locate(documentIndex(), 1, 1, e.what()));
+  }
+  return docs;
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON -> YAML (go-yaml v2 encoder + emitter, as reached through sigs.k8s.io/yaml JSONToYAML)
+
+// ^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$ (encode.go base60float)
+bool isBase60Float(std::string_view s) {
+  if (s.empty()) return false;
+  const char c = s[0];
+  if (!(c == '+' || c == '-' || isDigit(c)) || s.find(':') == std::string_view::npos) return false;
+  size_t i = 0;
+  if (s[i] == '+' || s[i] == '-') ++i;
+  if (i >= s.size() || !isDigit(s[i])) return false;
+  ++i;
+  while (i < s.size() && (isDigit(s[i]) || s[i] == '_')) ++i;
+  int groups = 0;
+  while (i < s.size() && s[i] == ':') {
+    ++i;
+    // [0-5]?[0-9]: take two digits when the first is 0-5 and two digits follow.
+    if (i + 1 < s.size() && s[i] >= '0' && s[i] <= '5' && isDigit(s[i + 1])) {
+      i += 2;
+    } else if (i < s.size() && isDigit(s[i])) {
+      i += 1;
+    } else {
+      return false;
+    }
+    ++groups;
+  }
+  if (groups == 0) return false;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && (isDigit(s[i]) || s[i] == '_')) ++i;
+  }
+  return i == s.size();
+}
+
+// UTF-8 width from the lead byte (input is valid UTF-8 here).
+size_t widthAt(std::string_view s, size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  if ((c & 0x80) == 0x00) return 1;
+  if ((c & 0xE0) == 0xC0) return 2;
+  if ((c & 0xF0) == 0xE0) return 3;
+  return 4;
+}
+
+unsigned char byteAt(std::string_view s, size_t i) {
+  return i < s.size() ? static_cast<unsigned char>(s[i]) : 0;
+}
+
+// emitterc.go is_printable: note that characters outside the BMP count as non-printable.
+bool isPrintable(std::string_view s, size_t i) {
+  const unsigned char b0 = byteAt(s, i);
+  const unsigned char b1 = byteAt(s, i + 1);
+  const unsigned char b2 = byteAt(s, i + 2);
+  return b0 == 0x0A || (b0 >= 0x20 && b0 <= 0x7E) || (b0 == 0xC2 && b1 >= 0xA0) ||
+         (b0 > 0xC2 && b0 < 0xED) || (b0 == 0xED && b1 < 0xA0) || b0 == 0xEE ||
+         (b0 == 0xEF && !(b1 == 0xBB && b2 == 0xBF) && !(b1 == 0xBF && (b2 == 0xBE || b2 == 0xBF)));
+}
+
+bool isBreakAt(std::string_view s, size_t i) {
+  const unsigned char b0 = byteAt(s, i);
+  const unsigned char b1 = byteAt(s, i + 1);
+  const unsigned char b2 = byteAt(s, i + 2);
+  return b0 == '\r' || b0 == '\n' || (b0 == 0xC2 && b1 == 0x85) ||
+         (b0 == 0xE2 && b1 == 0x80 && (b2 == 0xA8 || b2 == 0xA9));
+}
+
+bool isBlankzAt(std::string_view s, size_t i) {
+  if (i >= s.size()) return true;
+  const unsigned char b = byteAt(s, i);
+  return b == ' ' || b == '\t' || b == '\0' || isBreakAt(s, i);
+}
+
+struct ScalarAnalysis {
+  bool multiline = false;
+  bool block_plain_allowed = false;
+  bool single_quoted_allowed = false;
+  bool block_allowed = false;
+};
+
+// emitterc.go yaml_emitter_analyze_scalar (block context; the flow flags are not needed).
+ScalarAnalysis analyzeScalar(std::string_view s) {
+  ScalarAnalysis a;
+  if (s.empty()) {
+    a.block_plain_allowed = true;
+    a.single_quoted_allowed = true;
+    return a;
+  }
+  bool block_indicators = s.substr(0, 3) == "---" || s.substr(0, 3) == "...";
+  bool line_breaks = false;
+  bool special_characters = false;
+  bool leading_space = false;
+  bool leading_break = false;
+  bool trailing_space = false;
+  bool trailing_break = false;
+  bool break_space = false;
+  bool space_break = false;
+  bool previous_space = false;
+  bool previous_break = false;
+  bool preceded_by_whitespace = true;
+  bool followed_by_whitespace = isBlankzAt(s, widthAt(s, 0));
+  for (size_t i = 0; i < s.size();) {
+    const char c = s[i];
+    const size_t w = widthAt(s, i);
+    if (i == 0) {
+      if (std::strchr("#,[]{}&*!|>'\"%@`", c) != nullptr && c != '\0') block_indicators = true;
+      if ((c == '?' || c == ':') && followed_by_whitespace) block_indicators = true;
+      if (c == '-' && followed_by_whitespace) block_indicators = true;
+    } else {
+      if (c == ':' && followed_by_whitespace) block_indicators = true;
+      if (c == '#' && preceded_by_whitespace) block_indicators = true;
+    }
+    if (!isPrintable(s, i)) special_characters = true;
+    const bool is_break = isBreakAt(s, i);
+    if (is_break) line_breaks = true;
+    if (c == ' ') {
+      if (i == 0) leading_space = true;
+      if (i + w == s.size()) trailing_space = true;
+      if (previous_break) break_space = true;
+      previous_space = true;
+      previous_break = false;
+    } else if (is_break) {
+      if (i == 0) leading_break = true;
+      if (i + w == s.size()) trailing_break = true;
+      if (previous_space) space_break = true;
+      previous_space = false;
+      previous_break = true;
+    } else {
+      previous_space = false;
+      previous_break = false;
+    }
+    preceded_by_whitespace = isBlankzAt(s, i);
+    i += w;
+    if (i < s.size()) followed_by_whitespace = isBlankzAt(s, i + widthAt(s, i));
+  }
+  a.multiline = line_breaks;
+  a.block_plain_allowed = true;
+  a.single_quoted_allowed = true;
+  a.block_allowed = true;
+  if (leading_space || leading_break || trailing_space || trailing_break) {
+    a.block_plain_allowed = false;
+  }
+  if (trailing_space) a.block_allowed = false;
+  if (break_space) {
+    a.block_plain_allowed = false;
+    a.single_quoted_allowed = false;
+  }
+  if (space_break || special_characters) {
+    a.block_plain_allowed = false;
+    a.single_quoted_allowed = false;
+    a.block_allowed = false;
+  }
+  if (line_breaks) a.block_plain_allowed = false;
+  if (block_indicators) a.block_plain_allowed = false;
+  return a;
+}
+
+enum class Style { kPlain, kSingle, kDouble, kLiteral, kBinary };
+
+// encode.go stringv + emitterc.go yaml_emitter_select_scalar_style.
+Style chooseStyle(std::string_view s, bool simple_key) {
+  if (!isValidUtf8(s)) return Style::kBinary;
+  Style style = Style::kDouble;
+  if (s.find('\n') != std::string_view::npos) {
+    style = Style::kLiteral;
+  } else if (resolveUnchecked(Tag::kNone, s).tag == Tag::kStr && !isBase60Float(s)) {
+    style = Style::kPlain;
+  }
+  // go-yaml v2 would print "<<" plain (its resolve table is never consulted for '<'), which
+  // reads back as a merge key; quote it so that the value survives.
+  if (s == "<<") return Style::kDouble;
+  // U+2028/U+2029 are line breaks to libyaml but not to yaml-cpp (YAML 1.2): always escape them.
+  if (s.find("\xE2\x80\xA8") != std::string_view::npos ||
+      s.find("\xE2\x80\xA9") != std::string_view::npos) {
+    return Style::kDouble;
+  }
+  const ScalarAnalysis a = analyzeScalar(s);
+  if (style == Style::kPlain && !a.block_plain_allowed) style = Style::kSingle;
+  if (style == Style::kSingle && !a.single_quoted_allowed) style = Style::kDouble;
+  if (style == Style::kLiteral && (!a.block_allowed || simple_key)) style = Style::kDouble;
+  return style;
+}
+
+std::string singleQuoted(std::string_view s) {
+  std::string out = "'";
+  for (const char c : s) {
+    if (c == '\'')
+      out += "''";
+    else
+      out.push_back(c);
+  }
+  return out + "'";
+}
+
+// emitterc.go yaml_emitter_write_double_quoted_scalar, without line folding.
+std::string doubleQuoted(std::string_view s) {
+  static constexpr std::string_view kHex = "0123456789ABCDEF";
+  std::string out = "\"";
+  for (size_t i = 0; i < s.size();) {
+    const size_t w = widthAt(s, i);
+    const bool bom = byteAt(s, i) == 0xEF && byteAt(s, i + 1) == 0xBB && byteAt(s, i + 2) == 0xBF;
+    if (!isPrintable(s, i) || bom || isBreakAt(s, i) || s[i] == '"' || s[i] == '\\') {
+      char32_t v = 0;
+      decodeUtf8(s, i, &v);
+      i += w;
+      out.push_back('\\');
+      switch (v) {
+        case 0x00:
+          out.push_back('0');
+          break;
+        case 0x07:
+          out.push_back('a');
+          break;
+        case 0x08:
+          out.push_back('b');
+          break;
+        case 0x09:
+          out.push_back('t');
+          break;
+        case 0x0A:
+          out.push_back('n');
+          break;
+        case 0x0B:
+          out.push_back('v');
+          break;
+        case 0x0C:
+          out.push_back('f');
+          break;
+        case 0x0D:
+          out.push_back('r');
+          break;
+        case 0x1B:
+          out.push_back('e');
+          break;
+        case 0x22:
+          out.push_back('"');
+          break;
+        case 0x5C:
+          out.push_back('\\');
+          break;
+        // libyaml writes \N here; yaml-cpp decodes \N to a lone 0x85 byte, \x85 to U+0085.
+        case 0x85:
+          out += "x85";
+          break;
+        case 0xA0:
+          out.push_back('_');
+          break;
+        case 0x2028:
+          out.push_back('L');
+          break;
+        case 0x2029:
+          out.push_back('P');
+          break;
+        default: {
+          int digits = 8;
+          if (v <= 0xFF) {
+            out.push_back('x');
+            digits = 2;
+          } else if (v <= 0xFFFF) {
+            out.push_back('u');
+            digits = 4;
+          } else {
+            out.push_back('U');
+          }
+          for (int k = (digits - 1) * 4; k >= 0; k -= 4) out.push_back(kHex[(v >> k) & 0x0F]);
+        }
+      }
+    } else {
+      out.append(s, i, w);
+      i += w;
+    }
+  }
+  return out + "\"";
+}
+
+std::string spaces(int n) { return std::string(static_cast<size_t>(std::max(n, 0)), ' '); }
+
+// emitterc.go yaml_emitter_write_literal_scalar with its block scalar hints.
+std::string literal(std::string_view s, int content_indent) {
+  std::string out = "|";
+  if (!s.empty() && (s[0] == ' ' || s[0] == '\n')) out.push_back('2');
+  if (s.empty() || s.back() != '\n') {
+    out.push_back('-');
+  } else if (s.size() == 1 || s[s.size() - 2] == '\n') {
+    out.push_back('+');
+  }
+  out.push_back('\n');
+  bool breaks = true;
+  for (const char c : s) {
+    if (c == '\n') {
+      out.push_back('\n');
+      breaks = true;
+    } else {
+      if (breaks) {
+        out += spaces(content_indent);
+        breaks = false;
+      }
+      out.push_back(c);
+    }
+  }
+  if (!breaks) out.push_back('\n');
+  return out;
+}
+
+// A number as kubectl prints it: JSON text (encoding/json) read back by go-yaml and re-emitted.
+std::string yamlNumber(const json& v) {
+  if (v.is_number_unsigned()) return std::to_string(v.get<uint64_t>());
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  const double d = v.get<double>();
+  if (std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 1e21) {
+    if (d >= -9223372036854775808.0 && d < 9223372036854775808.0) {
+      return std::to_string(static_cast<int64_t>(d));
+    }
+    if (d >= 0 && d < 18446744073709551616.0) return std::to_string(static_cast<uint64_t>(d));
+  }
+  return formatGoG(d, false);
+}
+
+class YamlWriter {
+ public:
+  std::string take() { return std::move(out_); }
+
+  void root(const json& v) {
+    if (isNonEmptyObject(v)) {
+      mappingEntries(v, 0, false);
+    } else if (isNonEmptyArray(v)) {
+      sequenceItems(v, 0, false);
+    } else {
+      scalarLine(v, 0);
+    }
+  }
+
+ private:
+  static bool isNonEmptyObject(const json& v) { return v.is_object() && !v.empty(); }
+  static bool isNonEmptyArray(const json& v) { return v.is_array() && !v.empty(); }
+
+  // A scalar (or an empty collection) and the end of its line; `owner_indent` is the column of
+  // the key or "- " that owns it (block scalar content goes two columns further in).
+  void scalarLine(const json& v, int owner_indent) {
+    switch (v.type()) {
+      case json::value_t::null:
+        out_ += "null\n";
+        return;
+      case json::value_t::boolean:
+        out_ += v.get<bool>() ? "true\n" : "false\n";
+        return;
+      case json::value_t::number_integer:
+      case json::value_t::number_unsigned:
+      case json::value_t::number_float:
+        out_ += yamlNumber(v) + "\n";
+        return;
+      case json::value_t::object:
+        out_ += "{}\n";
+        return;
+      case json::value_t::array:
+        out_ += "[]\n";
+        return;
+      case json::value_t::binary:
+        out_ += "[]\n";
+        return;
+      case json::value_t::string:
+        break;
+      case json::value_t::discarded:
+        out_ += "null\n";
+        return;
+    }
+    const auto& s = v.get_ref<const std::string&>();
+    switch (chooseStyle(s, false)) {
+      case Style::kPlain:
+        out_ += s;
+        break;
+      case Style::kSingle:
+        out_ += singleQuoted(s);
+        break;
+      case Style::kDouble:
+        out_ += doubleQuoted(s);
+        break;
+      case Style::kBinary:
+        out_ += "!!binary " + encodeBase64(s);
+        break;
+      case Style::kLiteral:
+        out_ += literal(s, owner_indent + 2);
+        return;
+    }
+    out_ += "\n";
+  }
+
+  // After "key:" (or "- " for sequence items): the value.
+  void mappingValue(const json& v, int indent) {
+    if (isNonEmptyObject(v)) {
+      out_ += "\n";
+      mappingEntries(v, indent + 2, false);
+    } else if (isNonEmptyArray(v)) {
+      out_ += "\n";
+      sequenceItems(v, indent, false);  // go-yaml v2: "- " at the key's column
+    } else {
+      out_ += " ";
+      scalarLine(v, indent);
+    }
+  }
+
+  void key(const std::string& k, int indent) {
+    // emitterc.go yaml_emitter_check_simple_key: multi-line or longer than 128 bytes -> "? key".
+    const bool simple = k.size() <= 128 && !(isValidUtf8(k) && analyzeScalar(k).multiline);
+    if (!simple) {
+      out_ += "? ";
+      scalarLine(json(k), indent);
+      out_ += spaces(indent) + ":";
+      return;
+    }
+    switch (chooseStyle(k, true)) {
+      case Style::kPlain:
+        out_ += k;
+        break;
+      case Style::kSingle:
+        out_ += singleQuoted(k);
+        break;
+      case Style::kBinary:
+        out_ += "!!binary " + encodeBase64(k);
+        break;
+      case Style::kDouble:
+      case Style::kLiteral:
+        out_ += doubleQuoted(k);
+        break;
+    }
+    out_ += ":";
+  }
+
+  void mappingEntries(const json& object, int indent, bool first_inline) {
+    bool first = true;
+    for (const auto& [k, v] : object.items()) {
+      if (!(first && first_inline)) out_ += spaces(indent);
+      first = false;
+      key(k, indent);
+      mappingValue(v, indent);
+    }
+  }
+
+  void sequenceItems(const json& array, int indent, bool first_inline) {
+    bool first = true;
+    for (const auto& item : array) {
+      if (!(first && first_inline)) out_ += spaces(indent);
+      first = false;
+      out_ += "- ";
+      if (isNonEmptyObject(item)) {
+        mappingEntries(item, indent + 2, true);
+      } else if (isNonEmptyArray(item)) {
+        sequenceItems(item, indent + 2, true);
+      } else {
+        scalarLine(item, indent);
+      }
+    }
+  }
+
+  std::string out_;
+};
+
+// A value nested deeper than kMaxYamlDepth is written on one line in flow style, without
+// recursion (the block writer recurses once per level).
+std::string flowYaml(const json& value) {
+  std::string out;
+  struct Frame {
+    const json* value;
+    json::const_iterator next;
+  };
+  std::vector<Frame> stack;
+  auto scalar = [&out](const json& v) {
+    if (v.is_string()) {
+      out += doubleQuoted(v.get_ref<const std::string&>());
+    } else if (v.is_number()) {
+      out += yamlNumber(v);
+    } else if (v.is_boolean()) {
+      out += v.get<bool>() ? "true" : "false";
+    } else {
+      out += "null";
+    }
+  };
+  auto open = [&](const json& v) {
+    if (!v.is_structured()) {
+      scalar(v);
+      return;
+    }
+    out += v.is_object() ? "{" : "[";
+    stack.push_back({&v, v.cbegin()});
+  };
+  open(value);
+  while (!stack.empty()) {
+    Frame& top = stack.back();
+    if (top.next == top.value->cend()) {
+      out += top.value->is_object() ? "}" : "]";
+      stack.pop_back();
+      continue;
+    }
+    if (top.next != top.value->cbegin()) out += ", ";
+    const auto it = top.next++;
+    if (top.value->is_object()) out += doubleQuoted(it.key()) + ": ";
+    open(*it);  // may invalidate `top`
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<nlohmann::json>> parseYamlDocuments(std::string_view text) {
+  const size_t first = text.find_first_not_of(" \t\r\n\f\v");
+  if (first != std::string_view::npos && text[first] == '{') return parseJsonStream(text);
+  return parseYamlStream(text);
+}
+
+Result<nlohmann::json> parseYaml(std::string_view text) {
+  auto docs = parseYamlDocuments(text);
+  if (!docs.ok()) return docs.error();
+  if (docs->empty()) return nlohmann::json(nullptr);
+  if (docs->size() > 1) {
+    return makeError("expected a single YAML document, found " + std::to_string(docs->size()));
+  }
+  return std::move(docs->front());
+}
+
+std::string toYaml(const nlohmann::json& value) {
+  if (jsonDepth(value) > kMaxYamlDepth) return flowYaml(value) + "\n";
+  YamlWriter writer;
+  writer.root(value);
+  return writer.take();
+}
+
+std::string toYamlDocuments(const std::vector<nlohmann::json>& documents) {
+  std::string out;
+  for (size_t i = 0; i < documents.size(); ++i) {
+    if (i > 0) out += "---\n";
+    out += toYaml(documents[i]);
+  }
+  return out;
+}
+
+}  // namespace harness::core
