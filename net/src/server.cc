@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <pthread.h>
+
 #include <csignal>
 #include <mutex>
 #include <thread>
@@ -12,7 +14,6 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
@@ -248,6 +249,22 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     }
   }
 
+  // After answering a request whose body was not read, half-close and drain what the client is
+  // still sending before closing, so that its kernel does not receive a reset that would discard
+  // the response (Go's net/http closeWriteAndWait does the same).
+  static asio::awaitable<void> lingerAfterEarlyResponse(beast::tcp_stream& lowest) {
+    beast::error_code ignored;
+    lowest.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    std::vector<char> sink(64 * 1024);
+    std::size_t drained = 0;
+    lowest.expires_after(std::chrono::seconds(2));
+    while (drained < 64 * 1024 * 1024) {
+      auto [ec, n] = co_await lowest.async_read_some(asio::buffer(sink), kNoThrow);
+      if (ec) break;
+      drained += n;
+    }
+  }
+
   // Serves HTTP/1.1 requests on an established stream (TLS or plain) until the peer closes,
   // an error or timeout occurs, or the server stops.
   template <class Stream>
@@ -277,7 +294,8 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
                                           "http: request body too large\n"),
                            11, false);
         lowest.expires_after(options.write_timeout);
-        co_await http::async_write(stream, res, kNoThrow);
+        auto [wec, wn] = co_await http::async_write(stream, res, kNoThrow);
+        if (!wec) co_await lingerAfterEarlyResponse(lowest);
         co_return;
       }
       if (bec) co_return;
@@ -488,13 +506,24 @@ ServerStats Server::stats() const {
   return s;
 }
 
+void blockTerminationSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
 int waitForTerminationSignal() {
-  asio::io_context ioc;
-  asio::signal_set signals(ioc, SIGTERM, SIGINT);
-  int received = 0;
-  signals.async_wait([&](const beast::error_code&, int sig) { received = sig; });
-  ioc.run();
-  return received;
+  blockTerminationSignals();
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  int sig = 0;
+  while (sigwait(&set, &sig) != 0) {
+  }
+  return sig;
 }
 
 }  // namespace harness::net

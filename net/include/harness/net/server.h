@@ -105,7 +105,11 @@ class Server {
   std::shared_ptr<Impl> impl_;
 };
 
-// Blocks until SIGTERM or SIGINT arrives; returns the signal number.
+// Blocks SIGTERM and SIGINT in the calling thread and in every thread it starts afterwards, so
+// that a signal arriving at any time is kept for waitForTerminationSignal(). Call it first in
+// main(), before any thread exists.
+void blockTerminationSignals();
+// Waits until SIGTERM or SIGINT arrives (blocking them first if needed); returns the signal.
 int waitForTerminationSignal();
 
 }  // namespace harness::net

@@ -50,4 +50,29 @@ void writeFile(const std::filesystem::path& path, const std::string& content);
 // Runs a shell command, returns its exit status; output goes to the test log.
 int runCommand(const std::string& command);
 
+// A child process started with execv (no shell); stdout/stderr go to `log_file` when given.
+// The destructor sends SIGKILL if it is still running, so no test leaves a process behind.
+class ChildProcess {
+ public:
+  ChildProcess(const std::vector<std::string>& argv, const std::filesystem::path& log_file = {});
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  [[nodiscard]] int pid() const { return pid_; }
+  [[nodiscard]] bool running();
+  // Sends `signal` and waits up to `timeout_ms`; returns the exit status (128+signal when killed
+  // by a signal), or -1 on timeout.
+  int stop(int signal, int timeout_ms = 10000);
+  // Waits for exit up to `timeout_ms`; -1 on timeout.
+  int wait(int timeout_ms);
+
+ private:
+  int pid_ = -1;
+  int status_ = -1;
+};
+
+// Polls until `path` exists and is non-empty (e.g. a ports file), up to `timeout_ms`.
+bool waitForFile(const std::filesystem::path& path, int timeout_ms);
+
 }  // namespace harness::testing
