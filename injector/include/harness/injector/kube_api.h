@@ -1,0 +1,91 @@
+#pragma once
+
+// The injector's view of the Kubernetes API: namespace and owner lookups, and Events. One
+// interface, two implementations: a REST client (kubeconfig or in-cluster service account, as the
+// real injector uses) that works against a real cluster and against apiserver-sim, and a local
+// set of objects read from files for the offline `inject` command and tests.
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/core/result.h"
+
+namespace harness::injector {
+
+// What to look up: kind (e.g. "ReplicaSet"), its apiVersion when known ("apps/v1"; empty means
+// the usual version of that kind), namespace ("" for cluster-scoped) and name.
+struct ObjectRef {
+  std::string api_version;
+  std::string kind;
+  std::string namespace_name;
+  std::string name;
+};
+
+class KubeApi {
+ public:
+  virtual ~KubeApi() = default;
+  // The object, nullopt when it does not exist (404), or an error (unreachable, forbidden, ...).
+  virtual core::Result<std::optional<nlohmann::json>> get(const ObjectRef& ref) = 0;
+  // Creates a core/v1 Event in the event's metadata.namespace.
+  virtual core::Result<void> createEvent(const nlohmann::json& event) = 0;
+  // For logs: "https://127.0.0.1:6443 (kubeconfig /root/.kube/config)".
+  [[nodiscard]] virtual std::string describe() const = 0;
+};
+
+// Where a REST client connects and how it authenticates.
+struct KubeConnection {
+  std::string server;  // https://host:port
+  std::string ca_pem;
+  std::string client_certificate_pem;
+  std::string client_key_pem;
+  std::string bearer_token;
+  std::string token_file;  // re-read on every request (projected tokens rotate)
+  bool insecure_skip_verify = false;
+  std::string tls_server_name;
+  std::string default_namespace = "default";
+  std::string source;  // where this came from, for messages
+};
+
+// Reads a kubeconfig (current-context, or `context` when given): server, CA and client
+// credentials, inline (-data) or as files relative to the kubeconfig's folder. Errors name the
+// file and the field.
+core::Result<KubeConnection> loadKubeconfig(const std::filesystem::path& path,
+                                            const std::string& context = {});
+
+// The in-cluster configuration: KUBERNETES_SERVICE_HOST/PORT and the service account token and
+// CA under `service_account_dir` (default /var/run/secrets/kubernetes.io/serviceaccount).
+core::Result<KubeConnection> inClusterConnection(
+    const std::filesystem::path& service_account_dir =
+        "/var/run/secrets/kubernetes.io/serviceaccount");
+
+// The REST path of an object ("/api/v1/namespaces/x", "/apis/apps/v1/namespaces/ns/replicasets/r")
+// for the kinds the injector looks up; an error for kinds it does not know.
+core::Result<std::string> restPathOf(const ObjectRef& ref);
+
+std::unique_ptr<KubeApi> makeRestKubeApi(KubeConnection connection);
+
+// Objects held in memory (loaded from files by the caller); Events are kept and can be listed.
+class LocalKubeApi : public KubeApi {
+ public:
+  LocalKubeApi() = default;
+  explicit LocalKubeApi(std::vector<nlohmann::json> objects);
+  void add(nlohmann::json object);
+  core::Result<std::optional<nlohmann::json>> get(const ObjectRef& ref) override;
+  core::Result<void> createEvent(const nlohmann::json& event) override;
+  [[nodiscard]] std::string describe() const override;
+  [[nodiscard]] std::vector<nlohmann::json> events() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<nlohmann::json> objects_;
+  std::vector<nlohmann::json> events_;
+};
+
+}  // namespace harness::injector

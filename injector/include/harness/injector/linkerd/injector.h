@@ -1,0 +1,89 @@
+#pragma once
+
+// Linkerd's proxy-injector webhook handler as a pure function
+// (controller/proxy-injector/webhook.go Inject; linkerd-injector.md §0.2, §1, §4).
+// Given the admitted object, its namespace, the values and the trust bundle, it decides what
+// the real injector answers and records what it would log, count and emit as events.
+// No files, sockets, clocks or informers: the caller supplies the namespace object and an
+// owner lookup standing in for the informer cache.
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/injector/linkerd/log.h"
+#include "harness/injector/linkerd/report.h"
+#include "harness/injector/linkerd/values.h"
+
+namespace harness::injector::linkerd {
+
+// Looks an object up by its Kind ("ReplicaSet", "Deployment", "Job", "CronJob", "Pod", ...),
+// namespace and name; nullopt when it is not in the cache.
+using OwnerLookup = std::function<std::optional<nlohmann::json>(
+    std::string_view kind, std::string_view ns, std::string_view name)>;
+
+struct AdmissionInput {
+  nlohmann::json object;          // request.object
+  std::string request_kind;       // request.kind.kind
+  std::string request_namespace;  // request.namespace
+  // The Namespace object from the informer cache; nullopt = not found (a handler error).
+  // Only metadata.annotations is read.
+  std::optional<nlohmann::json> namespace_object;
+  std::string trust_anchors_pem;  // the trust bundle file's bytes
+  std::string linkerd_namespace = "linkerd";
+  std::string injector_version;  // version.Version, used in linkerd.io/created-by
+  OwnerLookup owner_lookup;      // may be empty: nothing is found
+};
+
+enum class Decision {
+  kInject,           // allowed, JSONPatch with the proxy
+  kAnnotationPatch,  // allowed, JSONPatch adding config.linkerd.io/opaque-ports only
+  kAllow,            // allowed, no patch
+  kHandlerError,     // the handler failed: allowed=false with result.message
+};
+
+std::string_view decisionName(Decision decision);
+
+struct Event {
+  std::string type;    // "Normal"
+  std::string reason;  // "Injected" or "InjectionSkipped"
+  std::string message;
+  nlohmann::json involved_object;  // {apiVersion, kind, name, namespace, uid, resourceVersion}
+};
+
+inline constexpr char kEventSourceComponent[] = "linkerd-proxy-injector";
+
+using MetricLabels = std::map<std::string, std::string>;
+
+struct Outcome {
+  Decision decision = Decision::kAllow;
+  std::optional<Report> report;  // absent when the object could not be parsed
+  std::string owner_kind;        // lower-case resolved owner kind ("" for non-Pods)
+  std::string owner_name;
+  nlohmann::json patch = nullptr;  // the JSON Patch ops for kInject / kAnnotationPatch
+  std::string error_message;       // for kHandlerError: result.message
+  std::vector<Event> events;
+  std::vector<LogLine> logs;
+  // proxy_inject_admission_requests_total / _responses_total label sets; nullopt when the
+  // counter is not incremented for this request.
+  std::optional<MetricLabels> request_metric;
+  std::optional<MetricLabels> response_metric;
+
+  // A readable summary (used by golden tests): every field above as JSON.
+  [[nodiscard]] nlohmann::json toJson() const;
+};
+
+// Handles one admission request the way the real webhook does.
+Outcome admit(const Values& values, const AdmissionInput& input);
+
+// GetOwnerKindAndName(retry=true) through `lookup`: (lower-case kind, name) of a Pod's owner.
+std::pair<std::string, std::string> resolvePodOwner(const nlohmann::json& pod, std::string_view ns,
+                                                    const OwnerLookup& lookup);
+
+}  // namespace harness::injector::linkerd

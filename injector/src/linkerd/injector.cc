@@ -1,0 +1,371 @@
+#include "harness/injector/linkerd/injector.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "harness/injector/linkerd/annotations.h"
+#include "harness/injector/linkerd/overrides.h"
+#include "harness/injector/linkerd/pod_patch.h"
+#include "harness/injector/linkerd/workload.h"
+
+// Followed: controller/proxy-injector/webhook.go (Inject: the order of steps, events, logs and
+// metrics), controller/proxy-injector/metrics.go (labels), controller/k8s/metadata_api.go
+// (GetOwnerKindAndName, isValidRSParent), pkg/k8s/api.go (GetAPIResource), pkg/inject/inject.go
+// (AppendNamespaceAnnotations, HasWorkloadAnnotation, CreateOpaquePortsPatch) and
+// pkg/inject/annotation_patch.go. See linkerd-injector.md §1.3, §1.4, §2.5, §4.
+
+namespace harness::injector::linkerd {
+
+namespace {
+
+using nlohmann::json;
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+std::string stringAt(const json& obj, const char* key) {
+  if (!obj.is_object()) return {};
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+const json& metadataOf(const json& obj) {
+  static const json kEmpty = json::object();
+  if (!obj.is_object()) return kEmpty;
+  auto it = obj.find("metadata");
+  return it != obj.end() && it->is_object() ? *it : kEmpty;
+}
+
+std::vector<json> ownerReferences(const json& obj) {
+  std::vector<json> out;
+  const json& meta = metadataOf(obj);
+  auto it = meta.find("ownerReferences");
+  if (it == meta.end() || !it->is_array()) return out;
+  for (const auto& r : *it) out.push_back(r);
+  return out;
+}
+
+// pkg/k8s GetAPIResource: the kinds the informer cache can be asked about, by lower-case kind.
+std::optional<std::string> canonicalKind(std::string_view lower_kind) {
+  static const std::map<std::string, std::string, std::less<>> kKinds = {
+      {"cronjob", "CronJob"},
+      {"daemonset", "DaemonSet"},
+      {"deployment", "Deployment"},
+      {"job", "Job"},
+      {"namespace", "Namespace"},
+      {"pod", "Pod"},
+      {"replicationcontroller", "ReplicationController"},
+      {"replicaset", "ReplicaSet"},
+      {"service", "Service"},
+      {"statefulset", "StatefulSet"},
+  };
+  auto it = kKinds.find(lower_kind);
+  if (it == kKinds.end()) return std::nullopt;
+  return it->second;
+}
+
+// The pod label for an owner kind (inject.go populateMeta has no cronjob case).
+std::optional<std::string> ownerLabel(std::string_view owner_kind) {
+  for (const char* k :
+       {"deployment", "replicationcontroller", "replicaset", "job", "daemonset", "statefulset"}) {
+    if (owner_kind == k) return "linkerd.io/proxy-" + std::string(k);
+  }
+  return std::nullopt;
+}
+
+StringMap namespaceAnnotations(const json& ns) {
+  StringMap out;
+  const json& meta = metadataOf(ns);
+  auto it = meta.find("annotations");
+  if (it == meta.end() || !it->is_object()) return out;
+  for (const auto& [k, v] : it->items()) {
+    if (v.is_string()) out[k] = v.get<std::string>();
+  }
+  return out;
+}
+
+bool has(const StringMap& m, std::string_view key) { return m.count(std::string(key)) > 0; }
+
+json involvedObject(const json& parent, std::string_view kind, std::string_view ns) {
+  const json& meta = metadataOf(parent);
+  json ref = {
+      {"kind", stringAt(parent, "kind").empty() ? std::string(kind) : stringAt(parent, "kind")},
+      {"name", stringAt(meta, "name")},
+      {"namespace",
+       stringAt(meta, "namespace").empty() ? std::string(ns) : stringAt(meta, "namespace")}};
+  for (const char* key : {"uid", "resourceVersion"}) {
+    if (const std::string v = stringAt(meta, key); !v.empty()) ref[key] = v;
+  }
+  if (const std::string api = stringAt(parent, "apiVersion"); !api.empty()) ref["apiVersion"] = api;
+  return ref;
+}
+
+std::string joinComma(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) {
+    if (!out.empty()) out += ",";
+    out += s;
+  }
+  return out;
+}
+
+void fail(Outcome* out, std::string message) {
+  out->decision = Decision::kHandlerError;
+  out->error_message = message;
+  out->patch = nullptr;
+  // server.go logs the handler error before answering allowed=false.
+  out->logs.push_back(
+      {LogLine::Level::kError, "failed to run webhook handler. Reason: " + std::move(message)});
+}
+
+json reportToJson(const Report& r) {
+  json reasons = json::array();
+  json texts = json::array();
+  for (const Reason reason : r.reasons()) {
+    reasons.push_back(reasonCode(reason));
+    texts.push_back(reasonText(reason));
+  }
+  return {{"kind", r.kind},
+          {"name", r.name},
+          {"injectable", r.injectable()},
+          {"annotation_at", r.annotation_at},
+          {"reasons", reasons},
+          {"readable_reasons", texts},
+          {"udp", r.udp}};
+}
+
+}  // namespace
+
+std::string_view decisionName(Decision decision) {
+  switch (decision) {
+    case Decision::kInject:
+      return "inject";
+    case Decision::kAnnotationPatch:
+      return "annotation_patch";
+    case Decision::kAllow:
+      return "allow";
+    case Decision::kHandlerError:
+      return "handler_error";
+  }
+  return "";
+}
+
+std::string_view logLevelName(LogLine::Level level) {
+  switch (level) {
+    case LogLine::Level::kDebug:
+      return "debug";
+    case LogLine::Level::kInfo:
+      return "info";
+    case LogLine::Level::kWarning:
+      return "warning";
+    case LogLine::Level::kError:
+      return "error";
+  }
+  return "";
+}
+
+json Outcome::toJson() const {
+  json events_json = json::array();
+  for (const auto& e : events) {
+    events_json.push_back({{"type", e.type},
+                           {"reason", e.reason},
+                           {"message", e.message},
+                           {"involved_object", e.involved_object}});
+  }
+  json logs_json = json::array();
+  for (const auto& l : logs) {
+    logs_json.push_back({{"level", logLevelName(l.level)}, {"message", l.message}});
+  }
+  return {{"decision", decisionName(decision)},
+          {"report", report ? reportToJson(*report) : json(nullptr)},
+          {"owner_kind", owner_kind},
+          {"owner_name", owner_name},
+          {"patch", patch},
+          {"error_message", error_message},
+          {"events", events_json},
+          {"logs", logs_json},
+          {"request_metric", request_metric ? json(*request_metric) : json(nullptr)},
+          {"response_metric", response_metric ? json(*response_metric) : json(nullptr)}};
+}
+
+std::pair<std::string, std::string> resolvePodOwner(const json& pod, std::string_view ns,
+                                                    const OwnerLookup& lookup) {
+  const std::string pod_name = stringAt(metadataOf(pod), "name");
+  const std::vector<json> refs = ownerReferences(pod);
+  if (refs.size() != 1) return {"pod", pod_name};
+  const std::string kind = stringAt(refs[0], "kind");
+  const std::string name = stringAt(refs[0], "name");
+  if (kind != "Job" && kind != "ReplicaSet") return {lower(kind), name};
+  std::optional<json> parent;
+  if (lookup) parent = lookup(kind, ns, name);
+  if (parent) {
+    const std::vector<json> grand = ownerReferences(*parent);
+    if (grand.size() == 1) {
+      const std::string grand_kind = stringAt(grand[0], "kind");
+      // isValidRSParent: a ReplicaSet's owner counts only if it is one of these kinds.
+      const bool valid = kind == "Job" || grand_kind == "Job" || grand_kind == "StatefulSet" ||
+                         grand_kind == "DaemonSet" || grand_kind == "Deployment";
+      if (valid) return {lower(grand_kind), stringAt(grand[0], "name")};
+    }
+  }
+  return {lower(kind), name};
+}
+
+Outcome admit(const Values& values, const AdmissionInput& input) {
+  Outcome out;
+  if (!input.namespace_object) {
+    fail(&out, "namespace \"" + input.request_namespace + "\" not found");
+    return out;
+  }
+  const StringMap ns_annotations = namespaceAnnotations(*input.namespace_object);
+
+  auto parsed = parseWorkload(input.object, input.request_kind);
+  if (!parsed.ok()) {
+    fail(&out, parsed.error().message);
+    return out;
+  }
+  const Workload& w = *parsed;
+
+  // ResourceConfig labels: control-plane namespace, workload namespace, owner label.
+  StringMap labels = {{std::string(label::kControlPlaneNs), input.linkerd_namespace}};
+  std::optional<std::pair<std::string, std::string>> owner_ref;
+  if (w.isPod()) {
+    owner_ref = resolvePodOwner(input.object, input.request_namespace, input.owner_lookup);
+    if (auto l = ownerLabel(owner_ref->first)) labels[*l] = owner_ref->second;
+    labels[std::string(label::kWorkloadNs)] = input.request_namespace;
+  } else if (w.has_pod_template) {
+    labels["linkerd.io/proxy-" + w.kind] = w.name;
+    labels[std::string(label::kWorkloadNs)] = w.object_namespace;
+  }
+
+  auto ns_inject = ns_annotations.find(std::string(annotation::kInject));
+  const Report report = makeReport(w, ns_inject == ns_annotations.end() ? "" : ns_inject->second,
+                                   values.service_account_token_projection);
+  out.report = report;
+  out.logs.push_back({LogLine::Level::kInfo, "received " + report.resName()});
+
+  // The event parent, looked up in the informer cache.
+  std::optional<json> parent;
+  std::string parent_kind;
+  if (owner_ref) {
+    out.owner_name = owner_ref->second;
+    if (auto kind = canonicalKind(owner_ref->first)) {
+      parent_kind = *kind;
+      if (input.owner_lookup)
+        parent = input.owner_lookup(*kind, input.request_namespace, owner_ref->second);
+      if (!parent) {
+        out.logs.push_back({LogLine::Level::kWarning,
+                            "couldn't retrieve parent object " + input.request_namespace + "-" +
+                                owner_ref->first + "-" + owner_ref->second});
+      }
+      out.owner_kind = owner_ref->first;
+    }
+  }
+
+  // Metric labels: the pod/template's own config annotations, before inheritance.
+  MetricLabels request_labels = {{"owner_kind", out.owner_kind},
+                                 {"namespace", input.request_namespace},
+                                 {"annotation_at", report.annotation_at}};
+  for (const auto key : proxyAnnotations()) {
+    auto it = w.pod_annotations.find(std::string(key));
+    request_labels[metricLabelName(key)] = it == w.pod_annotations.end() ? "" : it->second;
+  }
+  out.request_metric = request_labels;
+  auto respond = [&](bool skip, const std::string& reason) {
+    MetricLabels labels_copy = request_labels;
+    labels_copy["skip"] = skip ? "true" : "false";
+    labels_copy["skip_reason"] = reason;
+    out.response_metric = labels_copy;
+  };
+  auto emit = [&](std::string reason, std::string message) {
+    if (!parent) return;
+    out.events.push_back({"Normal", std::move(reason), std::move(message),
+                          involvedObject(*parent, parent_kind, input.request_namespace)});
+  };
+
+  const StringMap& workload_annotations = w.isPod() ? w.pod_annotations : w.annotations;
+  auto hasWorkloadAnnotation = [&](const StringMap& collected, std::string_view key) {
+    return has(w.annotations, key) || has(w.pod_annotations, key) || has(collected, key);
+  };
+
+  if (report.injectable()) {
+    StringMap collected = {
+        {std::string(annotation::kCreatedBy), "linkerd/proxy-injector " + input.injector_version}};
+    for (const auto key : inheritableAnnotations()) {
+      auto ns_value = ns_annotations.find(std::string(key));
+      if (ns_value == ns_annotations.end()) continue;
+      if (!has(workload_annotations, key)) collected[std::string(key)] = ns_value->second;
+    }
+    if (!hasWorkloadAnnotation(collected, annotation::kOpaquePorts)) {
+      const auto filtered = filterPodOpaquePorts(w.pod_spec, splitComma(values.proxy.opaque_ports));
+      if (!filtered.empty()) collected[std::string(annotation::kOpaquePorts)] = joinComma(filtered);
+    }
+    StringMap effective = w.pod_annotations;
+    for (const auto& [k, v] : collected) effective[k] = v;
+
+    const Values overridden =
+        overriddenValues(values, effective, ns_annotations, w.pod_spec, &out.logs);
+    PodPatchInput patch_input;
+    patch_input.workload = &w;
+    patch_input.values = &overridden;
+    patch_input.annotations = collected;
+    patch_input.labels = labels;
+    patch_input.effective_annotations = effective;
+    patch_input.linkerd_namespace = input.linkerd_namespace;
+    patch_input.trust_anchors_pem = input.trust_anchors_pem;
+    auto patch = buildPodPatch(patch_input, &out.logs);
+    if (!patch.ok()) {
+      fail(&out, patch.error().message);
+      return out;
+    }
+    emit("Injected", "Linkerd sidecar proxy injected");
+    out.logs.push_back(
+        {LogLine::Level::kInfo, "injection patch generated for: " + report.resName()});
+    out.logs.push_back({LogLine::Level::kDebug, "injection patch: " + patch->dump()});
+    respond(false, "");
+    out.decision = Decision::kInject;
+    out.patch = std::move(*patch);
+    return out;
+  }
+
+  const std::string readable = report.readableReasons();
+  emit("InjectionSkipped", "Linkerd sidecar proxy injection skipped: " + readable);
+
+  // CreateOpaquePortsPatch.
+  std::optional<std::string> ports;
+  if (!hasWorkloadAnnotation({}, annotation::kOpaquePorts)) {
+    if (auto ns_ports = ns_annotations.find(std::string(annotation::kOpaquePorts));
+        ns_ports != ns_annotations.end()) {
+      ports = ns_ports->second;
+    } else if (w.isPod()) {
+      const auto filtered = filterPodOpaquePorts(w.pod_spec, splitComma(values.proxy.opaque_ports));
+      if (!filtered.empty()) ports = joinComma(filtered);
+    } else if (w.isService()) {
+      const json& spec = w.object.contains("spec") ? w.object["spec"] : json(nullptr);
+      const auto filtered = filterServiceOpaquePorts(spec, splitComma(values.proxy.opaque_ports));
+      if (!filtered.empty()) ports = joinComma(filtered);
+    }
+  }
+  if (ports) {
+    const bool add_root = w.isPod() ? w.pod_annotations.empty() : w.annotations.empty();
+    out.patch = buildOpaquePortsPatch(add_root, *ports);
+    out.logs.push_back(
+        {LogLine::Level::kInfo, "annotation patch generated for: " + report.resName()});
+    out.logs.push_back({LogLine::Level::kDebug, "annotation patch: " + out.patch.dump()});
+    respond(false, "");
+    out.decision = Decision::kAnnotationPatch;
+    return out;
+  }
+  if (w.isPod()) {
+    out.logs.push_back({LogLine::Level::kInfo, "skipped " + report.resName() + ": " + readable});
+    respond(true, report.reasonCodes());
+  }
+  out.decision = Decision::kAllow;
+  return out;
+}
+
+}  // namespace harness::injector::linkerd

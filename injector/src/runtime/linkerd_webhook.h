@@ -1,0 +1,58 @@
+#pragma once
+
+// The HTTPS shell around the Linkerd profile: controller/webhook/server.go (decode, bad input,
+// echo the review with its response) and controller/proxy-injector/webhook.go (values and trust
+// bundle read on every request, namespace from the API, owner lookups, events, metrics).
+// See linkerd-injector.md §0, §4, §5.
+
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "harness/core/metrics.h"
+#include "harness/injector/kube_api.h"
+#include "harness/injector/linkerd/injector.h"
+#include "harness/net/http.h"
+#include "event_sink.h"
+#include "watched_file.h"
+
+namespace harness::injector {
+
+struct LinkerdWebhookConfig {
+  std::filesystem::path values_file;         // linkerd-config `values` (YAML), or the ConfigMap
+  std::filesystem::path trust_anchors_file;  // identity trust roots (PEM)
+  std::string linkerd_namespace = "linkerd";
+  std::string version;                       // written into linkerd.io/created-by
+};
+
+// Reads a linkerd-config values document: the `values` YAML itself, or a dumped ConfigMap
+// (kind: ConfigMap, data.values).
+core::Result<linkerd::Values> parseLinkerdValuesText(const std::string& text,
+                                                     const std::string& where);
+
+class LinkerdWebhook {
+ public:
+  LinkerdWebhook(LinkerdWebhookConfig config, KubeApi& kube, EventSink& events,
+                 core::MetricsRegistry& metrics);
+
+  net::Response handle(const net::Request& request);
+
+  // Checks that values and trust anchors load (used by readiness and at start-up).
+  core::Result<void> checkConfig();
+
+ private:
+  core::Result<std::shared_ptr<const linkerd::Values>> values();
+
+  LinkerdWebhookConfig config_;
+  KubeApi& kube_;
+  EventSink& events_;
+  core::MetricsRegistry& metrics_;
+  WatchedFile values_file_;
+  WatchedFile trust_file_;
+  std::mutex values_mutex_;
+  std::string values_text_;
+  std::shared_ptr<const linkerd::Values> values_;
+};
+
+}  // namespace harness::injector

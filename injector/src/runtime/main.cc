@@ -1,0 +1,126 @@
+// injector: a sidecar-injecting mutating admission webhook (Linkerd profile) and its offline
+// `inject` command.
+
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include "harness/net/server.h"
+#include "inject_command.h"
+#include "logging.h"
+#include "review_command.h"
+#include "serve.h"
+
+#ifndef HARNESS_VERSION
+#define HARNESS_VERSION "dev"
+#endif
+
+int main(int argc, char** argv) {
+  using namespace harness::injector;
+  // Before any thread starts: SIGTERM/SIGINT are then taken by sigwait in `serve`.
+  harness::net::blockTerminationSignals();
+
+  CLI::App app{"Sidecar injector: a mutating admission webhook with Linkerd's proxy-injector "
+               "behaviour, and offline injection."};
+  app.require_subcommand(1);
+  std::string log_level = "info", log_format = "plain";
+  app.add_option("--log-level", log_level, "debug, info, warn, error or off")
+      ->capture_default_str();
+  app.add_option("--log-format", log_format, "plain (logrus text) or json")
+      ->capture_default_str();
+  app.set_version_flag("--version", std::string("injector ") + HARNESS_VERSION);
+
+  ServeOptions serve;
+  serve.linkerd.version = std::string("sidecar-harness-") + HARNESS_VERSION;
+  auto* serve_cmd = app.add_subcommand("serve", "Run the HTTPS webhook server");
+  serve_cmd->add_option("--address", serve.address, "Listen address")->capture_default_str();
+  serve_cmd->add_option("--port", serve.port, "Webhook port (TLS; 0: any free port)")
+      ->capture_default_str();
+  serve_cmd->add_option("--admin-port", serve.admin_port,
+                        "Plain-HTTP admin port for /healthz, /readyz, /metrics (-1: none)")
+      ->capture_default_str();
+  serve_cmd->add_option("--tls-cert", serve.tls_cert, "Serving certificate (PEM)")->required();
+  serve_cmd->add_option("--tls-key", serve.tls_key, "Serving key (PEM)")->required();
+  serve_cmd->add_option("--profile", serve.profile, "Injection profile")->capture_default_str();
+  serve_cmd->add_option("--values", serve.linkerd.values_file,
+                        "linkerd-config values file (or the dumped ConfigMap)")
+      ->required();
+  serve_cmd->add_option("--trust-anchors", serve.linkerd.trust_anchors_file,
+                        "Identity trust anchors bundle (PEM)")
+      ->required();
+  serve_cmd->add_option("--linkerd-namespace", serve.linkerd.linkerd_namespace,
+                        "Control plane namespace")
+      ->capture_default_str();
+  serve_cmd->add_option("--kubeconfig", serve.kubeconfig, "Kubeconfig for API lookups");
+  serve_cmd->add_option("--context", serve.kube_context, "Kubeconfig context");
+  serve_cmd->add_flag("--in-cluster", serve.in_cluster, "Use the pod's service account");
+  serve_cmd->add_option("--objects", serve.object_files,
+                        "Serve lookups from these object files instead of an API server");
+  serve_cmd->add_option("--ports-file", serve.ports_file,
+                        "Write the bound ports as JSON here once listening");
+  serve_cmd->add_option("--threads", serve.threads, "Server threads")->capture_default_str();
+  bool allow_tls12 = false;
+  serve_cmd->add_flag("--allow-tls12", allow_tls12,
+                      "Accept TLS 1.2 clients (Linkerd requires TLS 1.3)");
+
+  InjectOptions inject;
+  inject.version = serve.linkerd.version;
+  auto* inject_cmd = app.add_subcommand(
+      "inject", "Print what the webhook would do to objects from files or stdin");
+  inject_cmd->add_option("inputs", inject.inputs, "Files (YAML or JSON; '-' for stdin)");
+  inject_cmd->add_option("--profile", inject.profile, "Injection profile")->capture_default_str();
+  inject_cmd->add_option("--values", inject.values_file, "linkerd-config values file");
+  inject_cmd->add_option("--trust-anchors", inject.trust_anchors_file, "Trust anchors (PEM)");
+  inject_cmd->add_option("-n,--namespace", inject.default_namespace,
+                         "Namespace of objects that name none")
+      ->capture_default_str();
+  inject_cmd->add_option("--namespace-file", inject.namespace_files, "Namespace objects");
+  inject_cmd->add_option("--objects", inject.object_files,
+                         "Other objects for owner lookups (ReplicaSets, Jobs, ...)");
+  inject_cmd->add_option("--linkerd-namespace", inject.linkerd_namespace,
+                         "Control plane namespace")
+      ->capture_default_str();
+  inject_cmd->add_option("-o,--output", inject.output, "yaml or json")
+      ->check(CLI::IsMember({"yaml", "json"}))
+      ->capture_default_str();
+  inject_cmd->add_flag("--patch", inject.patch, "Print the JSON patches instead");
+  inject_cmd->add_flag("--explain", inject.explain, "Print the decision and reasons per object");
+
+  ReviewOptions review;
+  auto* review_cmd = app.add_subcommand(
+      "review", "Print the AdmissionReview kube-apiserver would send for an object");
+  review_cmd->add_option("input", review.input, "Object file (YAML or JSON; '-' for stdin)")
+      ->capture_default_str();
+  review_cmd->add_option("--operation", review.operation, "CREATE, UPDATE, DELETE or CONNECT")
+      ->check(CLI::IsMember({"CREATE", "UPDATE", "DELETE", "CONNECT"}))
+      ->capture_default_str();
+  review_cmd->add_option("--version", review.version, "AdmissionReview version")
+      ->check(CLI::IsMember({"v1", "v1beta1"}))
+      ->capture_default_str();
+  review_cmd->add_option("-n,--namespace", review.namespace_name, "request.namespace");
+  review_cmd->add_option("--uid", review.uid, "request.uid (default: random)");
+  review_cmd->add_option("--user", review.username, "userInfo.username")->capture_default_str();
+  review_cmd->add_flag("--dry-run", review.dry_run, "request.dryRun");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (auto ok = configureLogging(log_level, log_format); !ok) {
+    std::cerr << "injector: " << ok.error().message << "\n";
+    return 2;
+  }
+  try {
+    if (*serve_cmd) {
+      serve.tls13_only = !allow_tls12;
+      return runServe(serve);
+    }
+    if (*review_cmd) return runReview(review, std::cin, std::cout, std::cerr);
+    return runInject(inject, std::cin, std::cout, std::cerr);
+  } catch (const std::exception& e) {
+    spdlog::critical("injector: {}", e.what());
+    return 2;
+  }
+}

@@ -1,0 +1,156 @@
+#include "serve.h"
+
+#include <csignal>
+#include <fstream>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+#include "harness/core/yaml.h"
+#include "harness/net/server.h"
+
+namespace harness::injector {
+
+namespace fs = std::filesystem;
+
+std::vector<nlohmann::json> flattenLists(std::vector<nlohmann::json> documents) {
+  std::vector<nlohmann::json> out;
+  for (auto& doc : documents) {
+    const bool is_list = doc.is_object() && doc.contains("items") && doc["items"].is_array() &&
+                         doc.value("kind", "").ends_with("List");
+    if (is_list) {
+      for (auto& item : doc["items"]) out.push_back(std::move(item));
+    } else {
+      out.push_back(std::move(doc));
+    }
+  }
+  return out;
+}
+
+core::Result<std::vector<nlohmann::json>> loadObjectFiles(const std::vector<fs::path>& files) {
+  std::vector<nlohmann::json> all;
+  for (const auto& file : files) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) return core::makeError("cannot read " + file.string());
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    auto docs = core::parseYamlDocuments(ss.str());
+    if (!docs) return docs.error().within(file.string());
+    for (auto& d : flattenLists(std::move(*docs))) all.push_back(std::move(d));
+  }
+  return all;
+}
+
+namespace {
+
+core::Result<std::unique_ptr<KubeApi>> makeKubeApi(const ServeOptions& o) {
+  if (!o.kubeconfig.empty()) {
+    auto conn = loadKubeconfig(o.kubeconfig, o.kube_context);
+    if (!conn) return conn.error();
+    return makeRestKubeApi(std::move(*conn));
+  }
+  if (o.in_cluster) {
+    auto conn = inClusterConnection();
+    if (!conn) return conn.error();
+    return makeRestKubeApi(std::move(*conn));
+  }
+  auto objects = loadObjectFiles(o.object_files);
+  if (!objects) return objects.error();
+  return std::unique_ptr<KubeApi>(std::make_unique<LocalKubeApi>(std::move(*objects)));
+}
+
+net::Response metricsResponse(const core::MetricsRegistry& metrics) {
+  net::Response r;
+  r.headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+  r.body = metrics.render();
+  return r;
+}
+
+}  // namespace
+
+int runServe(const ServeOptions& o) {
+  if (o.profile != "linkerd") {
+    spdlog::error("unknown profile \"{}\" (available: linkerd)", o.profile);
+    return 2;
+  }
+  auto kube = makeKubeApi(o);
+  if (!kube) {
+    spdlog::error("kubernetes API: {}", kube.error().message);
+    return 2;
+  }
+  spdlog::info("using the Kubernetes API at {}", (*kube)->describe());
+  core::MetricsRegistry metrics;
+  EventSink events(**kube);
+  LinkerdWebhook linkerd(o.linkerd, **kube, events, metrics);
+  if (auto ok = linkerd.checkConfig(); !ok) {
+    // Like the real injector, keep serving: every request reports the error until it is fixed.
+    spdlog::warn("configuration not usable yet: {}", ok.error().message);
+  }
+
+  auto health = [](const net::Request&) { return net::Response::text(200, "ok\n"); };
+  auto ready = [&linkerd](const net::Request&) {
+    auto ok = linkerd.checkConfig();
+    return ok ? net::Response::text(200, "ok\n")
+              : net::Response::text(503, "not ready: " + ok.error().message + "\n");
+  };
+  auto metrics_handler = [&metrics](const net::Request&) { return metricsResponse(metrics); };
+  auto inject = [&linkerd](const net::Request& r) { return linkerd.handle(r); };
+
+  net::Router webhook_routes;
+  webhook_routes.exact("/healthz", health)
+      .exact("/readyz", ready)
+      .exact("/metrics", metrics_handler)
+      .exact("/inject/linkerd", inject)
+      .fallback(inject);  // the real webhook serves every path (the configuration uses "/")
+  net::ServerOptions so;
+  so.address = o.address;
+  so.port = o.port;
+  so.threads = o.threads;
+  so.body_limit = 10 * 1024 * 1024;
+  so.oversized_body_status = 500;  // linkerd-injector.md §5
+  so.name = "webhook";
+  so.tls = net::TlsServerConfig{o.tls_cert.string(), o.tls_key.string()};
+  so.tls->tls13_only = o.tls13_only;
+  net::Server webhook(so, std::move(webhook_routes));
+  if (auto started = webhook.start(); !started) {
+    spdlog::error("webhook server: {}", started.error().message);
+    return 1;
+  }
+  std::unique_ptr<net::Server> admin;
+  if (o.admin_port >= 0) {
+    net::Router admin_routes;
+    admin_routes.exact("/healthz", health)
+        .exact("/readyz", ready)
+        .exact("/ready", ready)
+        .exact("/ping", health)
+        .exact("/metrics", metrics_handler);
+    net::ServerOptions ao;
+    ao.address = o.address;
+    ao.port = static_cast<std::uint16_t>(o.admin_port);
+    ao.threads = 1;
+    ao.name = "admin";
+    admin = std::make_unique<net::Server>(ao, std::move(admin_routes));
+    if (auto started = admin->start(); !started) {
+      spdlog::error("admin server: {}", started.error().message);
+      webhook.stop(std::chrono::milliseconds(0));
+      return 1;
+    }
+  }
+  spdlog::info("listening at {}:{} (webhook, TLS){}", webhook.address(), webhook.port(),
+               admin ? fmt::format(", {}:{} (admin)", admin->address(), admin->port()) : "");
+  if (!o.ports_file.empty()) {
+    nlohmann::json ports = {{"webhook", webhook.port()}, {"admin", admin ? admin->port() : 0}};
+    const fs::path tmp = o.ports_file.string() + ".tmp";
+    std::ofstream(tmp) << ports.dump() << "\n";
+    fs::rename(tmp, o.ports_file);
+  }
+  const int sig = net::waitForTerminationSignal();
+  spdlog::info("received signal {}, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  webhook.stop(o.shutdown_grace);
+  if (admin) admin->stop(std::chrono::milliseconds(1000));
+  events.flush();
+  spdlog::info("shut down");
+  return 0;
+}
+
+}  // namespace harness::injector

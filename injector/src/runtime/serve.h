@@ -1,0 +1,44 @@
+#pragma once
+
+// `injector serve`: the HTTPS mutating webhook (paths "/" and "/inject/linkerd") plus a plain
+// HTTP admin port with /healthz, /readyz and /metrics (like Linkerd's :9995); the webhook port
+// serves the same three paths.
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "linkerd_webhook.h"
+
+namespace harness::injector {
+
+struct ServeOptions {
+  std::string address = "0.0.0.0";
+  std::uint16_t port = 8443;
+  int admin_port = 9995;  // -1: no admin port; 0: any free port
+  std::filesystem::path tls_cert, tls_key;
+  std::string profile = "linkerd";
+  LinkerdWebhookConfig linkerd;
+  // Kubernetes API: a kubeconfig, the in-cluster service account, or local object files.
+  std::filesystem::path kubeconfig;
+  std::string kube_context;
+  bool in_cluster = false;
+  std::vector<std::filesystem::path> object_files;
+  // Written once listening: {"webhook": <port>, "admin": <port>} (for port 0 in tests).
+  std::filesystem::path ports_file;
+  int threads = 2;
+  bool tls13_only = true;  // Linkerd's webhook server requires TLS 1.3
+  std::chrono::milliseconds shutdown_grace{10'000};
+};
+
+// Runs until SIGTERM/SIGINT; returns the process exit code.
+int runServe(const ServeOptions& options);
+
+// Loads objects (YAML/JSON, multi-document, Lists flattened) from files; errors name the file.
+core::Result<std::vector<nlohmann::json>> loadObjectFiles(
+    const std::vector<std::filesystem::path>& files);
+
+// Flattens `kind: List` (and *List kinds with items) into their items.
+std::vector<nlohmann::json> flattenLists(std::vector<nlohmann::json> documents);
+
+}  // namespace harness::injector

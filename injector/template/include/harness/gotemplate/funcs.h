@@ -1,0 +1,36 @@
+#pragma once
+
+// Template function maps: Sprig's TxtFuncMap (the functions templates reach) and Istio's
+// InjectionFuncmap. Istio parses its injection templates with
+//   template.New("inject").Funcs(sprig.TxtFuncMap()).Funcs(inject.InjectionFuncmap)
+// so Istio's functions shadow Sprig's of the same name (contains, indent, omit, env, toYaml).
+//
+// Followed: Masterminds/sprig functions.go (names), defaults.go, strings.go, dict.go, list.go,
+// numeric.go (and spf13/cast's ToInt64/ToFloat64 for int/int64/float64/add/...), regex.go;
+// istio/istio pkg/kube/inject/template.go (InjectionFuncmap and its functions) and
+// pkg/config/mesh/mesh.go (DefaultProxyConfig, for protoToJSON's cleaning).
+
+#include <map>
+#include <string>
+
+#include "harness/gotemplate/template.h"
+
+namespace harness::gotemplate {
+
+// The process environment Istio's `env` function reads (os.Getenv in istiod), injected so the
+// library stays pure. A missing or empty variable gives the default.
+using Environment = std::map<std::string, std::string, std::less<>>;
+
+// Sprig's text/template functions (see funcs.cc for the list). Functions Sprig has but this
+// library does not implement (crypto, dates, random, network, semver) are present and fail
+// when called with "<name> is not supported by this template engine", so that parse-time
+// behaviour ("function not defined") stays Go's.
+FuncMap sprigFuncMap();
+
+// Istio's InjectionFuncmap alone.
+FuncMap istioInjectionFuncMap(Environment env);
+
+// What Istio parses injection templates with: Sprig's functions, then Istio's on top.
+FuncMap istioFuncMap(Environment env = {});
+
+}  // namespace harness::gotemplate

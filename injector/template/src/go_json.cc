@@ -1,0 +1,227 @@
+// Followed: golang/go src/encoding/json/encode.go (floatEncoder, appendString with
+// htmlSafeSet, map key sorting), indent.go (MarshalIndent layout) and decode.go (numbers decode
+// to float64 in interface{}).
+
+#include "harness/gotemplate/go_json.h"
+
+#include <charconv>
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include "harness/core/go_strconv.h"
+
+namespace harness::gotemplate {
+namespace {
+
+constexpr char kHex[] = "0123456789abcdef";
+
+void appendString(std::string& out, std::string_view s, bool escape_html) {
+  out.push_back('"');
+  for (size_t i = 0; i < s.size();) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    if (b < 0x80) {
+      const bool html = b == '<' || b == '>' || b == '&';
+      if (b >= 0x20 && b != '"' && b != '\\' && !(escape_html && html)) {
+        out.push_back(static_cast<char>(b));
+        ++i;
+        continue;
+      }
+      switch (b) {
+        case '\\': out += "\\\\"; break;
+        case '"': out += "\\\""; break;
+        case '\b': out += "\\b"; break;
+        case '\f': out += "\\f"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+          out += "\\u00";
+          out.push_back(kHex[b >> 4]);
+          out.push_back(kHex[b & 0xF]);
+      }
+      ++i;
+      continue;
+    }
+    // Multi-byte: validate the UTF-8 sequence.
+    size_t len = 0;
+    std::uint32_t r = 0;
+    if ((b & 0xE0) == 0xC0) {
+      len = 2;
+      r = b & 0x1F;
+    } else if ((b & 0xF0) == 0xE0) {
+      len = 3;
+      r = b & 0x0F;
+    } else if ((b & 0xF8) == 0xF0) {
+      len = 4;
+      r = b & 0x07;
+    }
+    bool ok = len != 0 && i + len <= s.size();
+    for (size_t k = 1; ok && k < len; ++k) {
+      const auto c = static_cast<unsigned char>(s[i + k]);
+      if ((c & 0xC0) != 0x80) ok = false;
+      r = (r << 6) | (c & 0x3F);
+    }
+    if (ok) {
+      // Reject overlong encodings and surrogates as Go's utf8 decoder does.
+      if ((len == 2 && r < 0x80) || (len == 3 && r < 0x800) || (len == 4 && r < 0x10000) ||
+          (r >= 0xD800 && r <= 0xDFFF) || r > 0x10FFFF) {
+        ok = false;
+      }
+    }
+    if (!ok) {
+      out += "\\ufffd";
+      ++i;
+      continue;
+    }
+    if (r == 0x2028 || r == 0x2029) {
+      out += "\\u202";
+      out.push_back(kHex[r & 0xF]);
+    } else {
+      out.append(s.substr(i, len));
+    }
+    i += len;
+  }
+  out.push_back('"');
+}
+
+core::Result<std::string> floatText(double f) {
+  if (std::isnan(f) || std::isinf(f)) {
+    return core::Error{"json: unsupported value: " + core::goFormatFloat(f)};
+  }
+  const double abs = std::fabs(f);
+  const bool exp = abs != 0 && (abs < 1e-6 || abs >= 1e21);
+  char buf[64];
+  const auto res = std::to_chars(buf, buf + sizeof buf, f,
+                                 exp ? std::chars_format::scientific : std::chars_format::fixed);
+  std::string s(buf, res.ptr);
+  if (exp) {
+    const size_t n = s.size();
+    if (n >= 4 && s[n - 4] == 'e' && s[n - 3] == '-' && s[n - 2] == '0') {
+      s[n - 2] = s[n - 1];
+      s.pop_back();
+    }
+  }
+  return s;
+}
+
+struct Encoder {
+  const GoJsonOptions& options;
+  std::string out;
+
+  void newline(int depth) {
+    out.push_back('\n');
+    for (int i = 0; i < depth; ++i) out += options.indent;
+  }
+
+  core::Result<void> encode(const nlohmann::json& v, int depth) {
+    if (depth > kMaxJsonDepth) return core::Error{"json: value nested too deeply"};
+    const bool pretty = !options.indent.empty();
+    switch (v.type()) {
+      case nlohmann::json::value_t::null: out += "null"; return {};
+      case nlohmann::json::value_t::boolean: out += v.get<bool>() ? "true" : "false"; return {};
+      case nlohmann::json::value_t::number_integer:
+        out += std::to_string(v.get<std::int64_t>());
+        return {};
+      case nlohmann::json::value_t::number_unsigned:
+        out += std::to_string(v.get<std::uint64_t>());
+        return {};
+      case nlohmann::json::value_t::number_float: {
+        auto t = floatText(v.get<double>());
+        if (!t) return t.error();
+        out += *t;
+        return {};
+      }
+      case nlohmann::json::value_t::string:
+        appendString(out, v.get_ref<const std::string&>(), options.escape_html);
+        return {};
+      case nlohmann::json::value_t::array: {
+        out.push_back('[');
+        if (v.empty()) {
+          out.push_back(']');
+          return {};
+        }
+        bool first = true;
+        for (const auto& e : v) {
+          if (!first) out.push_back(',');
+          first = false;
+          if (pretty) newline(depth + 1);
+          if (auto r = encode(e, depth + 1); !r) return r;
+        }
+        if (pretty) newline(depth);
+        out.push_back(']');
+        return {};
+      }
+      case nlohmann::json::value_t::object: {
+        out.push_back('{');
+        if (v.empty()) {
+          out.push_back('}');
+          return {};
+        }
+        bool first = true;
+        for (auto it = v.begin(); it != v.end(); ++it) {
+          if (!first) out.push_back(',');
+          first = false;
+          if (pretty) newline(depth + 1);
+          appendString(out, it.key(), options.escape_html);
+          out += pretty ? ": " : ":";
+          if (auto r = encode(it.value(), depth + 1); !r) return r;
+        }
+        if (pretty) newline(depth);
+        out.push_back('}');
+        return {};
+      }
+      default: out += "null"; return {};
+    }
+  }
+};
+
+}  // namespace
+
+core::Result<std::string> goJsonMarshal(const nlohmann::json& v, const GoJsonOptions& options) {
+  Encoder e{options, {}};
+  if (auto r = e.encode(v, 0); !r) return r.error();
+  return std::move(e.out);
+}
+
+int jsonDepth(const nlohmann::json& v) {
+  int max_depth = 0;
+  std::vector<std::pair<const nlohmann::json*, int>> stack{{&v, 0}};
+  while (!stack.empty()) {
+    auto [node, depth] = stack.back();
+    stack.pop_back();
+    if (!node->is_structured()) continue;
+    if (depth + 1 > max_depth) max_depth = depth + 1;
+    for (const auto& e : *node) stack.emplace_back(&e, depth + 1);
+  }
+  return max_depth;
+}
+
+nlohmann::json goJsonNumbers(const nlohmann::json& v) {
+  if (v.is_number_integer() || v.is_number_unsigned()) {
+    return v.is_number_unsigned() ? static_cast<double>(v.get<std::uint64_t>())
+                                  : static_cast<double>(v.get<std::int64_t>());
+  }
+  if (v.is_object()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (auto it = v.begin(); it != v.end(); ++it) out[it.key()] = goJsonNumbers(it.value());
+    return out;
+  }
+  if (v.is_array()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& e : v) out.push_back(goJsonNumbers(e));
+    return out;
+  }
+  return v;
+}
+
+core::Result<nlohmann::json> goJsonUnmarshal(std::string_view text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    return core::Error{"invalid JSON"};
+  }
+  if (jsonDepth(j) > kMaxJsonDepth) return core::Error{"exceeded max depth"};
+  return goJsonNumbers(j);
+}
+
+}  // namespace harness::gotemplate

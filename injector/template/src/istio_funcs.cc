@@ -1,0 +1,492 @@
+// Istio's injection template functions: istio/istio pkg/kube/inject/template.go
+// (InjectionFuncmap: formatDuration, isset, excludeInboundPort, includeInboundPorts,
+// kubevirtInterfaces, excludeInterfaces, applicationPorts, annotation, valueOrDefault, toJSON,
+// fromJSON, structToJSON, protoToJSON + cleanProxyConfig, toYaml, indent, directory, contains,
+// toLower, appendMultusNetwork, env, omit, strdict, toJsonMap, mergeMaps, omitNil,
+// otelResourceAttributes) with pkg/config/mesh/mesh.go DefaultProxyConfig for the defaults
+// protoToJSON drops, and Go's time.Duration.String for formatDuration.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "funcs_common.h"
+#include "harness/core/go_strconv.h"
+#include "harness/core/yaml.h"
+#include "harness/gotemplate/funcs.h"
+#include "harness/gotemplate/go_fmt.h"
+#include "harness/gotemplate/go_json.h"
+
+namespace harness::gotemplate {
+namespace {
+
+using detail::str;
+using detail::structMember;
+
+Function fn(std::vector<ParamType> params, FunctionBody body, bool variadic = false) {
+  return Function{std::move(params), variadic, std::move(body)};
+}
+
+// time.Duration.String (golang/go src/time/time.go format/fmtFrac/fmtInt).
+std::string durationString(std::int64_t d) {
+  if (d == 0) return "0s";
+  const bool neg = d < 0;
+  std::uint64_t u = neg ? ~static_cast<std::uint64_t>(d) + 1 : static_cast<std::uint64_t>(d);
+  std::string out;  // built right to left
+  auto frac = [&](int prec) {
+    bool print = false;
+    std::string digits;
+    for (int i = 0; i < prec; ++i) {
+      const auto digit = static_cast<char>('0' + u % 10);
+      print = print || digit != '0';
+      if (print) digits.insert(digits.begin(), digit);
+      u /= 10;
+    }
+    if (print) out.insert(0, "." + digits);
+  };
+  auto integer = [&](std::uint64_t v) { out.insert(0, std::to_string(v)); };
+  if (u < 1000000000ULL) {
+    int prec = 0;
+    std::string unit;
+    if (u < 1000ULL) {
+      unit = "ns";
+    } else if (u < 1000000ULL) {
+      prec = 3;
+      unit = "\xC2\xB5s";  // µs
+    } else {
+      prec = 6;
+      unit = "ms";
+    }
+    out = unit;
+    frac(prec);
+    integer(u);
+  } else {
+    out = "s";
+    frac(9);
+    integer(u % 60);
+    u /= 60;
+    if (u > 0) {
+      out.insert(0, "m");
+      integer(u % 60);
+      u /= 60;
+      if (u > 0) {
+        out.insert(0, "h");
+        integer(u);
+      }
+    }
+  }
+  if (neg) out.insert(0, "-");
+  return out;
+}
+
+// Nanoseconds of a protobuf Duration in JSON: "1.5s" (protojson) or {seconds, nanos}.
+Result<std::int64_t> durationNanos(const Value& v) {
+  if (!v.valid() || v.isNil()) return std::int64_t{0};
+  const auto& j = v.json();
+  if (j.is_string()) return core::goParseDuration(j.get<std::string>());
+  if (j.is_object()) {
+    auto num = [&](const char* key) -> std::int64_t {
+      const nlohmann::json* m = structMember(j, key);
+      if (m == nullptr) return 0;
+      if (m->is_string()) {
+        auto r = core::goParseInt(m->get<std::string>(), 10, 64);
+        return r.ok() ? *r : 0;
+      }
+      if (m->is_number()) return m->get<std::int64_t>();
+      return 0;
+    };
+    const std::int64_t secs = num("Seconds");
+    const std::int64_t nanos = num("Nanos");
+    if (secs > INT64_MAX / 1000000000 || secs < INT64_MIN / 1000000000) {
+      return secs < 0 ? INT64_MIN : INT64_MAX;
+    }
+    return secs * 1000000000 + nanos;
+  }
+  return Error{"wrong type for value; expected *durationpb.Duration; got " + v.typeName()};
+}
+
+std::string trimSpace(const std::string& s) {
+  const std::size_t b = s.find_first_not_of(" \t\n\v\f\r");
+  if (b == std::string::npos) return "";
+  const std::size_t e = s.find_last_not_of(" \t\n\v\f\r");
+  return s.substr(b, e - b + 1);
+}
+
+std::vector<std::string> splitComma(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  for (;;) {
+    const std::size_t c = s.find(',', pos);
+    out.push_back(s.substr(pos, c == std::string::npos ? std::string::npos : c - pos));
+    if (c == std::string::npos) return out;
+    pos = c + 1;
+  }
+}
+
+std::string joinComma(const std::vector<std::string>& parts) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    out += parts[i];
+  }
+  return out;
+}
+
+// getContainerPorts: the TCP container ports of the selected containers.
+std::string containerPorts(const Value& containers, bool skip_proxy) {
+  std::vector<std::string> parts;
+  if (!containers.valid() || containers.isNil()) return "";
+  for (const auto& c : containers.json()) {
+    if (skip_proxy) {
+      const nlohmann::json* name = structMember(c, "Name");
+      if (name != nullptr && name->is_string() && name->get<std::string>() == "istio-proxy") {
+        continue;
+      }
+    }
+    const nlohmann::json* ports = structMember(c, "Ports");
+    if (ports == nullptr || !ports->is_array()) continue;
+    for (const auto& p : *ports) {
+      const nlohmann::json* protocol = structMember(p, "Protocol");
+      if (protocol != nullptr && protocol->is_string()) {
+        const std::string proto = protocol->get<std::string>();
+        if (proto == "UDP" || proto == "SCTP") continue;
+      }
+      const nlohmann::json* port = structMember(p, "ContainerPort");
+      std::int64_t n = 0;
+      if (port != nullptr && port->is_number()) {
+        n = port->is_number_float() ? static_cast<std::int64_t>(port->get<double>())
+                                    : port->get<std::int64_t>();
+      }
+      parts.push_back(std::to_string(static_cast<std::int32_t>(n)));
+    }
+  }
+  return joinComma(parts);
+}
+
+bool isContainerPort(const nlohmann::json& j) {
+  if (!j.is_object() || j.empty()) return false;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& k = it.key();
+    if (k != "name" && k != "hostPort" && k != "containerPort" && k != "protocol" &&
+        k != "hostIP") {
+      return false;
+    }
+  }
+  return j.contains("containerPort");
+}
+
+// json.Marshal of the value; a corev1.ContainerPort keeps its struct field order and
+// omitempty rules (name, hostPort, containerPort, protocol, hostIP).
+Result<std::string> marshalStruct(const nlohmann::json& j) {
+  if (!isContainerPort(j)) return goJsonMarshal(j);
+  std::string out = "{";
+  bool first = true;
+  for (const char* key : {"name", "hostPort", "containerPort", "protocol", "hostIP"}) {
+    const auto it = j.find(key);
+    if (it == j.end()) continue;
+    const std::string k = key;
+    const bool omitempty = k != "containerPort";
+    if (omitempty && ((it->is_string() && it->get_ref<const std::string&>().empty()) ||
+                      (it->is_number() && it->get<double>() == 0) || it->is_null())) {
+      continue;
+    }
+    auto v = goJsonMarshal(*it);
+    if (!v) return v.error();
+    if (!first) out.push_back(',');
+    first = false;
+    out += "\"" + k + "\":" + *v;
+  }
+  return out + "}";
+}
+
+// cleanProxyConfig: drops fields equal to mesh.DefaultProxyConfig().
+nlohmann::json cleanProxyConfig(nlohmann::json pc) {
+  if (!pc.is_object()) return pc;
+  auto drop_if = [&](const char* key, const nlohmann::json& def) {
+    const auto it = pc.find(key);
+    if (it != pc.end() && *it == def) pc.erase(it);
+  };
+  auto drop_duration_if = [&](const char* key, std::int64_t nanos) {
+    const auto it = pc.find(key);
+    if (it == pc.end()) return;
+    auto d = durationNanos(Value(*it));
+    if (d.ok() && *d == nanos) pc.erase(it);
+  };
+  drop_if("configPath", "./etc/istio/proxy");
+  drop_if("binaryPath", "/usr/local/bin/envoy");
+  drop_if("controlPlaneAuthPolicy", "MUTUAL_TLS");
+  drop_if("controlPlaneAuthPolicy", 1);
+  drop_if("serviceCluster", "istio-proxy");
+  drop_duration_if("drainDuration", 45000000000LL);
+  drop_duration_if("terminationDrainDuration", 5000000000LL);
+  drop_duration_if("parentShutdownDuration", 60000000000LL);
+  drop_if("discoveryAddress", "istiod.istio-system.svc:15012");
+  drop_if("tracing", nlohmann::json{{"zipkin", {{"address", "zipkin.istio-system:9411"}}}});
+  drop_if("proxyAdminPort", 15000);
+  drop_if("statNameLength", 189);
+  drop_if("statusPort", 15020);
+  drop_if("concurrency", 2);
+  if (const auto it = pc.find("proxyMetadata");
+      it != pc.end() && (it->is_null() || (it->is_object() && it->empty()))) {
+    pc.erase(it);
+  }
+  return pc;
+}
+
+// omitNil: nils removed from maps and slices, recursively; an emptied map or slice is nil.
+nlohmann::json omitNil(const nlohmann::json& v, int depth) {
+  if (depth > kMaxJsonDepth) return v;
+  if (v.is_object()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      nlohmann::json c = omitNil(it.value(), depth + 1);
+      if (!c.is_null()) out[it.key()] = std::move(c);
+    }
+    return out.empty() ? nlohmann::json(nullptr) : out;
+  }
+  if (v.is_array()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& e : v) {
+      nlohmann::json c = omitNil(e, depth + 1);
+      if (!c.is_null()) out.push_back(std::move(c));
+    }
+    return out.empty() ? nlohmann::json(nullptr) : out;
+  }
+  return v;
+}
+
+nlohmann::json mergeStringMaps(const std::vector<Value>& maps) {
+  if (maps.empty()) return nullptr;
+  nlohmann::json out = nlohmann::json::object();
+  for (const Value& m : maps) {
+    if (m.isNil()) continue;
+    for (auto it = m.json().begin(); it != m.json().end(); ++it) out[it.key()] = it.value();
+  }
+  return out;
+}
+
+}  // namespace
+
+FuncMap istioInjectionFuncMap(Environment env) {
+  FuncMap m;
+  const ParamType any = ParamType::any();
+  const ParamType string = ParamType::string();
+  const ParamType string_map = ParamType::stringMap();
+  const ParamType containers = ParamType::structSlice("[]v1.Container");
+
+  m["formatDuration"] = fn({ParamType::pointer("*durationpb.Duration")},
+                           [](std::vector<Value>& a) -> Result<Value> {
+                             auto d = durationNanos(a[0]);
+                             if (!d) return d.error();
+                             return Value(durationString(*d));
+                           });
+  m["isset"] = fn({string_map, string}, [](std::vector<Value>& a) -> Result<Value> {
+    return Value(!a[0].isNil() && a[0].json().contains(str(a[1])));
+  });
+  m["excludeInboundPort"] = fn({any, string}, [](std::vector<Value>& a) -> Result<Value> {
+    const std::string port = trimSpace(goSprint({a[0]}));
+    const std::string& excluded = str(a[1]);
+    if (port.empty() || port == "0") return Value(excluded);
+    std::vector<std::string> out;
+    for (const std::string& p : splitComma(excluded)) {
+      if (p == port) return Value(excluded);  // already excluded
+      const std::string t = trimSpace(p);
+      if (!t.empty()) out.push_back(t);
+    }
+    out.push_back(port);
+    return Value(joinComma(out));
+  });
+  m["includeInboundPorts"] = fn({containers}, [](std::vector<Value>& a) -> Result<Value> {
+    return Value(containerPorts(a[0], false));
+  });
+  m["applicationPorts"] = fn({containers}, [](std::vector<Value>& a) -> Result<Value> {
+    return Value(containerPorts(a[0], true));
+  });
+  const auto identity = [](std::vector<Value>& a) -> Result<Value> { return a[0]; };
+  m["kubevirtInterfaces"] = fn({string}, identity);
+  m["excludeInterfaces"] = fn({string}, identity);
+  m["annotation"] = fn({ParamType::structNamed("v1.ObjectMeta"), string, any},
+                       [](std::vector<Value>& a) -> Result<Value> {
+                         const nlohmann::json* annotations =
+                             structMember(a[0].json(), "Annotations");
+                         if (annotations != nullptr && annotations->is_object()) {
+                           const auto it = annotations->find(str(a[1]));
+                           if (it != annotations->end()) {
+                             return Value(it->is_string() ? it->get<std::string>()
+                                                          : goPrintValue(Value(*it)));
+                           }
+                         }
+                         return Value(goSprint({a[2]}));
+                       });
+  m["valueOrDefault"] = fn({any, any}, [](std::vector<Value>& a) -> Result<Value> {
+    const Value& v = a[0];
+    if (v.isNil() || (v.kind() == GoKind::kString && str(v).empty())) return a[1];
+    return v;
+  });
+  m["toJSON"] = fn({string_map}, [](std::vector<Value>& a) -> Result<Value> {
+    if (a[0].isNil()) return Value(std::string("{}"));
+    auto r = goJsonMarshal(a[0].json());
+    return Value(r.ok() ? *r : std::string("{}"));
+  });
+  m["fromJSON"] = fn({string}, [](std::vector<Value>& a) -> Result<Value> {
+    auto r = goJsonUnmarshal(str(a[0]));
+    if (!r) return Value(std::string("{}"));
+    return Value(std::move(*r));
+  });
+  m["structToJSON"] = fn({any}, [](std::vector<Value>& a) -> Result<Value> {
+    if (a[0].isNil()) return Value(std::string("{}"));
+    auto r = marshalStruct(a[0].json());
+    return Value(r.ok() ? *r : std::string("{}"));
+  });
+  m["protoToJSON"] = fn({ParamType::pointer("proto.Message")},
+                        [](std::vector<Value>& a) -> Result<Value> {
+                          if (!a[0].valid() || a[0].isNil()) return Value(std::string("{}"));
+                          auto r = goJsonMarshal(cleanProxyConfig(a[0].json()),
+                                                 GoJsonOptions{false, ""});
+                          return Value(r.ok() ? *r : std::string("{}"));
+                        });
+  m["toYaml"] = fn({any}, [](std::vector<Value>& a) -> Result<Value> {
+    // sigs.k8s.io/yaml.Marshal: json.Marshal, then the JSON re-read and written as YAML.
+    const nlohmann::json& j = a[0].valid() ? a[0].json() : nlohmann::json(nullptr);
+    auto text = goJsonMarshal(j);
+    if (!text) return Value(std::string());
+    const nlohmann::json reread = nlohmann::json::parse(*text, nullptr, false);
+    if (reread.is_discarded()) return Value(std::string());
+    return Value(core::toYaml(reread));
+  });
+  m["indent"] = fn({ParamType::integer(), string}, [](std::vector<Value>& a) -> Result<Value> {
+    std::int64_t spaces = a[0].json().get<std::int64_t>();
+    if (spaces < 0) spaces = -spaces;  // fmt "% -Ns" pads to N on the right
+    const std::string& source = str(a[1]);
+    const auto lines = static_cast<std::uint64_t>(std::count(source.begin(), source.end(), '\n'));
+    if (static_cast<std::uint64_t>(spaces) * lines + source.size() > (64u << 20)) {
+      return Error{"result exceeds 67108864 bytes"};
+    }
+    const std::string pad(static_cast<std::size_t>(spaces), ' ');
+    std::string out;
+    for (const char c : source) {
+      out.push_back(c);
+      if (c == '\n') out += pad;
+    }
+    return Value(out);
+  });
+  m["directory"] = fn({string}, [](std::vector<Value>& a) -> Result<Value> {
+    const std::string& p = str(a[0]);
+    const std::size_t slash = p.rfind('/');
+    return Value(slash == std::string::npos ? std::string() : p.substr(0, slash + 1));
+  });
+  m["contains"] = fn({string, string}, [](std::vector<Value>& a) -> Result<Value> {
+    return Value(str(a[1]).find(str(a[0])) != std::string::npos);  // contains needle haystack
+  });
+  m["toLower"] = fn({string}, [](std::vector<Value>& a) -> Result<Value> {
+    return Value(detail::asciiLower(str(a[0])));
+  });
+  m["appendMultusNetwork"] = fn({string, string}, [](std::vector<Value>& a) -> Result<Value> {
+    const std::string& existing = str(a[0]);
+    const std::string& network = str(a[1]);
+    if (existing.empty()) return Value(network);
+    const std::size_t i = existing.rfind(']');
+    if (i != std::string::npos) {
+      const nlohmann::json nets = nlohmann::json::parse(existing, nullptr, false);
+      if (nets.is_discarded() || !nets.is_array()) return Value(existing);
+      for (const auto& n : nets) {
+        if (!n.is_object() && !n.is_null()) return Value(existing);
+      }
+      for (const auto& n : nets) {
+        if (n.is_object()) {
+          const auto it = n.find("name");
+          if (it != n.end() && it->is_string() && it->get<std::string>() == network) {
+            return Value(existing);
+          }
+        }
+      }
+      return Value(existing.substr(0, i) + ", {\"name\": \"" + network + "\"}" +
+                   existing.substr(i));
+    }
+    for (const std::string& net : splitComma(existing)) {
+      if (trimSpace(net) == network) return Value(existing);
+    }
+    return Value(existing + ", " + network);
+  });
+  m["env"] = fn({string, string}, [env = std::move(env)](std::vector<Value>& a) -> Result<Value> {
+    const auto it = env.find(str(a[0]));
+    if (it == env.end() || it->second.empty()) return a[1];
+    return Value(it->second);
+  });
+  m["omit"] = fn({string_map, string}, [](std::vector<Value>& a) -> Result<Value> {
+    nlohmann::json out = a[0].isNil() ? nlohmann::json::object() : a[0].json();
+    for (std::size_t i = 1; i < a.size(); ++i) out.erase(str(a[i]));
+    return Value(std::move(out)).withStringMap(true);
+  }, true);
+  m["strdict"] = fn({string}, [](std::vector<Value>& a) -> Result<Value> {
+    nlohmann::json out = nlohmann::json::object();
+    for (std::size_t i = 0; i < a.size(); i += 2) {
+      out[str(a[i])] = i + 1 < a.size() ? str(a[i + 1]) : std::string();
+    }
+    return Value(std::move(out)).withStringMap(true);
+  }, true);
+  m["mergeMaps"] = fn({string_map}, [](std::vector<Value>& a) -> Result<Value> {
+    return Value(mergeStringMaps(a)).withStringMap(true);
+  }, true);
+  m["toJsonMap"] = fn({string_map}, [](std::vector<Value>& a) -> Result<Value> {
+    auto r = goJsonMarshal(mergeStringMaps(a));
+    return Value(r.ok() ? *r : std::string());
+  }, true);
+  m["omitNil"] = fn({any}, [](std::vector<Value>& a) -> Result<Value> {
+    return Value(omitNil(a[0].json(), 0));
+  });
+  // Added with OpenTelemetry service attribute enrichment (istio/istio#59207); its source was
+  // not available to follow, so it is not reproduced.
+  m["otelResourceAttributes"] = fn({any}, [](std::vector<Value>&) -> Result<Value> {
+    return Error{"otelResourceAttributes is not supported by this template engine"};
+  }, true);
+  return m;
+}
+
+FuncMap istioFuncMap(Environment env) {
+  FuncMap m = sprigFuncMap();
+  for (auto& [name, f] : istioInjectionFuncMap(std::move(env))) m[name] = std::move(f);
+  return m;
+}
+
+std::map<std::string, ExecOptions::FieldType, std::less<>> istioFieldTypes() {
+  using FT = ExecOptions::FieldType;
+  return {
+      // map[string]string fields.
+      {"Annotations", FT::kStringMap},
+      {"Labels", FT::kStringMap},
+      {"ProxyMetadata", FT::kStringMap},
+      {"InfrastructureLabels", FT::kStringMap},
+      {"InfrastructureAnnotations", FT::kStringMap},
+      {"NodeSelector", FT::kStringMap},
+      // string fields (SidecarTemplateData, ObjectMeta, TypeMeta, PodSpec, DeploymentMeta).
+      {"Name", FT::kString},
+      {"Namespace", FT::kString},
+      {"GenerateName", FT::kString},
+      {"APIVersion", FT::kString},
+      {"Kind", FT::kString},
+      {"ServiceAccountName", FT::kString},
+      {"Revision", FT::kString},
+      {"ProxyImage", FT::kString},
+      {"ProxyInitImage", FT::kString},
+      {"InboundTrafficPolicyMode", FT::kString},
+      {"CompliancePolicy", FT::kString},
+      {"TrustDomain", FT::kString},
+      {"InterceptionMode", FT::kString},
+      // bool fields.
+      {"HostNetwork", FT::kBool},
+      {"NativeSidecars", FT::kBool},
+      // int fields.
+      {"ProxyListenPort", FT::kInt},
+      {"EstimatedConcurrency", FT::kInt},
+      // slices.
+      {"Containers", FT::kSlice},
+      {"InitContainers", FT::kSlice},
+      {"Ports", FT::kSlice},
+      {"Volumes", FT::kSlice},
+      {"ImagePullSecrets", FT::kSlice},
+  };
+}
+
+}  // namespace harness::gotemplate

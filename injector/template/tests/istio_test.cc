@@ -1,0 +1,422 @@
+// Istio's injection template functions (istio/istio pkg/kube/inject/template.go) and a
+// rendering of a fragment written the way manifests/charts/istio-control/istio-discovery/files/
+// injection-template.yaml is.
+
+#include <gtest/gtest.h>
+
+#include "harness/gotemplate/go_json.h"
+#include "render.h"
+
+namespace harness::gotemplate {
+namespace {
+
+using nlohmann::json;
+using testing::render;
+
+std::string istio(std::string_view text, const json& data = nullptr, Environment env = {}) {
+  ExecOptions options;
+  options.struct_fields = true;
+  options.field_types = istioFieldTypes();
+  return render(text, data, istioFuncMap(std::move(env)), options);
+}
+
+const json kMeta = {
+    {"ObjectMeta",
+     {{"name", "p"},
+      {"annotations", {{"present", "yes"}, {"blank", ""}}},
+      {"labels", {{"app", "hello"}}}}},
+    {"port", 15020.0},
+};
+
+TEST(Istio, AnnotationReturnsAPresentValueEvenWhenEmpty) {
+  EXPECT_EQ(istio("[{{ annotation .ObjectMeta \"present\" \"d\" }}][{{ annotation .ObjectMeta "
+                  "\"blank\" \"d\" }}]",
+                  kMeta),
+            "[yes][]");
+}
+
+TEST(Istio, AnnotationFormatsTheDefaultWithFmt) {
+  EXPECT_EQ(istio("{{ annotation .ObjectMeta \"a\" .port }} {{ annotation .ObjectMeta \"a\" .nope }}",
+                  kMeta),
+            "15020 <nil>");
+}
+
+TEST(Istio, AnnotationNeedsObjectMeta) {
+  EXPECT_EQ(istio("{{ annotation .nope \"a\" \"d\" }}", kMeta),
+            "ERR: template: t:1:14: executing \"t\" at <.nope>: invalid value; expected "
+            "v1.ObjectMeta");
+}
+
+TEST(Istio, IssetTellsPresenceOfAKey) {
+  EXPECT_EQ(istio("{{ isset .ObjectMeta.Annotations \"blank\" }} {{ isset .ObjectMeta.Annotations "
+                  "\"zz\" }}",
+                  kMeta),
+            "true false");
+}
+
+TEST(Istio, ValueOrDefaultReplacesOnlyEmptyStringAndNil) {
+  EXPECT_EQ(istio("{{ valueOrDefault \"\" \"d\" }} {{ valueOrDefault .nope \"d\" }} "
+                  "{{ valueOrDefault 0 \"d\" }} {{ valueOrDefault false \"d\" }} "
+                  "{{ valueOrDefault \"v\" \"d\" }}",
+                  kMeta),
+            "d d 0 false v");
+}
+
+TEST(Istio, ExcludeInboundPortAppendsTheStatusPort) {
+  EXPECT_EQ(istio("{{ excludeInboundPort 15020 \"\" }}|{{ excludeInboundPort \"15020\" \"4,5,6\" }}|"
+                  "{{ excludeInboundPort 15020 \"15020,1\" }}|{{ excludeInboundPort \"0\" \"1\" }}|"
+                  "{{ excludeInboundPort \" 123 \" \" 4 , ,5 \" }}|{{ excludeInboundPort .port \"\" }}",
+                  kMeta),
+            "15020|4,5,6,15020|15020,1|1|4,5,123|15020");
+}
+
+TEST(Istio, IncludeInboundAndApplicationPorts) {
+  const json data = {{"Spec",
+                      {{"containers",
+                        {{{"name", "app"},
+                          {"ports", {{{"containerPort", 80}}, {{"containerPort", 53}, {"protocol", "UDP"}}}}},
+                         {{"name", "istio-proxy"}, {"ports", {{{"containerPort", 15090}}}}}}}}}};
+  EXPECT_EQ(istio("{{ includeInboundPorts .Spec.Containers }}|{{ applicationPorts .Spec.Containers }}",
+                  data),
+            "80,15090|80");
+}
+
+TEST(Istio, ToJsonOfAStringMapIsSortedAndHtmlEscaped) {
+  EXPECT_EQ(istio("{{ toJSON .ObjectMeta.Annotations }} {{ toJSON .nope }}",
+                  json{{"ObjectMeta", {{"annotations", {{"b", "<x>"}, {"a", "1"}}}}}}),
+            R"({"a":"1","b":"\u003cx\u003e"} {})");
+}
+
+TEST(Istio, FromJsonDecodesOrGivesTheStringBraces) {
+  EXPECT_EQ(istio("{{ range $k, $v := fromJSON \"{\\\"b\\\":2,\\\"a\\\":1}\" }}{{ $k }}={{ $v }};"
+                  "{{ end }} {{ fromJSON \"not json\" }}"),
+            "a=1;b=2; {}");
+}
+
+TEST(Istio, StructToJsonKeepsContainerPortFieldOrder) {
+  EXPECT_EQ(istio("{{ structToJSON .p }} {{ structToJSON .nope }}",
+                  json{{"p", {{"protocol", "TCP"}, {"name", "http"}, {"containerPort", 8080},
+                              {"hostPort", 0}}}}),
+            R"({"name":"http","containerPort":8080,"protocol":"TCP"} {})");
+}
+
+TEST(Istio, ProtoToJsonDropsMeshDefaults) {
+  const json pc = {{"configPath", "./etc/istio/proxy"},
+                   {"binaryPath", "/usr/local/bin/envoy"},
+                   {"serviceCluster", "istio-proxy"},
+                   {"drainDuration", "45s"},
+                   {"discoveryAddress", "istiod.istio-system.svc:15012"},
+                   {"proxyAdminPort", 15000},
+                   {"statusPort", 15020},
+                   {"statNameLength", 189},
+                   {"concurrency", 2},
+                   {"controlPlaneAuthPolicy", "MUTUAL_TLS"},
+                   {"tracing", {{"zipkin", {{"address", "zipkin.istio-system:9411"}}}}},
+                   {"proxyMetadata", json::object()}};
+  EXPECT_EQ(istio("{{ protoToJSON .pc }}", json{{"pc", pc}}), "{}");
+}
+
+TEST(Istio, ProtoToJsonKeepsOtherFieldsWithoutHtmlEscaping) {
+  EXPECT_EQ(istio("{{ protoToJSON .pc }}",
+                  json{{"pc", {{"statusPort", 15021}, {"proxyMetadata", {{"A", "<b>"}}}}}}),
+            R"({"proxyMetadata":{"A":"<b>"},"statusPort":15021})");
+}
+
+TEST(Istio, ToYamlWritesBlockYaml) {
+  EXPECT_EQ(istio("{{ toYaml .r }}|{{ toYaml .nope }}",
+                  json{{"r", {{"requests", {{"cpu", "100m"}, {"memory", 128.0}}}}}}),
+            "requests:\n  cpu: 100m\n  memory: 128\n|null\n");
+}
+
+TEST(Istio, IndentLeavesTheFirstLineAlone) {
+  EXPECT_EQ(istio("{{ indent 2 \"a\\nb\\n\" }}|"), "a\n  b\n  |");
+}
+
+TEST(Istio, DirectoryIsThePathUpToTheLastSlash) {
+  EXPECT_EQ(istio("{{ directory \"/etc/certs/root.pem\" }}|{{ directory \"root.pem\" }}|"),
+            "/etc/certs/||");
+}
+
+TEST(Istio, ContainsTakesTheNeedleFirst) {
+  EXPECT_EQ(istio("{{ contains \"/\" \"docker.io/proxy\" }} {{ contains \"/\" \"proxyv2\" }}"),
+            "true false");
+}
+
+TEST(Istio, ToLower) { EXPECT_EQ(istio("{{ toLower \"Deployment\" }}"), "deployment"); }
+
+TEST(Istio, AppendMultusNetworkFlatForm) {
+  EXPECT_EQ(istio("{{ appendMultusNetwork \"\" \"istio-cni\" }}|"
+                  "{{ appendMultusNetwork \"a, b\" \"istio-cni\" }}|"
+                  "{{ appendMultusNetwork \"a, istio-cni\" \"istio-cni\" }}"),
+            "istio-cni|a, b, istio-cni|a, istio-cni");
+}
+
+TEST(Istio, AppendMultusNetworkJsonForm) {
+  EXPECT_EQ(istio(R"({{ appendMultusNetwork `[{"name":"a"}]` "istio-cni" }}|)"
+                  R"({{ appendMultusNetwork `[{"name":"istio-cni"}]` "istio-cni" }}|)"
+                  R"({{ appendMultusNetwork `[x]` "istio-cni" }})"),
+            R"([{"name":"a"}, {"name": "istio-cni"}]|[{"name":"istio-cni"}]|[x])");
+}
+
+TEST(Istio, EnvReadsTheInjectedEnvironment) {
+  EXPECT_EQ(istio("{{ env \"A\" \"d\" }} {{ env \"EMPTY\" \"d\" }} {{ env \"MISSING\" \"d\" }}",
+                  nullptr, Environment{{"A", "set"}, {"EMPTY", ""}}),
+            "set d d");
+}
+
+TEST(Istio, OmitStrdictMergeMapsAndToJsonMap) {
+  EXPECT_EQ(istio("{{ omit .ObjectMeta.Annotations \"present\" }} "
+                  "{{ strdict \"k\" \"v\" \"odd\" }} "
+                  "{{ mergeMaps (strdict \"a\" \"1\" \"b\" \"1\") (strdict \"b\" \"2\") }} "
+                  "{{ toJsonMap .ObjectMeta.Labels (strdict \"x\" \"<y>\") }} {{ toJsonMap }}",
+                  kMeta),
+            R"(map[blank:] map[k:v odd:] map[a:1 b:2] {"app":"hello","x":"\u003cy\u003e"} null)");
+}
+
+TEST(Istio, OmitNilRemovesNullsRecursively) {
+  EXPECT_EQ(istio("{{ omitNil .v | toJson }} {{ omitNil .all }}",
+                  json{{"v", {{"limits", {{"cpu", nullptr}, {"memory", "500Mi"}}},
+                              {"list", {1, nullptr, 3}}}},
+                       {"all", {{"a", nullptr}, {"b", {{"x", nullptr}}}}}}),
+            R"({"limits":{"memory":"500Mi"},"list":[1,3]} <no value>)");
+}
+
+TEST(Istio, FormatDurationPrintsGoDurations) {
+  EXPECT_EQ(istio("{{ formatDuration .a }} {{ formatDuration .b }} {{ formatDuration .c }} "
+                  "{{ formatDuration .d }} {{ formatDuration .nope }}",
+                  json{{"a", "1.5s"}, {"b", {{"seconds", "90"}}}, {"c", "0.0015s"}, {"d", "3600s"}}),
+            "1.5s 1m30s 1.5ms 1h0m0s 0s");
+}
+
+TEST(Istio, InterfaceFunctionsPassTheStringThrough) {
+  EXPECT_EQ(istio("{{ kubevirtInterfaces \"net1\" }} {{ excludeInterfaces \"eth1\" }}"),
+            "net1 eth1");
+}
+
+TEST(Istio, OtelResourceAttributesIsNotReproduced) {
+  const std::string out = istio("{{ otelResourceAttributes . }}", json::object());
+  EXPECT_NE(out.find("otelResourceAttributes is not supported"), std::string::npos) << out;
+}
+
+TEST(Istio, IstioOverridesSprigIndentAndSprigStaysForNindent) {
+  EXPECT_EQ(istio("{{ indent 2 \"a\\nb\" }}|{{ nindent 2 \"a\\nb\" }}"), "a\n  b|\n  a\n  b");
+}
+
+// A fragment in the style of the `sidecar` template (injection-template.yaml), with Istio's
+// data shapes: Go field names over Kubernetes JSON, .Values decoded from JSON (float64 numbers).
+TEST(Istio, RendersASidecarTemplateFragment) {
+  const std::string tmpl = R"TPL({{- define "resources"  }}
+  {{- if or (isset .ObjectMeta.Annotations `sidecar.istio.io/proxyCPU`) (isset .ObjectMeta.Annotations `sidecar.istio.io/proxyMemory`) }}
+      requests:
+        {{ if (isset .ObjectMeta.Annotations `sidecar.istio.io/proxyCPU`) -}}
+        cpu: "{{ index .ObjectMeta.Annotations `sidecar.istio.io/proxyCPU` }}"
+        {{ end }}
+  {{- else }}
+    {{- if .Values.global.proxy.resources }}
+      {{ toYaml .Values.global.proxy.resources | indent 6 }}
+    {{- end }}
+  {{- end }}
+{{- end }}
+{{- $containers := list }}
+{{- range $index, $container := .Spec.Containers }}{{ if not (eq $container.Name "istio-proxy") }}{{ $containers = append $containers $container.Name }}{{end}}{{- end}}
+metadata:
+  labels:
+    security.istio.io/tlsMode: {{ index .ObjectMeta.Labels `security.istio.io/tlsMode` | default "istio"  | quote }}
+    service.istio.io/canonical-name: {{ index .ObjectMeta.Labels `service.istio.io/canonical-name` | default (index .ObjectMeta.Labels `app.kubernetes.io/name`) | default (index .ObjectMeta.Labels `app`) | default .DeploymentMeta.Name  | quote }}
+  annotations: {
+    {{- if ge (len $containers) 1 }}
+    {{- if not (isset .ObjectMeta.Annotations `kubectl.kubernetes.io/default-logs-container`) }}
+    kubectl.kubernetes.io/default-logs-container: "{{ index $containers 0 }}",
+    {{- end }}
+    {{- end }}
+  }
+spec:
+  containers:
+  - name: istio-proxy
+  {{- if contains "/" (annotation .ObjectMeta `sidecar.istio.io/proxyImage` .Values.global.proxy.image) }}
+    image: "{{ annotation .ObjectMeta `sidecar.istio.io/proxyImage` .Values.global.proxy.image }}"
+  {{- else }}
+    image: "{{ .ProxyImage }}"
+  {{- end }}
+    args:
+    - proxy
+    - sidecar
+    - --domain
+    - $(POD_NAMESPACE).svc.{{ .Values.global.proxy.clusterDomain }}
+    - --proxyLogLevel={{ annotation .ObjectMeta `sidecar.istio.io/logLevel` .Values.global.proxy.logLevel }}
+    - --log_output_level={{ annotation .ObjectMeta `sidecar.istio.io/agentLogLevel` .Values.global.logging.level }}
+  {{- if .Values.global.logAsJson }}
+    - --log_as_json
+  {{- end }}
+    env:
+    - name: CA_ADDR
+    {{- if .Values.global.caAddress }}
+      value: {{ .Values.global.caAddress }}
+    {{- else }}
+      value: istiod{{- if not (eq .Values.revision "") }}-{{ .Values.revision }}{{- end }}.{{ .Values.global.istioNamespace }}.svc:15012
+    {{- end }}
+    - name: PROXY_CONFIG
+      value: |
+             {{ protoToJSON .ProxyConfig }}
+    - name: ISTIO_META_POD_PORTS
+      value: |-
+        [
+        {{- $first := true }}
+        {{- range $index1, $c := .Spec.Containers }}
+          {{- range $index2, $p := $c.Ports }}
+            {{- if (structToJSON $p) }}
+            {{if not $first}},{{end}}{{ structToJSON $p }}
+            {{- $first = false }}
+            {{- end }}
+          {{- end}}
+        {{- end}}
+        ]
+    - name: ISTIO_META_APP_CONTAINERS
+      value: "{{ $containers | join "," }}"
+    - name: ISTIO_META_INTERCEPTION_MODE
+      value: "{{ or (index .ObjectMeta.Annotations `sidecar.istio.io/interceptionMode`) .ProxyConfig.InterceptionMode.String }}"
+    {{- range $key, $value := .ProxyConfig.ProxyMetadata }}
+    - name: {{ $key }}
+      value: "{{ $value }}"
+    {{- end }}
+    {{ if ne (annotation .ObjectMeta `status.sidecar.istio.io/port` .Values.global.proxy.statusPort) `0` }}
+    readinessProbe:
+      httpGet:
+        path: /healthz/ready
+        port: 15021
+      initialDelaySeconds: {{ annotation .ObjectMeta `readiness.status.sidecar.istio.io/initialDelaySeconds` .Values.global.proxy.readinessInitialDelaySeconds }}
+      periodSeconds: {{ annotation .ObjectMeta `readiness.status.sidecar.istio.io/periodSeconds` .Values.global.proxy.readinessPeriodSeconds }}
+      timeoutSeconds: 3
+    {{ end -}}
+    resources:
+  {{ template "resources" . }}
+  initContainers:
+  - name: istio-init
+    args:
+    - "-d"
+    - "15090,15021,{{ excludeInboundPort (annotation .ObjectMeta `status.sidecar.istio.io/port` .Values.global.proxy.statusPort) (annotation .ObjectMeta `traffic.sidecar.istio.io/excludeInboundPorts` .Values.global.proxy.excludeInboundPorts) }}"
+)TPL";
+
+  const json values = goJsonNumbers(json::parse(R"({
+    "global": {
+      "proxy": {
+        "image": "proxyv2", "clusterDomain": "cluster.local", "logLevel": "warning",
+        "statusPort": 15020, "readinessInitialDelaySeconds": 0, "readinessPeriodSeconds": 15,
+        "excludeInboundPorts": "",
+        "resources": {"requests": {"cpu": "100m", "memory": "128Mi"},
+                      "limits": {"cpu": "2000m", "memory": "1024Mi"}}
+      },
+      "logging": {"level": "default:info"}, "logAsJson": false, "caAddress": "",
+      "istioNamespace": "istio-system"
+    },
+    "revision": ""
+  })"));
+  const json data = {
+      {"ObjectMeta",
+       {{"name", "hello-abc"},
+        {"labels", {{"app", "hello"}, {"version", "v1"}}},
+        {"annotations",
+         {{"sidecar.istio.io/logLevel", "debug"},
+          {"readiness.status.sidecar.istio.io/periodSeconds", "30"}}}}},
+      {"Spec",
+       {{"containers",
+         {{{"name", "hello"},
+           {"image", "hello:1"},
+           {"ports", {{{"containerPort", 80}, {"name", "http"}, {"protocol", "TCP"}},
+                      {{"containerPort", 9090}}}}},
+          {{"name", "sidecar-two"}, {"ports", {{{"containerPort", 53}, {"protocol", "UDP"}}}}}}}}},
+      {"ProxyConfig",
+       {{"interceptionMode", "REDIRECT"},
+        {"discoveryAddress", "istiod.istio-system.svc:15012"},
+        {"statusPort", 15020},
+        {"proxyMetadata", {{"FOO", "bar"}}}}},
+      {"DeploymentMeta", {{"name", "hello"}, {"namespace", "default"}}},
+      {"TypeMeta", {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}}},
+      {"ProxyImage", "docker.io/istio/proxyv2:1.30.0"},
+      {"Values", values},
+      {"Revision", ""},
+  };
+
+  const std::string expected =
+      "\n"
+      "metadata:\n"
+      "  labels:\n"
+      "    security.istio.io/tlsMode: \"istio\"\n"
+      "    service.istio.io/canonical-name: \"hello\"\n"
+      "  annotations: {\n"
+      "    kubectl.kubernetes.io/default-logs-container: \"hello\",\n"
+      "  }\n"
+      "spec:\n"
+      "  containers:\n"
+      "  - name: istio-proxy\n"
+      "    image: \"docker.io/istio/proxyv2:1.30.0\"\n"
+      "    args:\n"
+      "    - proxy\n"
+      "    - sidecar\n"
+      "    - --domain\n"
+      "    - $(POD_NAMESPACE).svc.cluster.local\n"
+      "    - --proxyLogLevel=debug\n"
+      "    - --log_output_level=default:info\n"
+      "    env:\n"
+      "    - name: CA_ADDR\n"
+      "      value: istiod.istio-system.svc:15012\n"
+      "    - name: PROXY_CONFIG\n"
+      "      value: |\n"
+      "             {\"interceptionMode\":\"REDIRECT\",\"proxyMetadata\":{\"FOO\":\"bar\"}}\n"
+      "    - name: ISTIO_META_POD_PORTS\n"
+      "      value: |-\n"
+      "        [\n"
+      "            {\"name\":\"http\",\"containerPort\":80,\"protocol\":\"TCP\"}\n"
+      "            ,{\"containerPort\":9090}\n"
+      "            ,{\"containerPort\":53,\"protocol\":\"UDP\"}\n"
+      "        ]\n"
+      "    - name: ISTIO_META_APP_CONTAINERS\n"
+      "      value: \"hello,sidecar-two\"\n"
+      "    - name: ISTIO_META_INTERCEPTION_MODE\n"
+      "      value: \"REDIRECT\"\n"
+      "    - name: FOO\n"
+      "      value: \"bar\"\n"
+      "    \n"
+      "    readinessProbe:\n"
+      "      httpGet:\n"
+      "        path: /healthz/ready\n"
+      "        port: 15021\n"
+      "      initialDelaySeconds: 0\n"
+      "      periodSeconds: 30\n"
+      "      timeoutSeconds: 3\n"
+      "    resources:\n"
+      "  \n"
+      "      limits:\n"
+      "        cpu: 2000m\n"
+      "        memory: 1024Mi\n"
+      "      requests:\n"
+      "        cpu: 100m\n"
+      "        memory: 128Mi\n"
+      "      \n"
+      "  initContainers:\n"
+      "  - name: istio-init\n"
+      "    args:\n"
+      "    - \"-d\"\n"
+      "    - \"15090,15021,15020\"\n";
+  EXPECT_EQ(istio(tmpl, data), expected);
+}
+
+TEST(Istio, ResourceAnnotationsReplaceValuesResources) {
+  const std::string tmpl =
+      "{{- if isset .ObjectMeta.Annotations `sidecar.istio.io/proxyCPU` }}\n"
+      "  requests:\n"
+      "    cpu: \"{{ index .ObjectMeta.Annotations `sidecar.istio.io/proxyCPU` }}\"\n"
+      "{{- else }}\n"
+      "  {{ toYaml .Values.resources | indent 2 }}\n"
+      "{{- end }}";
+  const json with_annotation = {
+      {"ObjectMeta", {{"annotations", {{"sidecar.istio.io/proxyCPU", "4000m"}}}}},
+      {"Values", {{"resources", {{"limits", {{"cpu", "2"}}}}}}}};
+  EXPECT_EQ(istio(tmpl, with_annotation), "\n  requests:\n    cpu: \"4000m\"");
+  const json without = {{"ObjectMeta", json::object()},
+                        {"Values", {{"resources", {{"limits", {{"cpu", "2"}}}}}}}};
+  EXPECT_EQ(istio(tmpl, without), "\n  limits:\n    cpu: \"2\"\n  ");
+}
+
+}  // namespace
+}  // namespace harness::gotemplate

@@ -1,0 +1,310 @@
+// The injector binary as a process: generated certificates, real HTTPS on 127.0.0.1, a fake
+// Kubernetes API server (HTTPS, bearer token) reached through a kubeconfig, AdmissionReviews v1
+// and v1beta1, bad input, health and metrics endpoints, configuration reload, SIGTERM.
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <mutex>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/core/base64.h"
+#include "harness/net/client.h"
+#include "harness/net/server.h"
+#include "harness/testing/support.h"
+
+namespace harness::injector {
+namespace {
+
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+namespace t = harness::testing;
+
+// Just enough of the Kubernetes REST API for the injector: GET of a few objects, POST of events.
+class FakeApiServer {
+ public:
+  explicit FakeApiServer(const std::filesystem::path& certs) {
+    objects_["/api/v1/namespaces/simple-app"] = {
+        {"apiVersion", "v1"},
+        {"kind", "Namespace"},
+        {"metadata", {{"name", "simple-app"}, {"annotations", {{"linkerd.io/inject", "enabled"}}}}}};
+    objects_["/apis/apps/v1/namespaces/simple-app/replicasets/simple-app-v1-5d8f"] = {
+        {"apiVersion", "apps/v1"},
+        {"kind", "ReplicaSet"},
+        {"metadata",
+         {{"name", "simple-app-v1-5d8f"},
+          {"namespace", "simple-app"},
+          {"uid", "rs-uid"},
+          {"ownerReferences",
+           {{{"apiVersion", "apps/v1"},
+             {"kind", "Deployment"},
+             {"name", "simple-app-v1"},
+             {"uid", "deploy-uid"},
+             {"controller", true}}}}}}};
+    objects_["/apis/apps/v1/namespaces/simple-app/deployments/simple-app-v1"] = {
+        {"apiVersion", "apps/v1"},
+        {"kind", "Deployment"},
+        {"metadata", {{"name", "simple-app-v1"}, {"namespace", "simple-app"}, {"uid", "deploy-uid"}}}};
+    net::Router router;
+    router.fallback([this](const net::Request& r) { return serve(r); });
+    net::ServerOptions o;
+    o.tls = net::TlsServerConfig{(certs / "tls.crt").string(), (certs / "tls.key").string()};
+    server_ = std::make_unique<net::Server>(o, std::move(router));
+    auto started = server_->start();
+    if (!started) throw std::runtime_error(started.error().message);
+  }
+
+  std::uint16_t port() const { return server_->port(); }
+
+  std::vector<json> events() {
+    std::lock_guard lock(mutex_);
+    return events_;
+  }
+
+  std::vector<std::string> authorizations() {
+    std::lock_guard lock(mutex_);
+    return authorizations_;
+  }
+
+ private:
+  net::Response serve(const net::Request& r) {
+    std::lock_guard lock(mutex_);
+    authorizations_.push_back(r.headers.get("Authorization").value_or(""));
+    if (r.method == "POST" && r.path == "/api/v1/namespaces/simple-app/events") {
+      events_.push_back(json::parse(r.body));
+      return net::Response::json(201, r.body);
+    }
+    auto it = objects_.find(r.path);
+    if (r.method == "GET" && it != objects_.end()) return net::Response::json(200, it->second.dump());
+    return net::Response::json(
+        404, json{{"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Failure"},
+                  {"message", "not found: " + r.path}, {"reason", "NotFound"}, {"code", 404}}
+                 .dump());
+  }
+
+  std::map<std::string, json> objects_;
+  std::mutex mutex_;
+  std::vector<json> events_;
+  std::vector<std::string> authorizations_;
+  std::unique_ptr<net::Server> server_;
+};
+
+json podReview(const std::string& api_version, const std::string& uid) {
+  json pod = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata",
+       {{"generateName", "simple-app-v1-5d8f-"},
+        {"namespace", "simple-app"},
+        {"labels", {{"app", "server"}, {"version", "v1"}}},
+        {"ownerReferences",
+         {{{"apiVersion", "apps/v1"},
+           {"kind", "ReplicaSet"},
+           {"name", "simple-app-v1-5d8f"},
+           {"uid", "rs-uid"},
+           {"controller", true}}}}}},
+      {"spec",
+       {{"containers",
+         {{{"name", "http-app"},
+           {"image", "kong/httpbin:latest"},
+           {"ports", {{{"containerPort", 80}}}}}}}}}};
+  return {{"apiVersion", api_version},
+          {"kind", "AdmissionReview"},
+          {"request",
+           {{"uid", uid},
+            {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
+            {"resource", {{"group", ""}, {"version", "v1"}, {"resource", "pods"}}},
+            {"namespace", "simple-app"},
+            {"operation", "CREATE"},
+            {"userInfo", {{"username", "system:serviceaccount:kube-system:replicaset-controller"}}},
+            {"object", pod},
+            {"oldObject", nullptr},
+            {"dryRun", false}}}};
+}
+
+class InjectorProcessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    t::generateCertificates(dir_ / "webhook");
+    t::generateCertificates(dir_ / "api");
+    api_ = std::make_unique<FakeApiServer>(dir_ / "api");
+    t::writeFile(dir_ / "values.yaml", "proxy:\n  logLevel: warn,linkerd=info\n");
+    t::writeFile(dir_ / "trust.pem", t::readFile(dir_ / "webhook" / "ca.crt"));
+    const std::string ca_data = core::base64Encode(t::readFile(dir_ / "api" / "ca.crt"));
+    t::writeFile(dir_ / "kubeconfig",
+                 "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
+                 "clusters:\n- name: fake\n  cluster:\n    server: https://127.0.0.1:" +
+                     std::to_string(api_->port()) + "\n    certificate-authority-data: " + ca_data +
+                     "\nusers:\n- name: injector\n  user:\n    token: s3cr3t\n"
+                     "contexts:\n- name: test\n  context:\n    cluster: fake\n    user: injector\n");
+    process_ = std::make_unique<t::ChildProcess>(
+        std::vector<std::string>{HARNESS_INJECTOR_BINARY, "--log-level", "debug", "serve",
+                                 "--address", "127.0.0.1", "--port", "0", "--admin-port", "0",
+                                 "--tls-cert", (dir_ / "webhook" / "tls.crt").string(),
+                                 "--tls-key", (dir_ / "webhook" / "tls.key").string(),
+                                 "--values", (dir_ / "values.yaml").string(),
+                                 "--trust-anchors", (dir_ / "trust.pem").string(),
+                                 "--kubeconfig", (dir_ / "kubeconfig").string(),
+                                 "--ports-file", (dir_ / "ports.json").string()},
+        dir_ / "injector.log");
+    ASSERT_TRUE(t::waitForFile(dir_ / "ports.json", 15000)) << t::readFile(dir_ / "injector.log");
+    auto ports = json::parse(t::readFile(dir_ / "ports.json"));
+    webhook_port_ = ports["webhook"];
+    admin_port_ = ports["admin"];
+    net::ClientOptions o;
+    o.ca_pem = t::readFile(dir_ / "webhook" / "ca.crt");
+    client_ = std::make_unique<net::HttpClient>(o);
+  }
+
+  void TearDown() override {
+    if (process_) {
+      EXPECT_EQ(process_->stop(SIGTERM), 0) << t::readFile(dir_ / "injector.log");
+    }
+  }
+
+  net::ClientResponse post(const std::string& body, const std::string& path = "/") {
+    net::ClientRequest r;
+    r.url = "https://127.0.0.1:" + std::to_string(webhook_port_) + path + "?timeout=10s";
+    r.headers.set("Content-Type", "application/json");
+    r.body = body;
+    r.deadline = std::chrono::steady_clock::now() + 10s;
+    return client_->sendSync(std::move(r));
+  }
+
+  net::ClientResponse get(const std::string& url) {
+    net::ClientRequest r;
+    r.method = "GET";
+    r.url = url;
+    r.deadline = std::chrono::steady_clock::now() + 10s;
+    return client_->sendSync(std::move(r));
+  }
+
+  std::string admin(const std::string& path) { return "http://127.0.0.1:" + std::to_string(admin_port_) + path; }
+
+  static json decodedPatch(const json& review) {
+    auto bytes = core::base64Decode(review["response"]["patch"].get<std::string>());
+    EXPECT_TRUE(bytes.ok());
+    return json::parse(*bytes);
+  }
+
+  t::ScratchDir dir_{"injector"};
+  std::unique_ptr<FakeApiServer> api_;
+  std::unique_ptr<t::ChildProcess> process_;
+  std::unique_ptr<net::HttpClient> client_;
+  int webhook_port_ = 0, admin_port_ = 0;
+};
+
+TEST_F(InjectorProcessTest, InjectsAPodOwnedByADeploymentOverV1) {
+  auto res = post(podReview("admission.k8s.io/v1", "uid-1").dump());
+  ASSERT_TRUE(res.ok()) << res.error_message;
+  ASSERT_EQ(res.status, 200) << res.body;
+  auto review = json::parse(res.body);
+  EXPECT_EQ(review["apiVersion"], "admission.k8s.io/v1");
+  EXPECT_EQ(review["kind"], "AdmissionReview");
+  EXPECT_EQ(review["response"]["uid"], "uid-1");
+  EXPECT_EQ(review["response"]["allowed"], true);
+  EXPECT_EQ(review["response"]["patchType"], "JSONPatch");
+  auto patch = decodedPatch(review);
+  bool has_proxy = false, has_owner_label = false;
+  for (const auto& op : patch) {
+    if (op["path"] == "/spec/initContainers/1" && op["value"]["name"] == "linkerd-proxy") has_proxy = true;
+    if (op["path"] == "/metadata/labels/linkerd.io~1proxy-deployment" && op["value"] == "simple-app-v1") {
+      has_owner_label = true;
+    }
+  }
+  EXPECT_TRUE(has_proxy) << patch.dump(2);
+  EXPECT_TRUE(has_owner_label) << patch.dump(2);
+}
+
+TEST_F(InjectorProcessTest, AnswersV1beta1WithTheSameVersionAndPostsAnEventToTheOwner) {
+  auto res = post(podReview("admission.k8s.io/v1beta1", "uid-2").dump(), "/inject/linkerd");
+  ASSERT_TRUE(res.ok()) << res.error_message;
+  auto review = json::parse(res.body);
+  EXPECT_EQ(review["apiVersion"], "admission.k8s.io/v1beta1");
+  EXPECT_EQ(review["response"]["allowed"], true);
+  std::vector<json> events;
+  for (int i = 0; i < 200 && events.empty(); ++i) {
+    std::this_thread::sleep_for(20ms);
+    events = api_->events();
+  }
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["reason"], "Injected");
+  EXPECT_EQ(events[0]["message"], "Linkerd sidecar proxy injected");
+  EXPECT_EQ(events[0]["involvedObject"]["kind"], "Deployment");
+  EXPECT_EQ(events[0]["involvedObject"]["name"], "simple-app-v1");
+  EXPECT_EQ(events[0]["source"]["component"], "linkerd-proxy-injector");
+  for (const auto& auth : api_->authorizations()) EXPECT_EQ(auth, "Bearer s3cr3t");
+}
+
+TEST_F(InjectorProcessTest, RejectsMalformedReviewsWithHttp400) {
+  auto garbage = post("{not json");
+  ASSERT_TRUE(garbage.ok());
+  EXPECT_EQ(garbage.status, 400);
+  EXPECT_TRUE(garbage.body.starts_with("failed to decode admission review request: ")) << garbage.body;
+
+  auto no_request = post(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})");
+  EXPECT_EQ(no_request.status, 400);
+  EXPECT_EQ(no_request.body, "invalid admission review request");
+
+  auto empty = post("");
+  EXPECT_EQ(empty.status, 200);
+  EXPECT_EQ(empty.body, "");
+}
+
+TEST_F(InjectorProcessTest, DeniesWhenTheNamespaceIsUnknown) {
+  auto review = podReview("admission.k8s.io/v1", "uid-3");
+  review["request"]["namespace"] = "nowhere";
+  auto res = post(review.dump());
+  ASSERT_EQ(res.status, 200);
+  auto body = json::parse(res.body);
+  EXPECT_EQ(body["response"]["allowed"], false);
+  EXPECT_FALSE(body["response"]["status"]["message"].get<std::string>().empty());
+}
+
+TEST_F(InjectorProcessTest, ServesHealthAndMetricsOnBothPorts) {
+  ASSERT_EQ(post(podReview("admission.k8s.io/v1", "uid-4").dump()).status, 200);
+  for (const std::string& base : {"https://127.0.0.1:" + std::to_string(webhook_port_), admin("")}) {
+    EXPECT_EQ(get(base + "/healthz").status, 200) << base;
+    EXPECT_EQ(get(base + "/readyz").status, 200) << base;
+    auto metrics = get(base + "/metrics");
+    ASSERT_EQ(metrics.status, 200);
+    EXPECT_NE(metrics.body.find("# TYPE proxy_inject_admission_requests_total counter"), std::string::npos);
+    EXPECT_NE(metrics.body.find("proxy_inject_admission_responses_total{"), std::string::npos);
+    EXPECT_NE(metrics.body.find("owner_kind=\"deployment\""), std::string::npos);
+    EXPECT_NE(metrics.body.find("skip=\"false\""), std::string::npos);
+    EXPECT_NE(metrics.body.find("injector_admission_duration_seconds_bucket"), std::string::npos);
+  }
+}
+
+TEST_F(InjectorProcessTest, ReloadsValuesWhenTheFileChanges) {
+  auto first = decodedPatch(json::parse(post(podReview("admission.k8s.io/v1", "a").dump()).body));
+  EXPECT_NE(first.dump().find("cr.l5d.io/linkerd/proxy:"), std::string::npos);
+  // A ConfigMap mount changes by symlink swap: write a new file and rename it over the old one.
+  t::writeFile(dir_ / "values.yaml.new", "proxy:\n  image:\n    name: registry.local/proxy\n");
+  std::filesystem::rename(dir_ / "values.yaml.new", dir_ / "values.yaml");
+  auto second = decodedPatch(json::parse(post(podReview("admission.k8s.io/v1", "b").dump()).body));
+  EXPECT_NE(second.dump().find("registry.local/proxy:"), std::string::npos);
+
+  t::writeFile(dir_ / "values.yaml.bad", "proxy: [not, a, map]\n");
+  std::filesystem::rename(dir_ / "values.yaml.bad", dir_ / "values.yaml");
+  auto denied = json::parse(post(podReview("admission.k8s.io/v1", "c").dump()).body);
+  EXPECT_EQ(denied["response"]["allowed"], false);
+  EXPECT_EQ(get(admin("/readyz")).status, 503);
+}
+
+TEST_F(InjectorProcessTest, AnswersPlaintextAndOversizedRequestsLikeTheRealServer) {
+  auto plain = get("http://127.0.0.1:" + std::to_string(webhook_port_) + "/");
+  ASSERT_TRUE(plain.ok()) << plain.error_message;
+  EXPECT_EQ(plain.status, 400);
+  auto huge = post(std::string(11 * 1024 * 1024, ' '));
+  ASSERT_TRUE(huge.ok()) << huge.error_message;
+  EXPECT_EQ(huge.status, 500);
+  // Still serving afterwards.
+  EXPECT_EQ(post(podReview("admission.k8s.io/v1", "d").dump()).status, 200);
+}
+
+}  // namespace
+}  // namespace harness::injector
