@@ -5,5 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 preset="${1:-default}"
 shift || true
+# ccache hits across clones of the repository (CI builds in a fresh clone each time).
+export CCACHE_BASEDIR="$(pwd)" CCACHE_NOHASHDIR=true CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
 cmake --preset "$preset" >/dev/null
 cmake --build --preset "$preset" -j 2 "$@"

@@ -6,6 +6,7 @@
 // otelResourceAttributes) with pkg/config/mesh/mesh.go DefaultProxyConfig for the defaults
 // protoToJSON drops, and Go's time.Duration.String for formatDuration.
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -448,6 +449,13 @@ FuncMap istioFuncMap(Environment env) {
   FuncMap m = sprigFuncMap();
   for (auto& [name, f] : istioInjectionFuncMap(std::move(env))) m[name] = std::move(f);
   return m;
+}
+
+ExecOptions istioExecOptions() {
+  ExecOptions options;
+  options.struct_fields = true;
+  options.field_types = istioFieldTypes();
+  return options;
 }
 
 std::map<std::string, ExecOptions::FieldType, std::less<>> istioFieldTypes() {

@@ -14,10 +14,7 @@ using nlohmann::json;
 using testing::render;
 
 std::string istio(std::string_view text, const json& data = nullptr, Environment env = {}) {
-  ExecOptions options;
-  options.struct_fields = true;
-  options.field_types = istioFieldTypes();
-  return render(text, data, istioFuncMap(std::move(env)), options);
+  return render(text, data, istioFuncMap(std::move(env)), istioExecOptions());
 }
 
 const json kMeta = {

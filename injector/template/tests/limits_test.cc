@@ -26,7 +26,7 @@ TEST(Limits, NestingOfStatementsAcrossTemplateCallsIsBounded) {
   for (int i = 0; i < 10; ++i) body += "{{ end }}";
   const std::string out =
       render("{{ define \"r\" }}" + body + "{{ end }}{{ template \"r\" . }}");
-  EXPECT_NE(out.find("exceeded maximum nesting depth (3000)"), std::string::npos) << out;
+  EXPECT_NE(out.find("exceeded maximum nesting depth (2500)"), std::string::npos) << out;
 }
 
 TEST(Limits, TemplateDepthIsConfigurable) {

@@ -33,4 +33,8 @@ FuncMap istioInjectionFuncMap(Environment env);
 // What Istio parses injection templates with: Sprig's functions, then Istio's on top.
 FuncMap istioFuncMap(Environment env = {});
 
+// Execution options for Istio's template data (SidecarTemplateData as JSON): Go-struct
+// emulation on, with istioFieldTypes() for zero values and map[string]string fields.
+ExecOptions istioExecOptions();
+
 }  // namespace harness::gotemplate

@@ -120,7 +120,7 @@ struct ExecOptions {
   // Nested statements, pipelines and template calls together (Go: none). Each level takes a
   // few hundred bytes of C++ stack; the default stays within about 1 MiB. Parsing nests at
   // most 300 levels (control structures, parentheses), also within about 1 MiB.
-  int max_nesting = 3000;
+  int max_nesting = 2500;
   std::size_t max_output_bytes = 64u << 20;  // bytes written
   std::int64_t max_range_iterations = 1000000;  // iterations of one {{range}} over an integer
   std::int64_t max_steps = 50000000;         // evaluation steps in one execution

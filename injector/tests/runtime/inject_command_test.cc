@@ -1,0 +1,183 @@
+// `injector inject` (offline) on files: the seed tutorial golden, output modes, bad input.
+
+#include "inject_command.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/core/yaml.h"
+#include "harness/testing/support.h"
+
+namespace harness::injector {
+namespace {
+
+namespace t = harness::testing;
+using json = nlohmann::json;
+
+struct Run {
+  int code;
+  std::string out, err;
+};
+
+Run run(InjectOptions o, const std::string& stdin_text = {}) {
+  std::istringstream in(stdin_text);
+  std::ostringstream out, err;
+  if (o.trust_anchors_file.empty()) {
+    o.trust_anchors_file = t::sourceDir() / "injector/tests/runtime/testdata/trust-anchors.pem";
+  }
+  o.version = "test";
+  const int code = runInject(o, in, out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::string seed(const std::string& file) {
+  return (t::sourceDir() / "scenarios/seed-tutorial" / file).string();
+}
+
+// The seed tutorial's application.yaml, injected offline, is kept as a golden file; refresh it
+// with HARNESS_UPDATE_GOLDEN=1.
+TEST(InjectCommand, SeedTutorialMatchesGoldenOutput) {
+  InjectOptions o;
+  o.inputs = {seed("application.yaml")};
+  auto r = run(o);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto golden = t::sourceDir() / "injector/tests/runtime/testdata/seed-tutorial.injected.yaml";
+  if (const char* update = std::getenv("HARNESS_UPDATE_GOLDEN"); update && std::string(update) == "1") {
+    t::writeFile(golden, r.out);
+  }
+  EXPECT_EQ(r.out, t::readFile(golden)) << "refresh with HARNESS_UPDATE_GOLDEN=1 if intended";
+}
+
+TEST(InjectCommand, SeedTutorialPodIsInjectedAsANativeSidecar) {
+  InjectOptions o;
+  o.inputs = {seed("application.yaml"), seed("pod.yaml")};
+  o.object_files = {seed("owners.yaml")};
+  o.output = "json";
+  auto r = run(o);
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto list = json::parse(r.out);
+  ASSERT_EQ(list["kind"], "List");
+  ASSERT_EQ(list["items"].size(), 3u);
+  const auto& pod = list["items"][2];
+  ASSERT_EQ(pod["kind"], "Pod");
+  const auto& init = pod["spec"]["initContainers"];
+  ASSERT_EQ(init.size(), 2u);
+  EXPECT_EQ(init[0]["name"], "linkerd-init");
+  EXPECT_EQ(init[1]["name"], "linkerd-proxy");
+  EXPECT_EQ(init[1]["restartPolicy"], "Always");
+  EXPECT_EQ(pod["metadata"]["labels"]["linkerd.io/proxy-deployment"], "simple-app-v1");
+  EXPECT_EQ(pod["metadata"]["annotations"]["linkerd.io/created-by"], "linkerd/proxy-injector test");
+}
+
+TEST(InjectCommand, ReinjectingTheOutputChangesNothing) {
+  InjectOptions o;
+  o.inputs = {seed("application.yaml")};
+  auto first = run(o);
+  ASSERT_EQ(first.code, 0);
+  InjectOptions again;
+  again.inputs = {"-"};
+  auto second = run(again, first.out);
+  ASSERT_EQ(second.code, 0) << second.err;
+  EXPECT_EQ(second.out, first.out);
+}
+
+TEST(InjectCommand, PatchModePrintsOnePatchPerObject) {
+  InjectOptions o;
+  o.inputs = {seed("application.yaml")};
+  o.patch = true;
+  auto r = run(o);
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto patches = json::parse(r.out);
+  ASSERT_EQ(patches.size(), 1u);  // the Namespace is not sent to the webhook
+  EXPECT_EQ(patches[0]["object"], "Deployment simple-app/simple-app-v1");
+  EXPECT_EQ(patches[0]["decision"], "inject");
+  EXPECT_EQ(patches[0]["patch"][0]["path"], "/spec/template/metadata/annotations");
+}
+
+TEST(InjectCommand, ExplainNamesTheDecisionAndTheReasons) {
+  InjectOptions o;
+  o.inputs = {"-"};
+  o.explain = true;
+  auto r = run(o,
+               "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: plain\n"
+               "spec:\n  hostNetwork: true\n  containers:\n  - name: c\n    image: x\n");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("Pod plain/p: allow"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("skipped: host_network_enabled: hostNetwork is enabled"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("namespace plain not in the input"), std::string::npos) << r.out;
+}
+
+TEST(InjectCommand, NamespaceFileEnablesInjection) {
+  t::ScratchDir dir{"inject-ns"};
+  t::writeFile(dir / "ns.yaml",
+               "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team\n  annotations:\n"
+               "    linkerd.io/inject: enabled\n");
+  InjectOptions o;
+  o.inputs = {"-"};
+  o.namespace_files = {dir / "ns.yaml"};
+  o.default_namespace = "team";
+  o.patch = true;
+  auto r = run(o, "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n"
+                  "  - name: c\n    image: x\n");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)[0]["decision"], "inject");
+}
+
+TEST(InjectCommand, ListsAreFlattened) {
+  InjectOptions o;
+  o.inputs = {"-"};
+  o.patch = true;
+  auto r = run(o, R"({"apiVersion":"v1","kind":"List","items":[
+    {"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"},"spec":{"containers":[{"name":"c","image":"x"}]}},
+    {"apiVersion":"v1","kind":"Pod","metadata":{"name":"b"},"spec":{"containers":[{"name":"c","image":"x"}]}}]})");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out).size(), 2u);
+}
+
+TEST(InjectCommand, MalformedYamlIsExit2WithFileAndPosition) {
+  InjectOptions o;
+  o.inputs = {"-"};
+  auto r = run(o, "apiVersion: v1\nkind: Pod\nmetadata: [unclosed\n");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("<stdin>: document 1, line"), std::string::npos) << r.err;
+}
+
+TEST(InjectCommand, NonObjectDocumentsAndMissingKindAreRejected) {
+  InjectOptions o;
+  o.inputs = {"-"};
+  auto scalar = run(o, "just a string\n");
+  EXPECT_EQ(scalar.code, 2);
+  EXPECT_NE(scalar.err.find("a document is not an object (got string)"), std::string::npos)
+      << scalar.err;
+  auto no_kind = run(o, "apiVersion: v1\nmetadata:\n  name: x\n");
+  EXPECT_EQ(no_kind.code, 2);
+  EXPECT_NE(no_kind.err.find("kind: missing"), std::string::npos) << no_kind.err;
+}
+
+TEST(InjectCommand, MissingFilesAreExit2) {
+  InjectOptions o;
+  o.inputs = {"/nonexistent/app.yaml"};
+  auto r = run(o);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("cannot read /nonexistent/app.yaml"), std::string::npos) << r.err;
+}
+
+TEST(InjectCommand, ARenderErrorIsExit1NamingTheObject) {
+  InjectOptions o;
+  o.inputs = {"-"};
+  auto r = run(o,
+               "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n"
+               "    linkerd.io/inject: enabled\n"
+               "    config.linkerd.io/proxy-log-http-headers: bogus\n"
+               "spec:\n  containers:\n  - name: c\n    image: x\n");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("Pod default/p: the webhook would deny it: "), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace harness::injector

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Benchmarks (never run as tests): JSON patch generation/application and strategic merge on a
+# pod with 2,000 env vars (Google Benchmark), and the injector webhook under load over HTTPS.
+#   scripts/bench.sh [seconds-per-load-run]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+cmake --preset default >/dev/null
+cmake --build --preset default --target core_bench injector_load_bench | tail -1
+echo "== core: patches (Google Benchmark)"
+build/default/core/core_bench --benchmark_min_time=0.2
+echo "== injector: request path over keep-alive HTTPS"
+build/default/injector/injector_load_bench --seconds "${1:-5}"
