@@ -41,11 +41,29 @@ RC_GTEST_PROP(PatchLaws, EncodedPatchesDecodeToTheSamePatch, ()) {
   RC_ASSERT(*applied == to);
 }
 
+// Replaces null array items by 0, recursively.
+json withoutNullArrayItems(json j) {
+  if (j.is_array()) {
+    for (auto& item : j) item = item.is_null() ? json(0) : withoutNullArrayItems(std::move(item));
+  } else if (j.is_object()) {
+    for (auto& [k, v] : j.items()) v = withoutNullArrayItems(std::move(v));
+  }
+  return j;
+}
+
+// evanphx/json-patch v4 panics comparing arrays that hold null (a nil lazyNode); the engine
+// reports that as an error instead, so the law is stated for documents without them.
 RC_GTEST_PROP(PatchLaws, ATestOpOfTheCurrentValueAlwaysPasses, ()) {
-  const json doc = *genObject(2);
-  const auto patch = core::decodePatch(json::array({{{"op", "test"}, {"path", ""}, {"value", doc}}}).dump());
+  const json doc = withoutNullArrayItems(*genObject(2));
+  json op = json::object();
+  op["op"] = "test";
+  op["path"] = "";
+  op["value"] = doc;
+  const auto patch = core::decodePatch(json::array({op}).dump());
   RC_ASSERT(patch.ok());
   const auto applied = core::applyPatch(doc, *patch);
+  RC_LOG() << "doc: " << doc.dump() << "\nerror: " << (applied ? "none" : applied.error().message)
+           << "\n";
   RC_ASSERT(applied.ok());
   RC_ASSERT(*applied == doc);
 }

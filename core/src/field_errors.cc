@@ -3,31 +3,9 @@
 #include <cstdio>
 #include <set>
 
+#include "harness/core/utf8.h"
+
 namespace harness::core {
-
-namespace {
-
-// Length of a valid UTF-8 sequence starting at s[i], or 0 when the bytes are not valid UTF-8.
-size_t utf8SequenceLength(std::string_view s, size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  size_t len = 0;
-  if (c >= 0xC2 && c <= 0xDF) {
-    len = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    len = 3;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    len = 4;
-  } else {
-    return 0;
-  }
-  if (i + len > s.size()) return 0;
-  for (size_t k = 1; k < len; ++k) {
-    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
-  }
-  return len;
-}
-
-}  // namespace
 
 std::string goQuote(std::string_view s) {
   std::string out;
@@ -58,15 +36,17 @@ std::string goQuote(std::string_view s) {
       ++i;
       continue;
     }
-    const size_t len = utf8SequenceLength(s, i);
-    if (len == 0) {
+    // Structural check only (kLeadC2ToF4): overlong 3/4-byte forms and surrogates are copied
+    // as they are, as this function always did, where Go's Quote would write \x escapes.
+    const Rune r = decodeUtf8(s, i, Utf8Check::kLeadC2ToF4);
+    if (!r.valid) {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\x%02x", c);
       out += buf;
       ++i;
     } else {
-      out.append(s.substr(i, len));
-      i += len;
+      out.append(s.substr(i, r.length));
+      i += r.length;
     }
   }
   out.push_back('"');

@@ -55,16 +55,19 @@ bool underscoreOk(std::string_view s) {
   return saw != '_';
 }
 
-struct UintParse {
-  std::uint64_t value = 0;
-  enum class Status { kOk, kSyntax, kRange, kBase, kBitSize } status = Status::kOk;
+template <class T>
+struct IntegerParse {
+  T value = 0;
+  GoNumError error = GoNumError::kNone;
   int bad = 0;  // the invalid base or bit size
 };
+using UintParse = IntegerParse<std::uint64_t>;
+using IntParse = IntegerParse<std::int64_t>;
 
 UintParse parseUintCore(std::string_view s, int base, int bit_size) {
   UintParse out;
   if (s.empty()) {
-    out.status = UintParse::Status::kSyntax;
+    out.error = GoNumError::kSyntax;
     return out;
   }
   const bool base0 = base == 0;
@@ -89,14 +92,14 @@ UintParse parseUintCore(std::string_view s, int base, int bit_size) {
       }
     }
   } else {
-    out.status = UintParse::Status::kBase;
+    out.error = GoNumError::kBase;
     out.bad = base;
     return out;
   }
   if (bit_size == 0) {
     bit_size = 64;
   } else if (bit_size < 0 || bit_size > 64) {
-    out.status = UintParse::Status::kBitSize;
+    out.error = GoNumError::kBitSize;
     out.bad = bit_size;
     return out;
   }
@@ -115,52 +118,56 @@ UintParse parseUintCore(std::string_view s, int base, int bit_size) {
     } else if (lower(c) >= 'a' && lower(c) <= 'z') {
       d = lower(c) - 'a' + 10;
     } else {
-      out.status = UintParse::Status::kSyntax;
+      out.error = GoNumError::kSyntax;
       return out;
     }
     if (d >= base) {
-      out.status = UintParse::Status::kSyntax;
+      out.error = GoNumError::kSyntax;
       return out;
     }
     if (n >= cutoff) {
       out.value = max_val;
-      out.status = UintParse::Status::kRange;
+      out.error = GoNumError::kRange;
       return out;
     }
     n *= static_cast<std::uint64_t>(base);
     const std::uint64_t n1 = n + static_cast<std::uint64_t>(d);
     if (n1 < n || n1 > max_val) {
       out.value = max_val;
-      out.status = UintParse::Status::kRange;
+      out.error = GoNumError::kRange;
       return out;
     }
     n = n1;
   }
   if (underscores && !underscoreOk(s0)) {
-    out.status = UintParse::Status::kSyntax;
+    out.error = GoNumError::kSyntax;
     return out;
   }
   out.value = n;
   return out;
 }
 
-Error uintError(const UintParse& p, std::string_view fn, std::string_view num) {
-  switch (p.status) {
-    case UintParse::Status::kRange:
+template <class T>
+Error numParseError(const IntegerParse<T>& p, std::string_view fn, std::string_view num) {
+  switch (p.error) {
+    case GoNumError::kRange:
       return numError(fn, num, kRange);
-    case UintParse::Status::kBase:
+    case GoNumError::kBase:
       return numError(fn, num, "invalid base " + std::to_string(p.bad));
-    case UintParse::Status::kBitSize:
+    case GoNumError::kBitSize:
       return numError(fn, num, "invalid bit size " + std::to_string(p.bad));
     default:
       return numError(fn, num, kSyntax);
   }
 }
 
-Result<std::int64_t> parseIntNamed(std::string_view s, int base, int bit_size,
-                                   std::string_view fn) {
-  if (s.empty()) return numError(fn, s, kSyntax);
-  const std::string_view s0 = s;
+// strconv.ParseInt: on ErrRange the value is the nearest bound, as in Go.
+IntParse parseIntCore(std::string_view s, int base, int bit_size) {
+  IntParse out;
+  if (s.empty()) {
+    out.error = GoNumError::kSyntax;
+    return out;
+  }
   bool neg = false;
   if (s[0] == '+') {
     s.remove_prefix(1);
@@ -169,18 +176,33 @@ Result<std::int64_t> parseIntNamed(std::string_view s, int base, int bit_size,
     s.remove_prefix(1);
   }
   const UintParse p = parseUintCore(s, base, bit_size);
-  if (p.status != UintParse::Status::kOk && p.status != UintParse::Status::kRange) {
-    return uintError(p, fn, s0);
+  if (p.error != GoNumError::kNone && p.error != GoNumError::kRange) {
+    out.error = p.error;
+    out.bad = p.bad;
+    return out;
   }
   if (bit_size == 0) bit_size = 64;
   const std::uint64_t cutoff = std::uint64_t{1} << (bit_size - 1);
-  if (!neg && p.value >= cutoff) return numError(fn, s0, kRange);
-  if (neg && p.value > cutoff) return numError(fn, s0, kRange);
-  if (neg) {
+  if (!neg && p.value >= cutoff) {
+    out.value = static_cast<std::int64_t>(cutoff - 1);
+    out.error = GoNumError::kRange;
+  } else if (neg && p.value > cutoff) {
+    out.value = static_cast<std::int64_t>(~cutoff + 1);
+    out.error = GoNumError::kRange;
+  } else if (neg) {
     // -cutoff fits; avoid overflow when negating 2^63.
-    return static_cast<std::int64_t>(~p.value + 1);
+    out.value = static_cast<std::int64_t>(~p.value + 1);
+  } else {
+    out.value = static_cast<std::int64_t>(p.value);
   }
-  return static_cast<std::int64_t>(p.value);
+  return out;
+}
+
+Result<std::int64_t> parseIntNamed(std::string_view s, int base, int bit_size,
+                                   std::string_view fn) {
+  const IntParse p = parseIntCore(s, base, bit_size);
+  if (p.error != GoNumError::kNone) return numParseError(p, fn, s);
+  return p.value;
 }
 
 // strconv/atof.go special(): infinities and NaN. Returns the number of bytes consumed.
@@ -297,8 +319,18 @@ Result<bool> goParseBool(std::string_view s) {
 
 Result<std::uint64_t> goParseUint(std::string_view s, int base, int bit_size) {
   const UintParse p = parseUintCore(s, base, bit_size);
-  if (p.status != UintParse::Status::kOk) return uintError(p, "ParseUint", s);
+  if (p.error != GoNumError::kNone) return numParseError(p, "ParseUint", s);
   return p.value;
+}
+
+GoUintParse goParseUintDetailed(std::string_view s, int base, int bit_size) {
+  const UintParse p = parseUintCore(s, base, bit_size);
+  return GoUintParse{p.value, p.error};
+}
+
+GoIntParse goParseIntDetailed(std::string_view s, int base, int bit_size) {
+  const IntParse p = parseIntCore(s, base, bit_size);
+  return GoIntParse{p.value, p.error};
 }
 
 Result<std::int64_t> goParseInt(std::string_view s, int base, int bit_size) {

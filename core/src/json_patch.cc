@@ -11,6 +11,7 @@
 
 #include "harness/core/field_errors.h"
 #include "harness/core/go_strconv.h"
+#include "harness/core/utf8.h"
 
 namespace harness::core {
 
@@ -331,44 +332,6 @@ std::string goJsonKind(const json& value) {
 std::string goUnmarshalTypeError(const json& value, std::string_view go_type) {
   return "json: cannot unmarshal " + goJsonKind(value) + " into Go value of type " +
          std::string(go_type);
-}
-
-// Go replaces invalid UTF-8 with U+FFFD when decoding; nlohmann rejects it. Do as Go does.
-std::string toValidUtf8(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size();) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    std::size_t len = 0;
-    if (c < 0x80) {
-      len = 1;
-    } else if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-    }
-    bool ok = len > 0 && i + len <= text.size();
-    for (std::size_t k = 1; ok && k < len; ++k) {
-      ok = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
-    }
-    if (ok && len == 3) {
-      const auto c1 = static_cast<unsigned char>(text[i + 1]);
-      ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);
-    } else if (ok && len == 4) {
-      const auto c1 = static_cast<unsigned char>(text[i + 1]);
-      ok = !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90);
-    }
-    if (ok) {
-      out.append(text.substr(i, len));
-      i += len;
-    } else {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    }
-  }
-  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -839,7 +802,8 @@ Result<JsonPatch> decodePatch(std::string_view text) {
   if (std::string syntax = goJsonSyntaxError(text); !syntax.empty()) return Error{syntax};
   json parsed;
   try {
-    parsed = json::parse(toValidUtf8(text));
+    // Go replaces invalid UTF-8 with U+FFFD when decoding; nlohmann rejects it. Do as Go does.
+    parsed = json::parse(replaceInvalidUtf8(text));
   } catch (const std::exception& e) {
     // Only reachable for input Go accepts but nlohmann does not (lone UTF-16 surrogates).
     return Error{std::string("undecodable JSON: ") + e.what()};

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "go_json.h"
+#include "harness/core/utf8.h"
 
 namespace harness::core {
 
@@ -64,35 +65,8 @@ StatusDetails resourceDetails(const GroupResource& resource, std::string_view na
   return d;
 }
 
-// Decodes one UTF-8 sequence at s[i]; returns {codepoint, length}, or {-1, 1} for invalid bytes.
-std::pair<long, std::size_t> decodeRune(std::string_view s, std::size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  if (c < 0x80) return {c, 1};
-  std::size_t len = 0;
-  long cp = 0;
-  if (c >= 0xC2 && c <= 0xDF) {
-    len = 2;
-    cp = c & 0x1F;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    len = 3;
-    cp = c & 0x0F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    len = 4;
-    cp = c & 0x07;
-  } else {
-    return {-1, 1};
-  }
-  if (i + len > s.size()) return {-1, 1};
-  for (std::size_t k = 1; k < len; ++k) {
-    const auto cc = static_cast<unsigned char>(s[i + k]);
-    if ((cc & 0xC0) != 0x80) return {-1, 1};
-    cp = cp << 6 | (cc & 0x3F);
-  }
-  return {cp, len};
-}
-
 // unicode.IsSpace.
-bool isGoSpace(long r) {
+bool isGoSpace(char32_t r) {
   switch (r) {
     case '\t':
     case '\n':
@@ -486,12 +460,16 @@ Status newGenericServerResponse(int code, std::string_view verb, const GroupReso
   return s;
 }
 
+// Structural check only, as goTrimSpace always did: a 3- or 4-byte overlong form of a space
+// counts as a space here, where Go's decoder would read U+FFFD.
+constexpr Utf8Check kTrimSpaceCheck = Utf8Check::kLeadC2ToF4;
+
 std::string goTrimSpace(std::string_view s) {
   std::size_t begin = 0;
   while (begin < s.size()) {
-    const auto [r, len] = decodeRune(s, begin);
-    if (!isGoSpace(r)) break;
-    begin += len;
+    const Rune r = decodeUtf8(s, begin, kTrimSpaceCheck);
+    if (!isGoSpace(r.code_point)) break;
+    begin += r.length;
   }
   std::size_t end = s.size();
   while (end > begin) {
@@ -501,8 +479,8 @@ std::string goTrimSpace(std::string_view s) {
            end - start < 4) {
       --start;
     }
-    const auto [r, len] = decodeRune(s, start);
-    if (start + len != end || !isGoSpace(r)) break;
+    const Rune r = decodeUtf8(s, start, kTrimSpaceCheck);
+    if (start + r.length != end || !isGoSpace(r.code_point)) break;
     end = start;
   }
   return std::string(s.substr(begin, end - begin));

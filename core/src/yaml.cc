@@ -33,6 +33,9 @@
 #include <yaml-cpp/mark.h>
 #include <yaml-cpp/parser.h>
 
+#include "harness/core/go_strconv.h"
+#include "harness/core/utf8.h"
+
 namespace harness::core {
 
 namespace {
@@ -42,69 +45,10 @@ using nlohmann::json;
 // ---------------------------------------------------------------------------------------------
 // UTF-8
 
-// Decodes the UTF-8 sequence at s[i]; returns its length, or 0 when it is not valid UTF-8
-// (overlong forms, surrogates and values above U+10FFFF are invalid, as for Go).
-size_t decodeUtf8(std::string_view s, size_t i, char32_t* out) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  if (c < 0x80) {
-    *out = c;
-    return 1;
-  }
-  size_t len = 0;
-  char32_t cp = 0;
-  if (c >= 0xC2 && c <= 0xDF) {
-    len = 2;
-    cp = c & 0x1F;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    len = 3;
-    cp = c & 0x0F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    len = 4;
-    cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + len > s.size()) return 0;
-  for (size_t k = 1; k < len; ++k) {
-    const auto b = static_cast<unsigned char>(s[i + k]);
-    if ((b & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (b & 0x3F);
-  }
-  if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-      (cp >= 0xD800 && cp <= 0xDFFF)) {
-    return 0;
-  }
-  *out = cp;
-  return len;
-}
-
-bool isValidUtf8(std::string_view s) {
-  for (size_t i = 0; i < s.size();) {
-    char32_t cp = 0;
-    const size_t len = decodeUtf8(s, i, &cp);
-    if (len == 0) return false;
-    i += len;
-  }
-  return true;
-}
-
 // Go's encoding/json writes invalid UTF-8 as U+FFFD; so do we, which also keeps json::dump safe.
 std::string sanitizeUtf8(std::string s) {
   if (isValidUtf8(s)) return s;
-  std::string out;
-  out.reserve(s.size() + 8);
-  for (size_t i = 0; i < s.size();) {
-    char32_t cp = 0;
-    const size_t len = decodeUtf8(s, i, &cp);
-    if (len == 0) {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    } else {
-      out.append(s, i, len);
-      i += len;
-    }
-  }
-  return out;
+  return replaceInvalidUtf8(s);
 }
 
 struct TextPosition {
@@ -134,10 +78,10 @@ std::string locate(size_t document, size_t line, size_t column, std::string_view
 // fails the whole stream before parsing starts. yaml-cpp is laxer, so check first.
 std::optional<Error> checkCharacters(std::string_view text) {
   for (size_t i = 0; i < text.size();) {
-    char32_t cp = 0;
-    const size_t len = decodeUtf8(text, i, &cp);
+    const Rune r = decodeUtf8(text, i);
+    const char32_t cp = r.code_point;
     const bool allowed =
-        len != 0 &&
+        r.valid &&
         (cp == 0x09 || cp == 0x0A || cp == 0x0D || (cp >= 0x20 && cp <= 0x7E) || cp == 0x85 ||
          (cp >= 0xA0 && cp <= 0xD7FF) || (cp >= 0xE000 && cp <= 0xFFFD) || cp >= 0x10000);
     if (!allowed) {
@@ -151,9 +95,9 @@ std::optional<Error> checkCharacters(std::string_view text) {
       if (document == 0) document = 1;
       return makeError(
           locate(document, pos.line, pos.column,
-                 len == 0 ? "invalid UTF-8 byte sequence" : "control characters are not allowed"));
+                 !r.valid ? "invalid UTF-8 byte sequence" : "control characters are not allowed"));
     }
-    i += len;
+    i += r.length;
   }
   return std::nullopt;
 }
@@ -162,88 +106,6 @@ std::optional<Error> checkCharacters(std::string_view text) {
 // Go strconv semantics
 
 char lowerAscii(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-struct UintParse {
-  bool ok = false;
-  bool range = false;  // strconv.ErrRange
-  uint64_t value = 0;
-};
-
-// strconv.ParseUint(s, base, 64); base 0 understands 0x, 0o, 0b and a leading 0 (octal).
-UintParse goParseUint(std::string_view s, int base) {
-  UintParse r;
-  if (s.empty()) return r;
-  if (base == 0) {
-    base = 10;
-    if (s[0] == '0') {
-      if (s.size() >= 3 && lowerAscii(s[1]) == 'b') {
-        base = 2;
-        s.remove_prefix(2);
-      } else if (s.size() >= 3 && lowerAscii(s[1]) == 'o') {
-        base = 8;
-        s.remove_prefix(2);
-      } else if (s.size() >= 3 && lowerAscii(s[1]) == 'x') {
-        base = 16;
-        s.remove_prefix(2);
-      } else {
-        base = 8;
-        s.remove_prefix(1);
-      }
-    }
-  }
-  const uint64_t max = std::numeric_limits<uint64_t>::max();
-  const uint64_t cutoff = max / static_cast<uint64_t>(base) + 1;
-  uint64_t n = 0;
-  for (const char c : s) {
-    int d = 0;
-    if (c >= '0' && c <= '9') {
-      d = c - '0';
-    } else if (lowerAscii(c) >= 'a' && lowerAscii(c) <= 'z') {
-      d = lowerAscii(c) - 'a' + 10;
-    } else {
-      return r;
-    }
-    if (d >= base) return r;
-    if (n >= cutoff) {
-      r.range = true;
-      return r;
-    }
-    n *= static_cast<uint64_t>(base);
-    const uint64_t n1 = n + static_cast<uint64_t>(d);
-    if (n1 < n) {
-      r.range = true;
-      return r;
-    }
-    n = n1;
-  }
-  r.ok = true;
-  r.value = n;
-  return r;
-}
-
-struct IntParse {
-  bool ok = false;
-  int64_t value = 0;
-};
-
-// strconv.ParseInt(s, base, 64).
-IntParse goParseInt(std::string_view s, int base) {
-  IntParse r;
-  if (s.empty()) return r;
-  bool neg = false;
-  if (s[0] == '+' || s[0] == '-') {
-    neg = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  const UintParse u = goParseUint(s, base);
-  if (!u.ok) return r;
-  const uint64_t limit = uint64_t{1} << 63;
-  if (!neg && u.value >= limit) return r;
-  if (neg && u.value > limit) return r;
-  r.ok = true;
-  r.value = neg ? static_cast<int64_t>(0 - u.value) : static_cast<int64_t>(u.value);
-  return r;
-}
 
 bool isDigit(char c) { return c >= '0' && c <= '9'; }
 
@@ -298,7 +160,7 @@ bool underscoreOk(std::string_view s) {
 
 // strconv.ParseFloat(s, 64) for decimal literals (the only ones resolve() hands it): nullopt on a
 // syntax error or on overflow (ErrRange); underflow quietly gives zero, as in Go.
-std::optional<double> goParseFloat(std::string_view s) {
+std::optional<double> parseDecimalFloat(std::string_view s) {
   if (s.find('_') != std::string_view::npos && !underscoreOk(s)) return std::nullopt;
   std::string plain;
   plain.reserve(s.size());
@@ -678,7 +540,7 @@ Resolved resolveUnchecked(Tag tag, std::string_view in) {
     if (auto item = lookupResolveMap(in)) return *item;
     switch (hint) {
       case '.':
-        if (auto f = goParseFloat(in)) return Resolved::ofFloat(*f);
+        if (auto f = parseDecimalFloat(in)) return Resolved::ofFloat(*f);
         break;
       case 'D':
       case 'S': {
@@ -690,24 +552,31 @@ Resolved resolveUnchecked(Tag tag, std::string_view in) {
         for (const char c : in) {
           if (c != '_') plain.push_back(c);
         }
-        if (const IntParse i = goParseInt(plain, 0); i.ok) return Resolved::ofInt(i.value);
-        const UintParse u = goParseUint(plain, 0);
-        if (u.ok) return Resolved::ofUint(u.value);
+        if (const GoIntParse i = goParseIntDetailed(plain, 0, 64); i.error == GoNumError::kNone) {
+          return Resolved::ofInt(i.value);
+        }
+        const GoUintParse u = goParseUintDetailed(plain, 0, 64);
+        if (u.error == GoNumError::kNone) return Resolved::ofUint(u.value);
         if (matchesYamlStyleFloat(plain)) {
-          if (auto f = goParseFloat(plain)) return Resolved::ofFloat(*f);
+          if (auto f = parseDecimalFloat(plain)) return Resolved::ofFloat(*f);
         }
         const std::string_view p = plain;
         if (p.substr(0, 2) == "0b") {
-          if (const IntParse i = goParseInt(p.substr(2), 2); i.ok) return Resolved::ofInt(i.value);
-          if (const UintParse b = goParseUint(p.substr(2), 2); b.ok) {
+          if (const GoIntParse i = goParseIntDetailed(p.substr(2), 2, 64);
+              i.error == GoNumError::kNone) {
+            return Resolved::ofInt(i.value);
+          }
+          if (const GoUintParse b = goParseUintDetailed(p.substr(2), 2, 64);
+              b.error == GoNumError::kNone) {
             return Resolved::ofUint(b.value);
           }
         } else if (p.substr(0, 3) == "-0b") {
-          if (const IntParse i = goParseInt("-" + std::string(p.substr(3)), 2); i.ok) {
+          if (const GoIntParse i = goParseIntDetailed("-" + std::string(p.substr(3)), 2, 64);
+              i.error == GoNumError::kNone) {
             return Resolved::ofInt(i.value);
           }
         }
-        if (u.range) {
+        if (u.error == GoNumError::kRange) {
           if (auto big = bigIntDecimal(plain)) {
             Resolved r{Tag::kInt, Resolved::Kind::kBigInt};
             r.text = *big;
@@ -1446,8 +1315,8 @@ std::string doubleQuoted(std::string_view s) {
     const size_t w = widthAt(s, i);
     const bool bom = byteAt(s, i) == 0xEF && byteAt(s, i + 1) == 0xBB && byteAt(s, i + 2) == 0xBF;
     if (!isPrintable(s, i) || bom || isBreakAt(s, i) || s[i] == '"' || s[i] == '\\') {
-      char32_t v = 0;
-      decodeUtf8(s, i, &v);
+      const Rune r = decodeUtf8(s, i);
+      const char32_t v = r.valid ? r.code_point : 0;
       i += w;
       out.push_back('\\');
       switch (v) {

@@ -176,5 +176,56 @@ TEST(GoDurationSeconds, TruncatedMillisecondsMatchGo) {
   EXPECT_DOUBLE_EQ(goDurationSeconds(-1500000000), -1.5);
 }
 
+TEST(GoParseUintDetailed, ParsesBasePrefixes) {
+  EXPECT_EQ(goParseUintDetailed("0x1F", 0, 64).value, 31u);
+  EXPECT_EQ(goParseUintDetailed("0o17", 0, 64).value, 15u);
+  EXPECT_EQ(goParseUintDetailed("017", 0, 64).value, 15u);
+  EXPECT_EQ(goParseUintDetailed("0b101", 0, 64).value, 5u);
+  EXPECT_EQ(goParseUintDetailed("0b101", 0, 64).error, GoNumError::kNone);
+}
+
+TEST(GoParseUintDetailed, ReportsSyntaxErrors) {
+  EXPECT_EQ(goParseUintDetailed("", 0, 64).error, GoNumError::kSyntax);
+  EXPECT_EQ(goParseUintDetailed("0x", 0, 64).error, GoNumError::kSyntax);
+  EXPECT_EQ(goParseUintDetailed("-1", 0, 64).error, GoNumError::kSyntax);
+  EXPECT_EQ(goParseUintDetailed("12", 2, 64).error, GoNumError::kSyntax);
+}
+
+TEST(GoParseUintDetailed, ReportsRangeErrorsWithGoClampedValue) {
+  const GoUintParse p = goParseUintDetailed("18446744073709551616", 0, 64);
+  EXPECT_EQ(p.error, GoNumError::kRange);
+  EXPECT_EQ(p.value, std::numeric_limits<std::uint64_t>::max());
+  const GoUintParse small = goParseUintDetailed("256", 10, 8);
+  EXPECT_EQ(small.error, GoNumError::kRange);
+  EXPECT_EQ(small.value, 255u);
+}
+
+TEST(GoParseUintDetailed, ReportsBadArguments) {
+  EXPECT_EQ(goParseUintDetailed("1", 1, 64).error, GoNumError::kBase);
+  EXPECT_EQ(goParseUintDetailed("1", 10, 65).error, GoNumError::kBitSize);
+}
+
+TEST(GoParseIntDetailed, ParsesSignedValues) {
+  EXPECT_EQ(goParseIntDetailed("-0x10", 0, 64).value, -16);
+  EXPECT_EQ(goParseIntDetailed("+7", 0, 64).value, 7);
+  EXPECT_EQ(goParseIntDetailed("-9223372036854775808", 10, 64).value,
+            std::numeric_limits<std::int64_t>::min());
+  EXPECT_EQ(goParseIntDetailed("-9223372036854775808", 10, 64).error, GoNumError::kNone);
+}
+
+TEST(GoParseIntDetailed, ReportsRangeErrorsWithGoClampedValue) {
+  const GoIntParse high = goParseIntDetailed("9223372036854775808", 10, 64);
+  EXPECT_EQ(high.error, GoNumError::kRange);
+  EXPECT_EQ(high.value, std::numeric_limits<std::int64_t>::max());
+  const GoIntParse low = goParseIntDetailed("-129", 10, 8);
+  EXPECT_EQ(low.error, GoNumError::kRange);
+  EXPECT_EQ(low.value, -128);
+}
+
+TEST(GoParseIntDetailed, ReportsSyntaxErrors) {
+  EXPECT_EQ(goParseIntDetailed("-", 0, 64).error, GoNumError::kSyntax);
+  EXPECT_EQ(goParseIntDetailed("1.5", 0, 64).error, GoNumError::kSyntax);
+}
+
 }  // namespace
 }  // namespace harness::core

@@ -11,6 +11,7 @@
 
 #include "harness/core/field_errors.h"
 #include "harness/core/go_strconv.h"
+#include "harness/core/utf8.h"
 
 namespace harness::gotemplate {
 namespace {
@@ -27,61 +28,10 @@ size_t runeCount(std::string_view s) {
   return n;
 }
 
-void appendRune(std::string& out, std::uint32_t r) {
-  if (r > 0x10FFFF || (r >= 0xD800 && r <= 0xDFFF)) r = 0xFFFD;
-  if (r < 0x80) {
-    out.push_back(static_cast<char>(r));
-  } else if (r < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (r >> 6)));
-    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-  } else if (r < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (r >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (r >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((r >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-  }
-}
-
-// Decodes one UTF-8 rune at s[i]; invalid bytes decode as U+FFFD of width 1.
-std::uint32_t decodeRune(std::string_view s, size_t i, size_t* width) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  size_t len = 0;
-  std::uint32_t r = 0;
-  if (c < 0x80) {
-    *width = 1;
-    return c;
-  }
-  if ((c & 0xE0) == 0xC0) {
-    len = 2;
-    r = c & 0x1F;
-  } else if ((c & 0xF0) == 0xE0) {
-    len = 3;
-    r = c & 0x0F;
-  } else if ((c & 0xF8) == 0xF0) {
-    len = 4;
-    r = c & 0x07;
-  } else {
-    *width = 1;
-    return 0xFFFD;
-  }
-  if (i + len > s.size()) {
-    *width = 1;
-    return 0xFFFD;
-  }
-  for (size_t k = 1; k < len; ++k) {
-    const auto cc = static_cast<unsigned char>(s[i + k]);
-    if ((cc & 0xC0) != 0x80) {
-      *width = 1;
-      return 0xFFFD;
-    }
-    r = (r << 6) | (cc & 0x3F);
-  }
-  *width = len;
-  return r;
+// Decoding as this file always did (kLeadBits): any lead-byte pattern with its continuation
+// bytes is one rune, where Go's decoder rejects overlong forms and surrogates byte by byte.
+core::Rune decodeRune(std::string_view s, size_t i) {
+  return core::decodeUtf8(s, i, core::Utf8Check::kLeadBits);
 }
 
 struct Flags {
@@ -129,9 +79,7 @@ class Printer {
     int n = f.prec;
     for (size_t i = 0; i < s.size();) {
       if (n <= 0) return s.substr(0, i);
-      size_t w = 1;
-      decodeRune(s, i, &w);
-      i += w;
+      i += decodeRune(s, i).length;
       --n;
     }
     return s;
@@ -194,7 +142,7 @@ class Printer {
 
   void fmtC(std::uint64_t c) {
     std::string s;
-    appendRune(s, c > 0x10FFFF ? 0xFFFD : static_cast<std::uint32_t>(c));
+    core::appendUtf8(s, c > 0x10FFFF ? 0xFFFD : static_cast<std::uint32_t>(c));
     pad(s);
   }
 
@@ -205,7 +153,7 @@ class Printer {
       s = "'\\''";
     } else {
       std::string inner;
-      appendRune(inner, r);
+      core::appendUtf8(inner, r);
       // strconv.QuoteRune: like Quote but with single quotes; '"' needs no escape.
       std::string q = r == '"' ? std::string("\"") : core::goQuote(inner);
       if (r != '"') q = q.substr(1, q.size() - 2);
@@ -220,7 +168,7 @@ class Printer {
     std::string s = tmp;
     if (f.sharp && u <= 0x10FFFF && u >= 0x20 && u != 0x7F) {
       s += " '";
-      appendRune(s, static_cast<std::uint32_t>(u));
+      core::appendUtf8(s, static_cast<std::uint32_t>(u));
       s += "'";
     }
     const bool old_zero = f.zero;
@@ -314,7 +262,7 @@ class Printer {
   // p.arg-style bad verb: "%!<verb>(<type>=<value>)" or "%!<verb>(<nil>)".
   void badVerb(char32_t verb, const Value* v) {
     buf += "%!";
-    appendRune(buf, verb);
+    core::appendUtf8(buf, verb);
     buf.push_back('(');
     if (v == nullptr || !v->valid() || v->isNil()) {
       buf += "<nil>";
@@ -716,18 +664,22 @@ std::string goSprintf(std::string_view format, const std::vector<Value>& a) {
 
     size_t size = 1;
     char32_t verb = static_cast<unsigned char>(format[i]);
-    if (verb >= 0x80) verb = decodeRune(format, i, &size);
+    if (verb >= 0x80) {
+      const core::Rune r = decodeRune(format, i);
+      verb = r.code_point;
+      size = r.length;
+    }
     i += size;
 
     if (verb == '%') {
       p.buf.push_back('%');
     } else if (!good_arg_num) {
       p.buf += "%!";
-      appendRune(p.buf, verb);
+      core::appendUtf8(p.buf, verb);
       p.buf += "(BADINDEX)";
     } else if (arg_num >= a.size()) {
       p.buf += "%!";
-      appendRune(p.buf, verb);
+      core::appendUtf8(p.buf, verb);
       p.buf += "(MISSING)";
     } else {
       if (verb == 'v') {

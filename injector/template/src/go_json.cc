@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness/core/go_strconv.h"
+#include "harness/core/utf8.h"
 
 namespace harness::gotemplate {
 namespace {
@@ -43,37 +44,15 @@ void appendString(std::string& out, std::string_view s, bool escape_html) {
       ++i;
       continue;
     }
-    // Multi-byte: validate the UTF-8 sequence.
-    size_t len = 0;
-    std::uint32_t r = 0;
-    if ((b & 0xE0) == 0xC0) {
-      len = 2;
-      r = b & 0x1F;
-    } else if ((b & 0xF0) == 0xE0) {
-      len = 3;
-      r = b & 0x0F;
-    } else if ((b & 0xF8) == 0xF0) {
-      len = 4;
-      r = b & 0x07;
-    }
-    bool ok = len != 0 && i + len <= s.size();
-    for (size_t k = 1; ok && k < len; ++k) {
-      const auto c = static_cast<unsigned char>(s[i + k]);
-      if ((c & 0xC0) != 0x80) ok = false;
-      r = (r << 6) | (c & 0x3F);
-    }
-    if (ok) {
-      // Reject overlong encodings and surrogates as Go's utf8 decoder does.
-      if ((len == 2 && r < 0x80) || (len == 3 && r < 0x800) || (len == 4 && r < 0x10000) ||
-          (r >= 0xD800 && r <= 0xDFFF) || r > 0x10FFFF) {
-        ok = false;
-      }
-    }
-    if (!ok) {
+    // Multi-byte: Go's decoder, so overlong forms and surrogates become \ufffd.
+    const core::Rune decoded = core::decodeUtf8(s, i);
+    if (!decoded.valid) {
       out += "\\ufffd";
       ++i;
       continue;
     }
+    const char32_t r = decoded.code_point;
+    const size_t len = decoded.length;
     if (r == 0x2028 || r == 0x2029) {
       out += "\\u202";
       out.push_back(kHex[r & 0xF]);

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "harness/core/field_errors.h"
+#include "harness/core/utf8.h"
 
 namespace harness::gotemplate::detail {
 namespace {
@@ -59,21 +60,8 @@ std::string formatRune(char32_t r) {
   std::string out = buf;
   if (r >= 0x20 && r != 0x7F && r <= 0x10FFFF && !(r >= 0x80 && r < 0xA0)) {
     out += " '";
-    if (r < 0x80) {
-      out.push_back(static_cast<char>(r));
-    } else if (r < 0x800) {
-      out.push_back(static_cast<char>(0xC0 | (r >> 6)));
-      out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-    } else if (r < 0x10000) {
-      out.push_back(static_cast<char>(0xE0 | (r >> 12)));
-      out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-    } else {
-      out.push_back(static_cast<char>(0xF0 | (r >> 18)));
-      out.push_back(static_cast<char>(0x80 | ((r >> 12) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-    }
+    // Unchecked: a surrogate read by next() is written back as the bytes it came from.
+    core::appendUtf8Unchecked(out, r);
     out += "'";
   }
   return out;
@@ -125,34 +113,11 @@ char32_t Lexer::next() {
     at_eof_ = true;
     return kEof;
   }
-  const auto c = static_cast<unsigned char>(input_[pos_]);
-  std::size_t w = 1;
-  char32_t r = c;
-  if (c >= 0x80) {
-    std::size_t len = 0;
-    if ((c & 0xE0) == 0xC0) {
-      len = 2;
-      r = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      len = 3;
-      r = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      len = 4;
-      r = c & 0x07;
-    }
-    bool ok = len != 0 && pos_ + len <= input_.size();
-    for (std::size_t k = 1; ok && k < len; ++k) {
-      const auto cc = static_cast<unsigned char>(input_[pos_ + k]);
-      if ((cc & 0xC0) != 0x80) ok = false;
-      r = (r << 6) | (cc & 0x3F);
-    }
-    if (ok) {
-      w = len;
-    } else {
-      r = 0xFFFD;
-      w = 1;
-    }
-  }
+  // kLeadBits, as this lexer always decoded: an overlong form or a surrogate is one rune here,
+  // where Go's decoder reads U+FFFD byte by byte. backup() steps back by the same rule.
+  const core::Rune decoded = core::decodeUtf8(input_, pos_, core::Utf8Check::kLeadBits);
+  const char32_t r = decoded.code_point;
+  const std::size_t w = decoded.length;
   pos_ += w;
   if (r == '\n') ++line_;
   return r;

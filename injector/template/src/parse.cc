@@ -10,6 +10,7 @@
 
 #include "harness/core/field_errors.h"
 #include "harness/core/go_strconv.h"
+#include "harness/core/utf8.h"
 #include "lex.h"
 
 namespace harness::gotemplate::detail {
@@ -19,54 +20,11 @@ struct ParseError {
   std::string message;
 };
 
-void appendUtf8(std::string& out, std::uint32_t r) {
-  if (r < 0x80) {
-    out.push_back(static_cast<char>(r));
-  } else if (r < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (r >> 6)));
-    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-  } else if (r < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (r >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (r >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((r >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-  }
-}
-
 int hexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
-}
-
-// Decodes a UTF-8 rune at s[0]; returns its width (1 for an invalid byte, with r = U+FFFD).
-size_t decodeUtf8(std::string_view s, std::uint32_t* r) {
-  const auto c = static_cast<unsigned char>(s[0]);
-  if (c < 0x80) {
-    *r = c;
-    return 1;
-  }
-  size_t len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-  if (len == 0 || len > s.size()) {
-    *r = 0xFFFD;
-    return 1;
-  }
-  std::uint32_t v = c & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
-  for (size_t k = 1; k < len; ++k) {
-    const auto cc = static_cast<unsigned char>(s[k]);
-    if ((cc & 0xC0) != 0x80) {
-      *r = 0xFFFD;
-      return 1;
-    }
-    v = (v << 6) | (cc & 0x3F);
-  }
-  *r = v;
-  return len;
 }
 
 // strconv.UnquoteChar. Returns false on ErrSyntax.
@@ -76,11 +34,12 @@ bool unquoteChar(std::string_view s, char quote, std::uint32_t* value, bool* mul
   const char c = s[0];
   if (c == quote && (quote == '\'' || quote == '"')) return false;
   if (static_cast<unsigned char>(c) >= 0x80) {
-    std::uint32_t r = 0;
-    const size_t size = decodeUtf8(s, &r);
-    *value = r;
+    // kLeadBits, as this function always decoded: an overlong form or a surrogate passes as
+    // one rune, where Go's UnquoteChar reads U+FFFD byte by byte.
+    const core::Rune r = core::decodeUtf8(s, 0, core::Utf8Check::kLeadBits);
+    *value = r.code_point;
     *multibyte = true;
-    *tail = s.substr(size);
+    *tail = s.substr(r.length);
     return true;
   }
   if (c != '\\') {
@@ -178,7 +137,8 @@ bool goUnquote(std::string_view s, std::string* out) {
     if (v < 0x80 || !multibyte) {
       out->push_back(static_cast<char>(v));
     } else {
-      appendUtf8(*out, v);
+      // Unchecked: what unquoteChar decoded is written back as the bytes it came from.
+      core::appendUtf8Unchecked(*out, v);
     }
     if (quote == '\'' && !in.empty()) return false;  // single character only
   }

@@ -19,6 +19,7 @@
 #include "harness/core/base64.h"
 #include "harness/core/field_errors.h"
 #include "harness/core/go_strconv.h"
+#include "harness/core/utf8.h"
 #include "harness/gotemplate/funcs.h"
 #include "harness/gotemplate/go_fmt.h"
 #include "harness/gotemplate/go_json.h"
@@ -271,29 +272,10 @@ std::string trimSpace(const std::string& s) {
 std::vector<std::pair<std::uint32_t, std::size_t>> runes(const std::string& s) {
   std::vector<std::pair<std::uint32_t, std::size_t>> out;  // rune, byte length
   for (std::size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3
-                                 : (c & 0xF8) == 0xF0     ? 4
-                                                          : 0;
-    std::uint32_t r = 0xFFFD;
-    if (len == 1) {
-      r = c;
-    } else if (len != 0 && i + len <= s.size()) {
-      r = c & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
-      for (std::size_t k = 1; k < len; ++k) {
-        const auto cc = static_cast<unsigned char>(s[i + k]);
-        if ((cc & 0xC0) != 0x80) {
-          r = 0xFFFD;
-          len = 1;
-          break;
-        }
-        r = (r << 6) | (cc & 0x3F);
-      }
-    } else {
-      len = 1;
-    }
-    out.emplace_back(r, len);
-    i += len;
+    // kLeadBits, as this function always decoded: overlong forms and surrogates pass as runes.
+    const core::Rune r = core::decodeUtf8(s, i, core::Utf8Check::kLeadBits);
+    out.emplace_back(r.code_point, r.length);
+    i += r.length;
   }
   return out;
 }

@@ -25,6 +25,27 @@ Result<std::uint64_t> goParseUint(std::string_view s, int base, int bit_size);
 // strconv.ParseInt(s, base, bitSize), same conventions as goParseUint plus a leading sign.
 Result<std::int64_t> goParseInt(std::string_view s, int base, int bit_size);
 
+// Why strconv.ParseUint / ParseInt failed: NumError.Err (ErrSyntax, ErrRange) or a bad base or
+// bit size argument. For callers that branch on the reason and need no message, like go-yaml's
+// resolver, which treats an out-of-range integer differently from a non-integer.
+enum class GoNumError { kNone, kSyntax, kRange, kBase, kBitSize };
+
+// goParseUint without the message. On kRange, value is the largest value of bit_size bits, as
+// Go returns it; on other errors it is 0.
+struct GoUintParse {
+  std::uint64_t value = 0;
+  GoNumError error = GoNumError::kNone;
+};
+GoUintParse goParseUintDetailed(std::string_view s, int base, int bit_size);
+
+// goParseInt without the message. On kRange, value is the bound nearest to the input, as Go
+// returns it; on other errors it is 0.
+struct GoIntParse {
+  std::int64_t value = 0;
+  GoNumError error = GoNumError::kNone;
+};
+GoIntParse goParseIntDetailed(std::string_view s, int base, int bit_size);
+
 // strconv.Atoi (errors name "Atoi").
 Result<std::int64_t> goAtoi(std::string_view s);
 

@@ -1,0 +1,992 @@
+#include "harness/injector/istio/injector.h"
+
+#include <algorithm>
+#include <cctype>
+#include <regex>
+#include <set>
+
+#include "harness/core/go_strconv.h"
+#include "harness/core/quantity.h"
+#include "harness/core/strategic_merge.h"
+#include "harness/core/yaml.h"
+#include "harness/gotemplate/go_json.h"
+#include "harness/injector/istio/app_probe.h"
+#include "harness/injector/istio/inject_required.h"
+#include "harness/injector/istio/validate.h"
+
+// Followed: istio/istio pkg/kube/inject/webhook.go (inject, injectPod, createPatch,
+// reapplyOverwrittenContainers, adjustInitContainerUser, parseStatus, reinsertOverrides,
+// postProcessPod, overwriteClusterInfo/updateClusterEnvs, applyPrometheusMerge and its helpers,
+// applyMetadata, reorderPod/modifyContainers, getInjectionStatus, applyOverlayYAML),
+// pkg/kube/inject/inject.go (RunTemplate, selectTemplates, resolveAliases, stripPod, ProxyImage,
+// imageURL, InboundTrafficPolicyMode, IntoObject), pkg/kube/util.go (GetDeployMetaFromPod),
+// prometheus util/strutil SanitizeLabelName. See istio-injector.md §2-§5.1.
+
+namespace harness::injector::istio {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr char kProxyName[] = "istio-proxy";
+constexpr char kInitName[] = "istio-init";
+constexpr char kValidationName[] = "istio-validation";
+constexpr char kCoreDumpName[] = "enable-core-dump";
+constexpr char kStatusKey[] = "sidecar.istio.io/status";
+constexpr char kOverridesKey[] = "proxy.istio.io/overrides";
+constexpr char kProxyConfigKey[] = "proxy.istio.io/config";
+
+std::string str(const json& obj, const char* key) {
+  if (!obj.is_object()) return {};
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+json& ensureObject(json& parent, const char* key) {
+  json& v = parent[key];
+  if (!v.is_object()) v = json::object();
+  return v;
+}
+
+std::map<std::string, std::string> stringMapAt(const json& pod, const char* key) {
+  std::map<std::string, std::string> out;
+  if (!pod.is_object() || !pod.contains("metadata") || !pod["metadata"].is_object()) return out;
+  auto it = pod["metadata"].find(key);
+  if (it == pod["metadata"].end() || !it->is_object()) return out;
+  for (auto m = it->begin(); m != it->end(); ++m) {
+    if (m->is_string()) out[m.key()] = m->get<std::string>();
+  }
+  return out;
+}
+
+json* listOf(json& pod, const char* list) {
+  if (!pod.is_object() || !pod.contains("spec") || !pod["spec"].is_object()) return nullptr;
+  auto it = pod["spec"].find(list);
+  return it != pod["spec"].end() && it->is_array() ? &*it : nullptr;
+}
+
+const json* findContainer(const json& list, const std::string& name) {
+  if (!list.is_array()) return nullptr;
+  for (const auto& c : list) {
+    if (c.is_object() && str(c, "name") == name) return &c;
+  }
+  return nullptr;
+}
+
+json* findSidecar(json& pod) {
+  for (const char* l : {"containers", "initContainers"}) {
+    if (json* list = listOf(pod, l)) {
+      for (auto& c : *list) {
+        if (c.is_object() && str(c, "name") == kProxyName) return &c;
+      }
+    }
+  }
+  return nullptr;
+}
+
+enum class Move { kFirst, kLast, kRemove };
+
+void modifyContainers(json& pod, const char* list_name, const std::string& name, Move how) {
+  json* list = listOf(pod, list_name);
+  if (list == nullptr) return;
+  json rest = json::array();
+  std::optional<json> match;
+  for (auto& c : *list) {
+    if (c.is_object() && str(c, "name") == name) {
+      match = c;
+    } else {
+      rest.push_back(c);
+    }
+  }
+  if (!match) return;
+  if (how == Move::kFirst) rest.insert(rest.begin(), *match);
+  if (how == Move::kLast) rest.push_back(*match);
+  *list = std::move(rest);
+}
+
+std::vector<std::string> names(const json& list) {
+  std::vector<std::string> out;
+  if (!list.is_array()) return out;
+  for (const auto& c : list) out.push_back(str(c, "name"));
+  return out;
+}
+
+// parseStatus / injectionStatus: container names from the status annotation.
+struct ParsedStatus {
+  bool valid = false;
+  std::vector<std::string> containers;
+  std::vector<std::string> init_containers;
+};
+
+ParsedStatus parseStatus(const std::string& text) {
+  ParsedStatus s;
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return s;
+  s.valid = true;
+  for (const auto& [key, out] : {std::pair<const char*, std::vector<std::string>*>{
+                                     "containers", &s.containers},
+                                 {"initContainers", &s.init_containers}}) {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_array()) continue;
+    for (const auto& n : *it) {
+      if (n.is_string()) out->push_back(n.get<std::string>());
+    }
+  }
+  return s;
+}
+
+// prometheus strutil.SanitizeLabelName.
+std::string sanitizeLabelName(const std::string& s) {
+  std::string out = s;
+  for (char& c : out) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+  }
+  return out;
+}
+
+// The annotations object of the pod (created when missing).
+json& annotationsOf(json& pod) { return ensureObject(ensureObject(pod, "metadata"), "annotations"); }
+
+std::optional<std::string> prometheusAnnotation(const json& pod, const std::string& sanitized) {
+  auto annotations = stringMapAt(pod, "annotations");
+  for (const auto& [k, v] : annotations) {
+    if (sanitizeLabelName(k) == sanitized) return v;
+  }
+  return std::nullopt;
+}
+
+void clearPrometheusAnnotations(json& pod) {
+  json& a = annotationsOf(pod);
+  std::vector<std::string> drop;
+  for (auto it = a.begin(); it != a.end(); ++it) {
+    const auto s = sanitizeLabelName(it.key());
+    if (s == "prometheus_io_scrape" || s == "prometheus_io_port" || s == "prometheus_io_path") {
+      drop.push_back(it.key());
+    }
+  }
+  for (const auto& k : drop) a.erase(k);
+}
+
+std::string goQuoteJson(const std::string& s) {
+  auto r = gotemplate::goJsonMarshal(json(s));
+  return r ? *r : json(s).dump();
+}
+
+std::string stringListJson(const std::vector<std::string>& v, bool nil) {
+  if (nil) return "null";
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + goQuoteJson(v[i]);
+  return out + "]";
+}
+
+// Kubernetes Container fields in Go struct order, for json.Marshal of a container.
+const std::vector<std::string>& containerFieldOrder() {
+  static const std::vector<std::string> kOrder = {
+      "name", "image", "command", "args", "workingDir", "ports", "envFrom", "env", "resources",
+      "resizePolicy", "restartPolicy", "restartPolicyRules", "volumeMounts", "volumeDevices",
+      "livenessProbe", "readinessProbe", "startupProbe", "lifecycle", "terminationMessagePath",
+      "terminationMessagePolicy", "imagePullPolicy", "securityContext", "stdin", "stdinOnce",
+      "tty"};
+  return kOrder;
+}
+
+std::string goContainerJson(const json& c) {
+  std::string out = "{";
+  bool first = true;
+  std::set<std::string> seen;
+  auto add = [&](const std::string& k, const json& v) {
+    auto m = gotemplate::goJsonMarshal(v);
+    out += (first ? "" : ",") + goQuoteJson(k) + ":" + (m ? *m : v.dump());
+    first = false;
+  };
+  for (const auto& k : containerFieldOrder()) {
+    seen.insert(k);
+    if (k == "resources") {
+      add(k, c.contains(k) && c[k].is_object() ? c[k] : json::object());
+    } else if (k == "name") {
+      add(k, c.contains(k) ? c[k] : json(""));
+    } else if (c.contains(k)) {
+      add(k, c[k]);
+    }
+  }
+  for (auto it = c.begin(); it != c.end(); ++it) {
+    if (!seen.count(it.key())) add(it.key(), *it);
+  }
+  return out + "}";
+}
+
+void mergeJson(json& base, const json& overlay) {
+  if (!overlay.is_object() || !base.is_object()) {
+    base = overlay;
+    return;
+  }
+  for (auto it = overlay.begin(); it != overlay.end(); ++it) {
+    if (it->is_null()) continue;
+    auto b = base.find(it.key());
+    if (b != base.end() && b->is_object() && it->is_object()) {
+      mergeJson(*b, *it);
+    } else {
+      base[it.key()] = *it;
+    }
+  }
+}
+
+// mesh.ApplyProxyConfig: the annotation's YAML merged over `base`.
+core::Result<json> applyProxyConfig(const std::string& yaml, json base) {
+  auto doc = core::parseYaml(yaml);
+  if (!doc) return core::Error{"could not parse proxy config: " + doc.error().message};
+  if (!doc->is_null() && !doc->is_object()) {
+    return core::Error{"could not parse proxy config: expected a mapping"};
+  }
+  if (doc->is_object()) mergeJson(base, *doc);
+  return base;
+}
+
+const json& at(const json& j, std::initializer_list<const char*> path) {
+  static const json kNull;
+  const json* cur = &j;
+  for (const char* p : path) {
+    if (!cur->is_object()) return kNull;
+    auto it = cur->find(p);
+    if (it == cur->end()) return kNull;
+    cur = &*it;
+  }
+  return *cur;
+}
+
+std::string scalarText(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
+  if (v.is_number_unsigned()) return std::to_string(v.get<std::uint64_t>());
+  if (v.is_number_float()) return core::goFormatFloat(v.get<double>());
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  return {};
+}
+
+// inject.go updateImageTypeIfPresent + imageURL.
+std::string imageUrl(const std::string& hub, const std::string& image, std::string tag,
+                     const std::string& type) {
+  if (!type.empty()) {
+    for (const char* known : {"distroless", "debug"}) {
+      const std::string suffix = std::string("-") + known;
+      if (tag.size() >= suffix.size() &&
+          tag.compare(tag.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        tag.resize(tag.size() - suffix.size());
+        break;
+      }
+    }
+    if (type != "default") tag += "-" + type;
+  }
+  return hub + "/" + image + ":" + tag;
+}
+
+bool truthy(const json& v) { return v.is_boolean() ? v.get<bool>() : false; }
+
+std::string canonicalPart(const std::string& s) { return canonicalQuantity(s); }
+
+void canonicalizeResources(json& c) {
+  if (!c.is_object() || !c.contains("resources") || !c["resources"].is_object()) return;
+  for (const char* k : {"requests", "limits"}) {
+    auto it = c["resources"].find(k);
+    if (it == c["resources"].end() || !it->is_object()) continue;
+    for (auto q = it->begin(); q != it->end(); ++q) {
+      const std::string text = scalarText(*q);
+      if (!text.empty()) *q = canonicalPart(text);
+    }
+  }
+}
+
+json roundTrip(const json& v, int depth, const std::string& key) {
+  if (v.is_object()) {
+    json out = json::object();
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      if (it->is_null()) continue;
+      json c = roundTrip(*it, depth + 1, it.key());
+      // omitempty slices (every PodSpec/Container list but `containers`).
+      if (c.is_array() && c.empty() && it.key() != "containers") continue;
+      // Probe timings are omitempty int32s.
+      static const std::set<std::string> kOmitZero = {"initialDelaySeconds", "periodSeconds",
+                                                      "timeoutSeconds", "successThreshold",
+                                                      "failureThreshold"};
+      if (c.is_number_integer() && c.get<std::int64_t>() == 0 && kOmitZero.count(it.key())) {
+        continue;
+      }
+      out[it.key()] = std::move(c);
+    }
+    return out;
+  }
+  if (v.is_array()) {
+    json out = json::array();
+    for (const auto& e : v) {
+      json c = roundTrip(e, depth + 1, key);
+      if (key == "containers" || key == "initContainers" || key == "ephemeralContainers") {
+        canonicalizeResources(c);
+        if (c.is_object()) {
+          for (const char* s : {"image", "imagePullPolicy", "workingDir", "restartPolicy",
+                                "terminationMessagePath", "terminationMessagePolicy"}) {
+            if (c.contains(s) && c[s] == "") c.erase(s);
+          }
+        }
+      }
+      if (key == "env" && c.is_object() && c.contains("value") && c["value"] == "") {
+        c.erase("value");
+      }
+      out.push_back(std::move(c));
+    }
+    return out;
+  }
+  return v;
+}
+
+std::string policyWarningName(const json& pod) {
+  auto ns = str(at(pod, {"metadata"}), "namespace");
+  auto name = str(at(pod, {"metadata"}), "name");
+  if (name.empty()) {
+    auto gen = str(at(pod, {"metadata"}), "generateName");
+    if (!gen.empty()) name = gen + "***";
+  }
+  return ns + "/" + name;
+}
+
+}  // namespace
+
+std::string canonicalQuantity(const std::string& text) {
+  auto q = core::Quantity::parse(text);
+  if (!q) return text;
+  auto milli = q->milliValue();
+  if (!milli) return text;
+  const std::int64_t m = *milli;
+  const bool negative = m < 0;
+  const std::uint64_t mag = negative ? static_cast<std::uint64_t>(-(m + 1)) + 1
+                                     : static_cast<std::uint64_t>(m);
+  const std::string sign = negative ? "-" : "";
+  if (q->format() == core::Quantity::Format::kBinarySI && mag % 1000 == 0 &&
+      mag / 1000 >= 1024) {
+    std::uint64_t v = mag / 1000;
+    static const char* kSuffix[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+    int i = 0;
+    while (i < 6 && v % 1024 == 0) {
+      v /= 1024;
+      ++i;
+    }
+    return sign + std::to_string(v) + kSuffix[i];
+  }
+  if (mag == 0) return "0";
+  if (mag % 1000 != 0) {
+    return sign + std::to_string(mag) +
+           (q->format() == core::Quantity::Format::kDecimalExponent ? "e-3" : "m");
+  }
+  std::uint64_t v = mag / 1000;
+  int exp = 0;
+  while (exp < 18 && v % 1000 == 0) {
+    v /= 1000;
+    exp += 3;
+  }
+  if (q->format() == core::Quantity::Format::kDecimalExponent) {
+    return sign + std::to_string(v) + (exp ? "e" + std::to_string(exp) : "");
+  }
+  static const char* kDecimal[] = {"", "k", "M", "G", "T", "P", "E"};
+  return sign + std::to_string(v) + kDecimal[exp / 3];
+}
+
+json goPodRoundTrip(const json& pod) {
+  json out = roundTrip(pod, 0, "");
+  if (out.is_object() && out.contains("metadata") && out["metadata"].is_object()) {
+    for (const char* k : {"labels", "annotations"}) {
+      auto it = out["metadata"].find(k);
+      if (it != out["metadata"].end() && it->is_object() && it->empty()) out["metadata"].erase(it);
+    }
+  }
+  return out;
+}
+
+std::string_view decisionName(Decision decision) {
+  switch (decision) {
+    case Decision::kInject: return "inject";
+    case Decision::kSkip: return "skip";
+    case Decision::kError: return "error";
+  }
+  return "skip";
+}
+
+json Outcome::toJson() const {
+  json logs_json = json::array();
+  for (const auto& l : logs) {
+    logs_json.push_back({{"level", logLevelName(l.level)}, {"message", l.message}});
+  }
+  return json{{"decision", decisionName(decision)},
+              {"reason", reason},
+              {"patch", core::encodePatch(patch)},
+              {"error", error_message},
+              {"logs", logs_json}};
+}
+
+std::pair<json, json> deployMetaFromPod(const json& pod) {
+  const json& meta = at(pod, {"metadata"});
+  json deploy = {{"name", str(meta, "name")}, {"namespace", str(meta, "namespace")}};
+  json type = {{"kind", "Pod"}, {"apiVersion", "v1"}};
+  if (!str(meta, "generateName").empty() && meta.contains("ownerReferences") &&
+      meta["ownerReferences"].is_array()) {
+    const json* controller = nullptr;
+    for (const auto& r : meta["ownerReferences"]) {
+      if (r.is_object() && truthy(r.value("controller", json()))) {
+        controller = &r;
+        break;
+      }
+    }
+    if (controller != nullptr) {
+      const std::string owner = str(*controller, "name");
+      type = {{"kind", str(*controller, "kind")}, {"apiVersion", str(*controller, "apiVersion")}};
+      deploy["name"] = owner;
+      const json& labels = at(meta, {"labels"});
+      auto label = [&](const char* k) { return str(labels, k); };
+      auto endsWith = [](const std::string& s, const std::string& suf) {
+        return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+      };
+      const std::string kind = type["kind"];
+      if (kind == "ReplicaSet" && !label("pod-template-hash").empty() &&
+          endsWith(owner, label("pod-template-hash"))) {
+        const std::string suffix = "-" + label("pod-template-hash");
+        deploy["name"] = endsWith(owner, suffix) ? owner.substr(0, owner.size() - suffix.size())
+                                                 : owner;
+        type = {{"kind", "Deployment"}, {"apiVersion", "apps/v1"}};
+      } else if (kind == "ReplicaSet" && !label("rollouts-pod-template-hash").empty() &&
+                 endsWith(owner, label("rollouts-pod-template-hash"))) {
+        const std::string suffix = "-" + label("rollouts-pod-template-hash");
+        deploy["name"] = endsWith(owner, suffix) ? owner.substr(0, owner.size() - suffix.size())
+                                                 : owner;
+        type = {{"kind", "Rollout"}, {"apiVersion", "argoproj.io/v1alpha1"}};
+      } else if (kind == "ReplicationController" && !label("deploymentconfig").empty()) {
+        deploy["name"] = label("deploymentconfig");
+        type = {{"kind", "DeploymentConfig"}, {"apiVersion", "apps.openshift.io/v1"}};
+      } else if (kind == "Job") {
+        static const std::regex kCronJobName("^(.+)-\\d{8,10}$");
+        std::smatch m;
+        if (std::regex_match(owner, m, kCronJobName)) {
+          deploy["name"] = m[1].str();
+          type = {{"kind", "CronJob"}, {"apiVersion", "batch/v1"}};
+        }
+      }
+    }
+  }
+  if (deploy["name"] == "") deploy["name"] = str(meta, "name");
+  return {deploy, type};
+}
+
+std::string injectionStatus(const json& spec, const std::string& revision) {
+  auto list = [&](const char* key) {
+    const json& l = at(spec, {key});
+    const bool nil = !l.is_array() || l.empty();
+    return stringListJson(names(l), nil);
+  };
+  return "{\"initContainers\":" + list("initContainers") + ",\"containers\":" + list("containers") +
+         ",\"volumes\":" + list("volumes") + ",\"imagePullSecrets\":" + list("imagePullSecrets") +
+         ",\"revision\":" + goQuoteJson(revision.empty() ? "default" : revision) + "}";
+}
+
+core::Result<json> injectPod(const InjectorSettings& settings, const InjectionParams& params) {
+  const json& original = params.pod;
+  const auto annotations = stringMapAt(original, "annotations");
+  const auto labels = stringMapAt(original, "labels");
+  const json& values = settings.values.map;
+  const int mesh_status_port = settings.mesh.statusPort();
+  auto fail = [](const std::string& m) { return core::Error{"failed to run injection template: " + m}; };
+
+  // RunTemplate: validation first.
+  if (auto v = validateAnnotations(annotations); !v) return fail(v.error().message);
+
+  // The ProxyConfig: mesh defaultConfig < CRs < the pod annotation.
+  json proxy_config = settings.mesh.defaultConfig();
+  if (params.proxy_config_overlay.is_object()) mergeJson(proxy_config, params.proxy_config_overlay);
+  if (auto it = annotations.find(kProxyConfigKey); it != annotations.end()) {
+    auto pc = applyProxyConfig(it->second, proxy_config);
+    if (!pc) return core::Error{pc.error().message};
+    proxy_config = std::move(*pc);
+  }
+
+  // Cluster and network: values < URL parameters < the pod's topology.istio.io/network label.
+  std::map<std::string, std::string> proxy_envs = params.proxy_envs;
+  std::string cluster = scalarText(at(values, {"global", "multiCluster", "clusterName"}));
+  std::string network = scalarText(at(values, {"global", "network"}));
+  if (auto it = proxy_envs.find("ISTIO_META_CLUSTER_ID"); it != proxy_envs.end() && !it->second.empty()) {
+    cluster = it->second;
+  }
+  if (auto it = proxy_envs.find("ISTIO_META_NETWORK"); it != proxy_envs.end() && !it->second.empty()) {
+    network = it->second;
+  }
+  if (auto it = labels.find("topology.istio.io/network"); it != labels.end()) network = it->second;
+  if (!cluster.empty()) proxy_envs["ISTIO_META_CLUSTER_ID"] = cluster;
+  if (!network.empty()) proxy_envs["ISTIO_META_NETWORK"] = network;
+
+  // stripPod + reinsertOverrides: the template's view of the pod.
+  json stripped = original;
+  const auto status_it = annotations.find(kStatusKey);
+  const ParsedStatus prev =
+      status_it != annotations.end() ? parseStatus(status_it->second) : ParsedStatus{};
+  if (prev.valid) {
+    for (const auto& c : prev.containers) modifyContainers(stripped, "containers", c, Move::kRemove);
+    for (const auto& c : prev.init_containers) {
+      modifyContainers(stripped, "initContainers", c, Move::kRemove);
+    }
+    if (auto port = prometheusAnnotation(stripped, "prometheus_io_port");
+        port && *port == std::to_string(mesh_status_port)) {
+      clearPrometheusAnnotations(stripped);
+    }
+    annotationsOf(stripped).erase(kStatusKey);
+  }
+  json existing_overrides = json::object();
+  if (auto it = annotations.find(kOverridesKey); it != annotations.end()) {
+    existing_overrides = json::parse(it->second, nullptr, false);
+    if (existing_overrides.is_discarded() || !existing_overrides.is_object()) {
+      return fail("invalid " + std::string(kOverridesKey) + " annotation: not a JSON object");
+    }
+    for (const char* l : {"containers", "initContainers"}) {
+      const json& list = at(existing_overrides, {l});
+      if (!list.is_array()) continue;
+      json& spec = ensureObject(stripped, "spec");
+      json& target = spec[l];
+      if (!target.is_array()) target = json::array();
+      for (const auto& c : list) {
+        if (findContainer(target, str(c, "name")) == nullptr) target.push_back(c);
+      }
+    }
+  }
+
+  // Native sidecars: the global answer, overridden by exactly "true"/"false".
+  bool native = params.native_sidecars;
+  if (auto it = annotations.find("sidecar.istio.io/nativeSidecar"); it != annotations.end()) {
+    if (it->second == "true") native = true;
+    if (it->second == "false") native = false;
+  }
+
+  // Images.
+  const std::string hub = scalarText(at(values, {"global", "hub"}));
+  const std::string tag = scalarText(at(values, {"global", "tag"}));
+  std::string image_type = scalarText(at(values, {"global", "variant"}));
+  if (auto t = str(at(proxy_config, {"image"}), "imageType"); !t.empty()) image_type = t;
+  if (auto it = annotations.find("sidecar.istio.io/proxyImageType"); it != annotations.end()) {
+    image_type = it->second;
+  }
+  std::string proxy_image_name = scalarText(at(values, {"global", "proxy", "image"}));
+  if (proxy_image_name.empty()) proxy_image_name = "proxyv2";
+  std::string init_image_name = scalarText(at(values, {"global", "proxy_init", "image"}));
+  if (init_image_name.empty()) init_image_name = "proxyv2";
+
+  const std::string inbound_mode = str(at(settings.mesh.config, {"inboundTrafficPolicy"}), "mode");
+  json data = {
+      {"TypeMeta", params.type_meta},
+      {"DeploymentMeta", params.deploy_meta},
+      {"ObjectMeta", at(stripped, {"metadata"}).is_object() ? at(stripped, {"metadata"}) : json::object()},
+      {"Spec", at(stripped, {"spec"}).is_object() ? at(stripped, {"spec"}) : json::object()},
+      {"ProxyConfig", proxy_config},
+      {"MeshConfig", settings.mesh.config},
+      {"Values", values},
+      {"Revision", settings.revision},
+      {"NativeSidecars", native},
+      {"ProxyImage", imageUrl(hub, proxy_image_name, tag, image_type)},
+      {"ProxyInitImage", imageUrl(hub, init_image_name, tag, image_type)},
+      {"ProxyUID", 1337},
+      {"ProxyGID", 1337},
+      {"InboundTrafficPolicyMode", inbound_mode == "LOCALHOST" ? "localhost" : "passthrough"},
+      {"CompliancePolicy", ""},
+  };
+
+  // selectTemplates + resolveAliases.
+  std::vector<std::string> requested;
+  if (auto it = annotations.find("inject.istio.io/templates"); it != annotations.end()) {
+    std::size_t start = 0;
+    const std::string& a = it->second;
+    while (true) {
+      const auto pos = a.find(',', start);
+      std::string n = a.substr(start, pos == std::string::npos ? std::string::npos : pos - start);
+      const auto b = n.find_first_not_of(" \t\r\n\v\f");
+      const auto e = n.find_last_not_of(" \t\r\n\v\f");
+      requested.push_back(b == std::string::npos ? std::string() : n.substr(b, e - b + 1));
+      if (pos == std::string::npos) break;
+      start = pos + 1;
+    }
+  } else {
+    requested = params.default_templates.empty() ? settings.config.default_templates
+                                                 : params.default_templates;
+  }
+  std::vector<std::string> selected;
+  for (const auto& n : requested) {
+    auto al = settings.config.aliases.find(n);
+    if (params.use_aliases && al != settings.config.aliases.end()) {
+      selected.insert(selected.end(), al->second.begin(), al->second.end());
+    } else {
+      selected.push_back(n);
+    }
+  }
+
+  const auto options = gotemplate::istioExecOptions();
+  const core::StrategicMergeOptions smp{.name_path_in_errors = false};
+  json merged = original;
+  json template_pod = json::object();
+  for (const auto& name : selected) {
+    auto t = settings.config.templates.find(name);
+    if (t == settings.config.templates.end()) {
+      std::string have;
+      for (const auto& [k, _] : settings.config.templates) have += (have.empty() ? "" : ", ") + k;
+      return fail("requested template " + goQuoteJson(name) + " not found; have " + have);
+    }
+    auto rendered = gotemplate::execute(t->second, "inject", data, options);
+    if (!rendered) return fail(rendered.error().message);
+    auto overlay = core::parseYaml(*rendered);
+    if (!overlay || !(overlay->is_object() || overlay->is_null())) {
+      return fail("failed applying injection overlay: strategic merge: invalid JSON document");
+    }
+    auto tp = core::strategicMerge(template_pod, *overlay, core::podSchema(), smp);
+    if (!tp) return fail("failed applying injection overlay: strategic merge: " + tp.error().message);
+    template_pod = goPodRoundTrip(*tp);
+    if (findContainer(at(template_pod, {"spec", "initContainers"}), kProxyName) != nullptr &&
+        findContainer(at(merged, {"spec", "containers"}), kProxyName) != nullptr) {
+      // The user's istio-proxy customisation moves to initContainers with a native proxy.
+      json proxy = *findContainer(at(merged, {"spec", "containers"}), kProxyName);
+      modifyContainers(merged, "containers", kProxyName, Move::kRemove);
+      json& inits = ensureObject(merged, "spec")["initContainers"];
+      if (!inits.is_array()) inits = json::array();
+      inits.push_back(proxy);
+    }
+    auto mp = core::strategicMerge(merged, *overlay, core::podSchema(), smp);
+    if (!mp) {
+      return fail(
+          "failed parsing generated injected YAML (check Istio sidecar injector configuration): "
+          "strategic merge: " +
+          mp.error().message);
+    }
+    merged = goPodRoundTrip(*mp);
+  }
+
+  // reapplyOverwrittenContainers.
+  json overrides = json::object();
+  const ParsedStatus injected_status = prev;
+  for (const auto& [list, prev_names] :
+       {std::pair<const char*, const std::vector<std::string>*>{"containers",
+                                                                &injected_status.containers},
+        {"initContainers", &injected_status.init_containers}}) {
+    const json& tl = at(template_pod, {"spec", list});
+    if (!tl.is_array()) continue;
+    for (const auto& c : tl) {
+      const std::string cname = str(c, "name");
+      if (std::find(prev_names->begin(), prev_names->end(), cname) != prev_names->end()) continue;
+      const json* match = findContainer(at(existing_overrides, {list}), cname);
+      if (match == nullptr) {
+        match = findContainer(at(original, {"spec", "containers"}), cname);
+        if (match == nullptr && std::string(list) == "initContainers") {
+          match = findContainer(at(original, {"spec", "initContainers"}), cname);
+        }
+      }
+      if (match == nullptr) continue;
+      json overlay = *match;
+      if (overlay.value("image", "") == "auto" || overlay.value("image", "") == "") {
+        overlay.erase("image");
+      }
+      json& ol = overrides[list];
+      if (!ol.is_array()) ol = json::array();
+      ol.push_back(overlay);
+      json patch = {{"spec", {{list, json::array({overlay})}}}};
+      auto r = core::strategicMerge(merged, patch, core::podSchema(), smp);
+      if (!r) {
+        return core::Error{std::string("failed to re apply container: failed to apply sidecar ") +
+                           (std::string(list) == "containers" ? "container" : "init container") +
+                           ": strategic merge: " + r.error().message};
+      }
+      merged = goPodRoundTrip(*r);
+    }
+  }
+  if (status_it == annotations.end() && !overrides.empty()) {
+    std::string js = "{";
+    bool first = true;
+    for (const char* l : {"containers", "initContainers"}) {
+      if (!overrides.contains(l)) continue;
+      js += std::string(first ? "" : ",") + "\"" + l + "\":[";
+      for (std::size_t i = 0; i < overrides[l].size(); ++i) {
+        js += (i ? "," : "") + goContainerJson(overrides[l][i]);
+      }
+      js += "]";
+      first = false;
+    }
+    annotationsOf(merged)[kOverridesKey] = js + "}";
+  }
+
+  // adjustInitContainerUser.
+  if (const json* user = findContainer(at(original, {"spec", "containers"}), kProxyName);
+      user != nullptr || (user = findContainer(at(original, {"spec", "initContainers"}), kProxyName))) {
+    const json& sc = at(*user, {"securityContext"});
+    const json& uid = at(sc, {"runAsUser"});
+    const json& gid = at(sc, {"runAsGroup"});
+    if (!uid.is_null() || !gid.is_null()) {
+      json* init = nullptr;
+      if (json* inits = listOf(merged, "initContainers")) {
+        for (const char* n : {kInitName, kValidationName}) {
+          for (auto& c : *inits) {
+            if (init == nullptr && str(c, "name") == n) init = &c;
+          }
+        }
+      }
+      if (init != nullptr) {
+        const bool tproxy = str(proxy_config, "interceptionMode") == "TPROXY" ||
+                            str(at(merged, {"metadata", "annotations"}),
+                                "sidecar.istio.io/interceptionMode") == "TPROXY";
+        if (tproxy && !uid.is_null()) {
+          if (json* sidecar = findSidecar(merged)) {
+            ensureObject(*sidecar, "securityContext")["runAsUser"] = 0;
+          }
+        }
+        if (!tproxy && str(*init, "name") == kValidationName) {
+          json& isc = ensureObject(*init, "securityContext");
+          if (!uid.is_null()) isc["runAsUser"] = uid;
+          if (!gid.is_null()) isc["runAsGroup"] = gid;
+        }
+        if (uid.is_number_integer() && uid.get<std::int64_t>() != 0 && init->contains("args") &&
+            (*init)["args"].is_array()) {
+          json& args = (*init)["args"];
+          for (std::size_t i = 0; i + 1 < args.size(); ++i) {
+            if (args[i] == "-u") {
+              args[i + 1] = std::to_string(uid.get<std::int64_t>());
+              break;
+            }
+          }
+        }
+      }
+    }
+  }
+
+  // postProcessPod.
+  json& pod = merged;
+  annotationsOf(pod);
+  ensureObject(ensureObject(pod, "metadata"), "labels");
+  // overwriteClusterInfo / updateClusterEnvs.
+  if (json* sidecar = findSidecar(pod); sidecar != nullptr && !proxy_envs.empty()) {
+    json env = json::array();
+    if (sidecar->contains("env") && (*sidecar)["env"].is_array()) {
+      for (const auto& e : (*sidecar)["env"]) {
+        if (!proxy_envs.count(str(e, "name"))) env.push_back(e);
+      }
+    }
+    for (const auto& [k, v] : proxy_envs) {
+      json e = {{"name", k}};
+      if (!v.empty()) e["value"] = v;
+      env.push_back(e);
+    }
+    (*sidecar)["env"] = env;
+  }
+  // applyPrometheusMerge (release 1.30: no port validation, no scrape-targets).
+  {
+    bool scrape = true;
+    for (const auto& [k, v] : stringMapAt(pod, "annotations")) {
+      if (sanitizeLabelName(k) != "prometheus_io_scrape") continue;
+      if (auto b = core::goParseBool(v); b) {
+        scrape = *b;
+        break;
+      }
+    }
+    bool merge = true;
+    const auto pod_annotations = stringMapAt(pod, "annotations");
+    auto mm = pod_annotations.find("prometheus.istio.io/merge-metrics");
+    auto parsed = mm != pod_annotations.end() ? core::goParseBool(mm->second)
+                                              : core::Result<bool>(core::Error{"unset"});
+    if (parsed) {
+      merge = *parsed;
+    } else if (at(settings.mesh.config, {"enablePrometheusMerge"}).is_boolean()) {
+      merge = at(settings.mesh.config, {"enablePrometheusMerge"}).get<bool>();
+    }
+    const std::string target = std::to_string(mesh_status_port);
+    const auto cur = prometheusAnnotation(pod, "prometheus_io_port");
+    if (scrape && merge && !(cur && *cur == target)) {
+      const std::string port = cur.value_or("");
+      const std::string path = prometheusAnnotation(pod, "prometheus_io_path").value_or("");
+      const std::string scr = prometheusAnnotation(pod, "prometheus_io_scrape").value_or("");
+      json* sidecar = findSidecar(pod);
+      if (sidecar != nullptr && !(port.empty() && path.empty() && scr.empty())) {
+        json& env = (*sidecar)["env"];
+        if (!env.is_array()) env = json::array();
+        env.push_back({{"name", "ISTIO_PROMETHEUS_ANNOTATIONS"},
+                       {"value", "{\"scrape\":" + goQuoteJson(scr) + ",\"port\":" +
+                                     goQuoteJson(port) + ",\"path\":" + goQuoteJson(path) + "}"}});
+      }
+      clearPrometheusAnnotations(pod);
+      json& a = annotationsOf(pod);
+      a["prometheus.io/port"] = target;
+      a["prometheus.io/path"] = "/stats/prometheus";
+      a["prometheus.io/scrape"] = "true";
+    }
+  }
+  // applyRewrite.
+  applyRewrite(pod, truthy(at(values, {"sidecarInjectorWebhook", "rewriteAppHTTPProbe"})),
+               mesh_status_port);
+  // applyMetadata.
+  if (auto it = proxy_envs.find("ISTIO_META_NETWORK"); it != proxy_envs.end()) {
+    ensureObject(pod["metadata"], "labels")["topology.istio.io/network"] = it->second;
+  }
+  annotationsOf(pod)[kStatusKey] = injectionStatus(at(template_pod, {"spec"}), settings.revision);
+  if (params.use_injected_annotations) {
+    for (const auto& [k, v] : settings.config.injected_annotations) annotationsOf(pod)[k] = v;
+  }
+  // reorderPod.
+  {
+    json mc = settings.mesh.defaultConfig();
+    if (auto it = annotations.find(kProxyConfigKey); it != annotations.end()) {
+      auto pc = applyProxyConfig(it->second, mc);
+      if (!pc) return core::Error{"failed to process pod: " + pc.error().message};
+      mc = std::move(*pc);
+    }
+    const bool hold = truthy(at(mc, {"holdApplicationUntilProxyStarts"})) ||
+                      truthy(at(values, {"global", "proxy", "holdApplicationUntilProxyStarts"}));
+    std::vector<std::string> before_proxy;
+    const std::string extra = str(at(pod, {"metadata", "annotations"}),
+                                  "sidecar.istio.io/init-containers-before-proxy");
+    if (!extra.empty()) {
+      std::size_t start = 0;
+      while (true) {
+        const auto pos = extra.find(',', start);
+        std::string n = extra.substr(start, pos == std::string::npos ? pos : pos - start);
+        if (std::find(before_proxy.begin(), before_proxy.end(), n) == before_proxy.end()) {
+          before_proxy.push_back(n);
+        }
+        if (pos == std::string::npos) break;
+        start = pos + 1;
+      }
+    }
+    modifyContainers(pod, "containers", kProxyName, hold ? Move::kFirst : Move::kLast);
+    if (findContainer(at(pod, {"spec", "initContainers"}), kProxyName) != nullptr) {
+      modifyContainers(pod, "initContainers", kCoreDumpName, Move::kFirst);
+      modifyContainers(pod, "initContainers", kProxyName, Move::kFirst);
+      for (auto it = before_proxy.rbegin(); it != before_proxy.rend(); ++it) {
+        modifyContainers(pod, "initContainers", *it, Move::kFirst);
+      }
+      modifyContainers(pod, "initContainers", kValidationName, Move::kFirst);
+      modifyContainers(pod, "initContainers", kInitName, Move::kFirst);
+    } else {
+      modifyContainers(pod, "initContainers", kValidationName, Move::kFirst);
+      modifyContainers(pod, "initContainers", kInitName, Move::kLast);
+      modifyContainers(pod, "initContainers", kCoreDumpName, Move::kLast);
+    }
+  }
+  return goPodRoundTrip(pod);
+}
+
+Outcome admit(const InjectorSettings& settings, const AdmissionInput& input) {
+  Outcome out;
+  if (!input.pod.is_object()) {
+    out.decision = Decision::kError;
+    out.error_message = "json: cannot unmarshal " + std::string(input.pod.type_name()) +
+                        " into Go value of type v1.Pod";
+    return out;
+  }
+  json pod = input.pod;
+  json& meta = ensureObject(pod, "metadata");
+  meta.erase("managedFields");
+  if (str(meta, "namespace").empty() && !input.request_namespace.empty()) {
+    meta["namespace"] = input.request_namespace;
+  }
+  out.logs.push_back({LogLine::Level::kInfo, "Process sidecar injection request"});
+  auto decision = injectRequired(ignoredNamespaces(), settings.config, at(pod, {"spec"}), meta);
+  out.logs.insert(out.logs.end(), decision.logs.begin(), decision.logs.end());
+  out.reason = decision.reason;
+  if (!decision.required) {
+    out.logs.push_back({LogLine::Level::kInfo, "Skipping due to policy check"});
+    out.decision = Decision::kSkip;
+    return out;
+  }
+  const std::string dns = str(at(pod, {"spec"}), "dnsPolicy");
+  if (!dns.empty() && dns != "ClusterFirst") {
+    out.logs.push_back({LogLine::Level::kWarning,
+                        "\"" + policyWarningName(pod) +
+                            "\"'s DNSPolicy is not \"ClusterFirst\". The Envoy sidecar may not "
+                            "able to connect to Istio Pilot"});
+  }
+  InjectionParams params;
+  params.pod = goPodRoundTrip(pod);
+  std::tie(params.deploy_meta, params.type_meta) = deployMetaFromPod(pod);
+  params.proxy_envs = input.proxy_envs;
+  params.native_sidecars = input.native_sidecars;
+  auto injected = injectPod(settings, params);
+  if (!injected) {
+    out.decision = Decision::kError;
+    out.error_message = injected.error().message;
+    out.logs.push_back({LogLine::Level::kError, "Pod injection failed: " + out.error_message});
+    return out;
+  }
+  out.decision = Decision::kInject;
+  out.injected_pod = *injected;
+  out.patch = core::createPatch(params.pod, *injected);
+  return out;
+}
+
+core::Result<json> kubeInject(const InjectorSettings& settings, const json& object,
+                              std::vector<std::string>* warnings, bool native_sidecars) {
+  if (!object.is_object()) return object;
+  const std::string kind = str(object, "kind");
+  json out = object;
+  json* metadata = nullptr;
+  json* spec = nullptr;
+  json deployment_meta = at(object, {"metadata"});
+  json type_meta = {{"kind", kind}, {"apiVersion", str(object, "apiVersion")}};
+  std::pair<json, json> pod_meta;
+  if (kind == "Pod") {
+    metadata = &ensureObject(out, "metadata");
+    spec = &ensureObject(out, "spec");
+    pod_meta = deployMetaFromPod(object);
+    deployment_meta = pod_meta.first;
+    type_meta = pod_meta.second;
+  } else if (kind == "CronJob") {
+    // The CronJob quirk: labels and annotations come from spec.jobTemplate.metadata.
+    json& jt = ensureObject(ensureObject(out, "spec"), "jobTemplate");
+    metadata = &ensureObject(jt, "metadata");
+    spec = &ensureObject(ensureObject(ensureObject(jt, "spec"), "template"), "spec");
+  } else if (kind == "Deployment" || kind == "DaemonSet" || kind == "ReplicaSet" ||
+             kind == "StatefulSet" || kind == "Job" || kind == "ReplicationController" ||
+             kind == "DeploymentConfig") {
+    if (!at(object, {"spec", "template"}).is_object()) {
+      if (kind == "ReplicationController" || kind == "DeploymentConfig") {
+        return core::Error{"spec.template is required value"};
+      }
+    }
+    json& tmpl = ensureObject(ensureObject(out, "spec"), "template");
+    metadata = &ensureObject(tmpl, "metadata");
+    spec = &ensureObject(tmpl, "spec");
+  } else {
+    return object;  // not registered: passed through
+  }
+  std::string name = str(*metadata, "name");
+  if (name.empty()) name = str(deployment_meta, "name");
+  const std::string dep_ns = str(deployment_meta, "namespace");
+  const std::string full = dep_ns.empty() ? name : dep_ns + "/" + name;
+  const std::string kind_prefix = kind.empty() ? "" : kind + " ";
+  if (truthy(at(*spec, {"hostNetwork"}))) {
+    if (warnings) {
+      warnings->push_back("===> Skipping injection because " + kind_prefix + goQuoteJson(full) +
+                          " has host networking enabled\n");
+    }
+    return out;
+  }
+  InjectorConfig enabled;
+  enabled.policy = std::string(kPolicyEnabled);
+  json meta_copy = *metadata;
+  auto d = injectRequired(ignoredNamespaces(), enabled, *spec, meta_copy);
+  if (!d.required) {
+    if (warnings) {
+      warnings->push_back("===> Skipping injection because " + kind_prefix + goQuoteJson(full) +
+                          " has sidecar injection disabled\n");
+    }
+    return out;
+  }
+  InjectionParams params;
+  params.pod = goPodRoundTrip(json{{"metadata", *metadata}, {"spec", *spec}});
+  params.deploy_meta = {{"name", str(deployment_meta, "name")},
+                        {"namespace", str(deployment_meta, "namespace")}};
+  params.type_meta = type_meta;
+  params.native_sidecars = native_sidecars;
+  params.default_templates = {std::string(kSidecarTemplateName)};
+  params.use_aliases = false;
+  params.use_injected_annotations = false;
+  auto injected = injectPod(settings, params);
+  if (!injected) return injected.error();
+  *metadata = at(*injected, {"metadata"}).is_object() ? (*injected)["metadata"] : json::object();
+  *spec = at(*injected, {"spec"}).is_object() ? (*injected)["spec"] : json::object();
+  return out;
+}
+
+}  // namespace harness::injector::istio

@@ -1,0 +1,217 @@
+// Golden tests of Istio-style injection with this project's default template
+// (injector/istio/). Inputs are modelled on istio/istio pkg/kube/inject/testdata/inject/*.yaml
+// shapes (istio-injector.md §2-§5.1); the expected files live beside them as
+// <name>.yaml.injected. Refresh them explicitly with HARNESS_UPDATE_GOLDEN=1; without it a
+// missing or different file fails the test.
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <functional>
+
+#include "harness/core/json_patch.h"
+#include "harness/core/yaml.h"
+#include "harness/injector/istio/injector.h"
+#include "harness/testing/support.h"
+
+namespace harness::injector::istio {
+namespace {
+
+using nlohmann::json;
+namespace t = harness::testing;
+
+std::filesystem::path dataDir() { return t::sourceDir() / "injector" / "istio"; }
+std::filesystem::path goldenDir() {
+  return t::sourceDir() / "injector" / "tests" / "istio" / "testdata" / "golden";
+}
+
+InjectorSettings defaults() {
+  auto s = loadSettings(t::readFile(dataDir() / "sidecar-injector-config.yaml"),
+                        t::readFile(dataDir() / "values.json"), t::readFile(dataDir() / "mesh.yaml"));
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
+  return s.ok() ? *s : InjectorSettings{};
+}
+
+json readInput(const std::string& name) {
+  auto doc = core::parseYaml(t::readFile(goldenDir() / (name + ".yaml")));
+  EXPECT_TRUE(doc.ok());
+  return doc.ok() ? *doc : json();
+}
+
+void compareGolden(const std::string& name, const std::string& actual) {
+  const auto path = goldenDir() / (name + ".yaml.injected");
+  const char* update = std::getenv("HARNESS_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") t::writeFile(path, actual);
+  ASSERT_TRUE(std::filesystem::exists(path)) << path << " missing; HARNESS_UPDATE_GOLDEN=1";
+  EXPECT_EQ(actual, t::readFile(path)) << "refresh with HARNESS_UPDATE_GOLDEN=1 if intended";
+}
+
+Outcome admitFile(const std::string& name, const InjectorSettings& settings, bool native = true) {
+  AdmissionInput in;
+  in.pod = readInput(name);
+  in.request_namespace = "default";
+  in.native_sidecars = native;
+  return admit(settings, in);
+}
+
+std::string render(const Outcome& o) {
+  json out = o.toJson();
+  out.erase("logs");
+  out["pod"] = o.injected_pod;
+  return core::toYaml(out);
+}
+
+void runPodGolden(const std::string& name, const InjectorSettings& settings, bool native = true) {
+  compareGolden(name, render(admitFile(name, settings, native)));
+}
+
+TEST(IstioGolden, PlainPod) { runPodGolden("hello", defaults()); }
+TEST(IstioGolden, Probes) { runPodGolden("probes", defaults()); }
+TEST(IstioGolden, MultiContainerFromDeploymentReplicaSet) {
+  runPodGolden("multi-container", defaults());
+}
+TEST(IstioGolden, HostNetworkIsSkipped) { runPodGolden("host-network", defaults()); }
+TEST(IstioGolden, ClassicWithHold) { runPodGolden("classic", defaults()); }
+TEST(IstioGolden, ResourceAnnotations) { runPodGolden("resources", defaults()); }
+TEST(IstioGolden, TrafficAnnotations) { runPodGolden("traffic", defaults()); }
+TEST(IstioGolden, TrafficAnnotationsInvalid) { runPodGolden("traffic-bad", defaults()); }
+TEST(IstioGolden, UnknownTemplateIsAnError) { runPodGolden("unknown-template", defaults()); }
+TEST(IstioGolden, ProxyOverride) { runPodGolden("proxy-override", defaults()); }
+
+TEST(IstioGolden, CustomTemplateSelection) {
+  auto s = defaults();
+  auto extra = parseInjectorConfig(
+      "templates:\n  custom: |\n    metadata:\n      labels:\n        custom: \"yes\"\n"
+      "    spec:\n      containers:\n      - name: app\n        env:\n        - {name: CUSTOM, value: \"1\"}\n");
+  ASSERT_TRUE(extra.ok()) << extra.error().message;
+  s.config.raw_templates["custom"] = extra->raw_templates["custom"];
+  s.config.templates.emplace("custom", extra->templates.at("custom"));
+  runPodGolden("custom-template", s);
+}
+
+TEST(IstioGolden, ImagePullSecretsFromValuesComeFirst) {
+  auto s = defaults();
+  s.values.map["global"]["imagePullSecrets"] = json::array({"barSecret"});
+  runPodGolden("image-pull-secrets", s);
+}
+
+TEST(IstioGolden, KubeInjectDeployment) {
+  std::vector<std::string> warnings;
+  auto r = kubeInject(defaults(), readInput("deployment"), &warnings);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  compareGolden("deployment", core::toYaml(*r));
+}
+
+TEST(IstioGolden, KubeInjectCronJobUsesJobTemplateMetadata) {
+  auto r = kubeInject(defaults(), readInput("cronjob"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  compareGolden("cronjob", core::toYaml(*r));
+  EXPECT_TRUE((*r)["spec"]["jobTemplate"]["metadata"]["annotations"].contains(
+      "sidecar.istio.io/status"));
+}
+
+TEST(IstioInject, KubeInjectSkipsHostNetworkWithIstiosWarning) {
+  std::vector<std::string> warnings;
+  json d = readInput("deployment");
+  d["spec"]["template"]["spec"]["hostNetwork"] = true;
+  auto r = kubeInject(defaults(), d, &warnings);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, d);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0],
+            "===> Skipping injection because Deployment \"default/hello\" has host networking "
+            "enabled\n");
+}
+
+// Re-injecting the injected pod changes nothing (istio-injector.md §3).
+void expectIdempotent(const std::string& name, bool native) {
+  const auto s = defaults();
+  auto first = admitFile(name, s, native);
+  ASSERT_EQ(first.decision, Decision::kInject) << first.error_message;
+  AdmissionInput again;
+  again.pod = first.injected_pod;
+  again.native_sidecars = native;
+  auto second = admit(s, again);
+  ASSERT_EQ(second.decision, Decision::kInject) << second.error_message;
+  EXPECT_EQ(core::encodePatch(second.patch), json::array()) << name;
+}
+
+TEST(IstioInject, ReinjectionIsIdempotentNative) { expectIdempotent("hello", true); }
+TEST(IstioInject, ReinjectionIsIdempotentClassic) { expectIdempotent("hello", false); }
+TEST(IstioInject, ReinjectionIsIdempotentWithProbes) { expectIdempotent("probes", true); }
+TEST(IstioInject, ReinjectionIsIdempotentWithPrometheus) { expectIdempotent("traffic", true); }
+
+TEST(IstioInject, PatchAppliedToOriginalGivesInjectedPod) {
+  auto o = admitFile("probes", defaults());
+  ASSERT_EQ(o.decision, Decision::kInject);
+  json original = readInput("probes");
+  auto applied = core::applyPatch(original, o.patch);
+  ASSERT_TRUE(applied.ok()) << applied.error().message;
+  EXPECT_EQ(*applied, o.injected_pod);
+}
+
+TEST(IstioInject, NativeLayoutPutsProxyAfterInit) {
+  auto o = admitFile("hello", defaults(), true);
+  const auto& inits = o.injected_pod["spec"]["initContainers"];
+  ASSERT_EQ(inits.size(), 2u);
+  EXPECT_EQ(inits[0]["name"], "istio-init");
+  EXPECT_EQ(inits[1]["name"], "istio-proxy");
+  EXPECT_EQ(inits[1]["restartPolicy"], "Always");
+}
+
+TEST(IstioInject, StatusAnnotationHasIstiosFields) {
+  auto o = admitFile("hello", defaults(), false);
+  EXPECT_EQ(o.injected_pod["metadata"]["annotations"]["sidecar.istio.io/status"],
+            "{\"initContainers\":[\"istio-init\"],\"containers\":[\"istio-proxy\"],\"volumes\":["
+            "\"workload-socket\",\"credential-socket\",\"workload-certs\",\"istio-envoy\","
+            "\"istio-data\",\"istio-podinfo\",\"istio-token\",\"istiod-ca-cert\",\"istio-ca-crl\"],"
+            "\"imagePullSecrets\":null,\"revision\":\"default\"}");
+}
+
+TEST(IstioInject, ResourceAnnotationsDropValuesResources) {
+  auto o = admitFile("resources", defaults());
+  const auto& proxy = o.injected_pod["spec"]["initContainers"][1];
+  EXPECT_EQ(proxy["resources"], (json{{"requests", {{"cpu", "4"}}}, {"limits", {{"memory", "2Gi"}}}}));
+}
+
+TEST(IstioInject, InjectedAnnotationsAreAppliedLast) {
+  auto s = defaults();
+  s.config.injected_annotations["sidecar.istio.io/status"] = "overwritten";
+  auto o = admitFile("hello", s);
+  EXPECT_EQ(o.injected_pod["metadata"]["annotations"]["sidecar.istio.io/status"], "overwritten");
+}
+
+TEST(IstioInject, UrlClusterEnvGoesLastSorted) {
+  AdmissionInput in;
+  in.pod = readInput("hello");
+  in.proxy_envs = {{"ISTIO_META_NETWORK", "n2"}, {"ISTIO_META_CLUSTER_ID", "c2"}};
+  auto o = admit(defaults(), in);
+  ASSERT_EQ(o.decision, Decision::kInject) << o.error_message;
+  const auto& env = o.injected_pod["spec"]["initContainers"][1]["env"];
+  const auto n = env.size();
+  EXPECT_EQ(env[n - 2], (json{{"name", "ISTIO_META_CLUSTER_ID"}, {"value", "c2"}}));
+  EXPECT_EQ(env[n - 1], (json{{"name", "ISTIO_META_NETWORK"}, {"value", "n2"}}));
+  EXPECT_EQ(o.injected_pod["metadata"]["labels"]["topology.istio.io/network"], "n2");
+}
+
+TEST(DeployMeta, CronJobFromJobName) {
+  json pod = {{"metadata",
+               {{"name", "x"}, {"generateName", "hellocron-28123456-"},
+                {"ownerReferences",
+                 json::array({{{"apiVersion", "batch/v1"}, {"kind", "Job"},
+                               {"name", "hellocron-28123456"}, {"controller", true}}})}}}};
+  auto [deploy, type] = deployMetaFromPod(pod);
+  EXPECT_EQ(deploy["name"], "hellocron");
+  EXPECT_EQ(type, (json{{"kind", "CronJob"}, {"apiVersion", "batch/v1"}}));
+}
+
+TEST(Quantity, CanonicalForms) {
+  EXPECT_EQ(canonicalQuantity("2000m"), "2");
+  EXPECT_EQ(canonicalQuantity("1024Mi"), "1Gi");
+  EXPECT_EQ(canonicalQuantity("100m"), "100m");
+  EXPECT_EQ(canonicalQuantity("128Mi"), "128Mi");
+  EXPECT_EQ(canonicalQuantity("1000Mi"), "1000Mi");
+}
+
+}  // namespace
+}  // namespace harness::injector::istio
