@@ -8,6 +8,7 @@
 #include "harness/core/object.h"
 #include "harness/core/yaml.h"
 #include "harness/injector/kube_api.h"
+#include "harness/injector/istio/injector.h"
 #include "harness/injector/linkerd/injector.h"
 #include "linkerd_webhook.h"
 #include "serve.h"
@@ -48,9 +49,107 @@ std::string describeObject(const nlohmann::json& obj, const std::string& ns) {
 
 }  // namespace
 
+namespace {
+
+core::Result<std::vector<nlohmann::json>> readObjects(const std::vector<std::string>& inputs,
+                                                      std::istream& in) {
+  std::vector<nlohmann::json> objects;
+  for (const auto& name : inputs) {
+    const std::string where = name == "-" ? "<stdin>" : name;
+    auto text = readInput(name, in);
+    if (!text) return text.error();
+    auto docs = core::parseYamlDocuments(*text);
+    if (!docs) return docs.error().within(where);
+    for (auto& d : flattenLists(std::move(*docs))) {
+      if (!d.is_object()) {
+        return core::makeError(where + ": a document is not an object (got " +
+                               std::string(core::jsonTypeName(d)) + ")");
+      }
+      objects.push_back(std::move(d));
+    }
+  }
+  return objects;
+}
+
+void printObjects(const std::vector<nlohmann::json>& results, const std::string& output,
+                  std::ostream& out) {
+  if (output == "json") {
+    if (results.size() == 1) {
+      out << results.front().dump(4) << "\n";
+    } else {
+      out << nlohmann::json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", results}}.dump(4)
+          << "\n";
+    }
+  } else {
+    out << core::toYamlDocuments(results);
+  }
+}
+
+// istioctl kube-inject: every object through the same injection path as the webhook.
+int runIstioInject(const InjectOptions& o, std::istream& in, std::ostream& out,
+                   std::ostream& err) {
+  auto settings = loadIstioSettings(o.istio);
+  if (!settings) {
+    err << "injector inject: " << settings.error().message << "\n";
+    return 2;
+  }
+  auto objects = readObjects(o.inputs.empty() ? std::vector<std::string>{"-"} : o.inputs, in);
+  if (!objects) {
+    err << "injector inject: " << objects.error().message << "\n";
+    return 2;
+  }
+  std::vector<nlohmann::json> results;
+  nlohmann::json patches = nlohmann::json::array();
+  int exit_code = 0;
+  for (const auto& obj : *objects) {
+    const std::string what = describeObject(obj, obj.value("metadata", nlohmann::json::object())
+                                                     .value("namespace", o.default_namespace));
+    std::vector<std::string> warnings;
+    auto injected = istio::kubeInject(*settings, obj, &warnings, o.istio.native_sidecars);
+    if (!injected) {
+      err << "injector inject: " << what << ": the webhook would deny it: "
+          << injected.error().message << "\n";
+      exit_code = 1;
+      results.push_back(obj);
+      continue;
+    }
+    const auto patch = core::createPatch(obj, *injected);
+    if (o.explain) {
+      out << what << ": " << (patch.empty() ? "unchanged" : "injected") << "\n";
+      for (const auto& w : warnings) out << "  warning: " << w << "\n";
+      if (!patch.empty()) {
+        out << "  patch: " << patch.size() << " operation" << (patch.size() == 1 ? "" : "s")
+            << "\n";
+        for (const auto& op : patch) out << "    " << op.op << " " << op.path << "\n";
+      }
+      continue;
+    }
+    if (o.patch) {
+      nlohmann::json entry = nlohmann::json::object();
+      entry["object"] = what;
+      entry["patch"] = core::encodePatch(patch);
+      patches.push_back(std::move(entry));
+      continue;
+    }
+    for (const auto& w : warnings) err << "injector inject: " << what << ": " << w << "\n";
+    results.push_back(std::move(*injected));
+  }
+  if (o.explain) return exit_code;
+  if (o.patch) {
+    out << patches.dump(2) << "\n";
+    return exit_code;
+  }
+  printObjects(results, o.output, out);
+  return exit_code;
+}
+
+}  // namespace
+
 int runInject(const InjectOptions& o, std::istream& in, std::ostream& out, std::ostream& err) {
+  if (o.profile == "istio") return runIstioInject(o, in, out, err);
   if (o.profile != "linkerd") {
-    err << "injector inject: unknown profile \"" << o.profile << "\" (available: linkerd)\n";
+    err << "injector inject: unknown profile \"" << o.profile
+        << "\" (available: linkerd, istio)\n";
     return 2;
   }
   // Values: the chart defaults unless a values file (or linkerd-config ConfigMap) is given.

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "istio_webhook.h"
+
 namespace harness::injector {
 
 struct InjectOptions {
@@ -23,6 +25,7 @@ struct InjectOptions {
   std::string output = "yaml";  // yaml | json
   bool patch = false;           // print the JSON patches instead of the objects
   bool explain = false;         // print the decision and reasons per object
+  IstioWebhookConfig istio;     // --profile istio: the injection config, values and mesh files
 };
 
 // Exit code: 0 every object processed, 1 the webhook would deny an object (message on `err`),

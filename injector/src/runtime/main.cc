@@ -1,6 +1,7 @@
-// injector: a sidecar-injecting mutating admission webhook (Linkerd profile) and its offline
-// `inject` command.
+// injector: a sidecar-injecting mutating admission webhook (Linkerd and Istio profiles) and its
+// offline `inject` command.
 
+#include <algorithm>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -42,13 +43,30 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   serve_cmd->add_option("--tls-cert", serve.tls_cert, "Serving certificate (PEM)")->required();
   serve_cmd->add_option("--tls-key", serve.tls_key, "Serving key (PEM)")->required();
-  serve_cmd->add_option("--profile", serve.profile, "Injection profile")->capture_default_str();
+  serve_cmd->add_option("--profile", serve.profiles,
+                        "Injection profiles, comma-separated (linkerd, istio); the first also "
+                        "serves \"/\"")
+      ->delimiter(',')
+      ->capture_default_str();
+  const std::string istio_data = HARNESS_ISTIO_DATA_DIR;
+  serve.istio.config_file = istio_data + "/sidecar-injector-config.yaml";
+  serve.istio.values_file = istio_data + "/values.json";
+  serve.istio.mesh_file = istio_data + "/mesh.yaml";
+  serve_cmd->add_option("--istio-config", serve.istio.config_file,
+                        "istio-sidecar-injector `config` (or the dumped ConfigMap)")
+      ->capture_default_str();
+  serve_cmd->add_option("--istio-values", serve.istio.values_file,
+                        "istio-sidecar-injector `values` (or the dumped ConfigMap)")
+      ->capture_default_str();
+  serve_cmd->add_option("--istio-mesh", serve.istio.mesh_file,
+                        "mesh config (or the dumped `istio` ConfigMap)")
+      ->capture_default_str();
+  serve_cmd->add_flag("--istio-native-sidecars", serve.istio.native_sidecars,
+                      "ENABLE_NATIVE_SIDECARS=true (istio-proxy as a native sidecar)");
   serve_cmd->add_option("--values", serve.linkerd.values_file,
-                        "linkerd-config values file (or the dumped ConfigMap)")
-      ->required();
+                        "linkerd-config values file (or the dumped ConfigMap)");
   serve_cmd->add_option("--trust-anchors", serve.linkerd.trust_anchors_file,
-                        "Identity trust anchors bundle (PEM)")
-      ->required();
+                        "Identity trust anchors bundle (PEM)");
   serve_cmd->add_option("--linkerd-namespace", serve.linkerd.linkerd_namespace,
                         "Control plane namespace")
       ->capture_default_str();
@@ -69,7 +87,20 @@ int main(int argc, char** argv) {
   auto* inject_cmd = app.add_subcommand(
       "inject", "Print what the webhook would do to objects from files or stdin");
   inject_cmd->add_option("inputs", inject.inputs, "Files (YAML or JSON; '-' for stdin)");
-  inject_cmd->add_option("--profile", inject.profile, "Injection profile")->capture_default_str();
+  inject_cmd->add_option("--profile", inject.profile, "linkerd or istio")
+      ->check(CLI::IsMember({"linkerd", "istio"}))
+      ->capture_default_str();
+  inject.istio.config_file = serve.istio.config_file;
+  inject.istio.values_file = serve.istio.values_file;
+  inject.istio.mesh_file = serve.istio.mesh_file;
+  inject_cmd->add_option("--istio-config", inject.istio.config_file, "Istio injection config")
+      ->capture_default_str();
+  inject_cmd->add_option("--istio-values", inject.istio.values_file, "Istio values")
+      ->capture_default_str();
+  inject_cmd->add_option("--istio-mesh", inject.istio.mesh_file, "Istio mesh config")
+      ->capture_default_str();
+  inject_cmd->add_flag("--istio-native-sidecars", inject.istio.native_sidecars,
+                       "ENABLE_NATIVE_SIDECARS=true");
   inject_cmd->add_option("--values", inject.values_file, "linkerd-config values file");
   inject_cmd->add_option("--trust-anchors", inject.trust_anchors_file, "Trust anchors (PEM)");
   inject_cmd->add_option("-n,--namespace", inject.default_namespace,
@@ -115,6 +146,13 @@ int main(int argc, char** argv) {
   try {
     if (*serve_cmd) {
       serve.tls13_only = !allow_tls12;
+      const bool wants_linkerd = std::find(serve.profiles.begin(), serve.profiles.end(),
+                                           "linkerd") != serve.profiles.end();
+      if (wants_linkerd &&
+          (serve.linkerd.values_file.empty() || serve.linkerd.trust_anchors_file.empty())) {
+        std::cerr << "injector serve: the linkerd profile needs --values and --trust-anchors\n";
+        return 2;
+      }
       return runServe(serve);
     }
     if (*review_cmd) return runReview(review, std::cin, std::cout, std::cerr);

@@ -1,5 +1,6 @@
 #include "serve.h"
 
+#include <algorithm>
 #include <csignal>
 #include <fstream>
 #include <sstream>
@@ -69,10 +70,19 @@ net::Response metricsResponse(const core::MetricsRegistry& metrics) {
 }  // namespace
 
 int runServe(const ServeOptions& o) {
-  if (o.profile != "linkerd") {
-    spdlog::error("unknown profile \"{}\" (available: linkerd)", o.profile);
+  if (o.profiles.empty()) {
+    spdlog::error("no profile given (available: linkerd, istio)");
     return 2;
   }
+  for (const auto& p : o.profiles) {
+    if (p != "linkerd" && p != "istio") {
+      spdlog::error("unknown profile \"{}\" (available: linkerd, istio)", p);
+      return 2;
+    }
+  }
+  const auto enabled = [&o](const char* name) {
+    return std::find(o.profiles.begin(), o.profiles.end(), name) != o.profiles.end();
+  };
   auto kube = makeKubeApi(o);
   if (!kube) {
     spdlog::error("kubernetes API: {}", kube.error().message);
@@ -81,36 +91,61 @@ int runServe(const ServeOptions& o) {
   spdlog::info("using the Kubernetes API at {}", (*kube)->describe());
   core::MetricsRegistry metrics;
   EventSink events(**kube);
-  LinkerdWebhook linkerd(o.linkerd, **kube, events, metrics);
-  if (auto ok = linkerd.checkConfig(); !ok) {
-    // Like the real injector, keep serving: every request reports the error until it is fixed.
+  std::unique_ptr<LinkerdWebhook> linkerd;
+  std::unique_ptr<IstioWebhook> istio;
+  if (enabled("linkerd")) linkerd = std::make_unique<LinkerdWebhook>(o.linkerd, **kube, events, metrics);
+  if (enabled("istio")) istio = std::make_unique<IstioWebhook>(o.istio, metrics);
+  auto check = [&]() -> core::Result<void> {
+    if (linkerd) {
+      if (auto ok = linkerd->checkConfig(); !ok) return ok.error().within("linkerd");
+    }
+    if (istio) {
+      if (auto ok = istio->checkConfig(); !ok) return ok.error().within("istio");
+    }
+    return {};
+  };
+  if (auto ok = check(); !ok) {
+    // Like the real injectors, keep serving: every request reports the error until it is fixed.
     spdlog::warn("configuration not usable yet: {}", ok.error().message);
   }
 
   auto health = [](const net::Request&) { return net::Response::text(200, "ok\n"); };
-  auto ready = [&linkerd](const net::Request&) {
-    auto ok = linkerd.checkConfig();
+  auto ready = [&check](const net::Request&) {
+    auto ok = check();
     return ok ? net::Response::text(200, "ok\n")
               : net::Response::text(503, "not ready: " + ok.error().message + "\n");
   };
   auto metrics_handler = [&metrics](const net::Request&) { return metricsResponse(metrics); };
-  auto inject = [&linkerd](const net::Request& r) { return linkerd.handle(r); };
 
   net::Router webhook_routes;
-  webhook_routes.exact("/healthz", health)
-      .exact("/readyz", ready)
-      .exact("/metrics", metrics_handler)
-      .exact("/inject/linkerd", inject)
-      .fallback(inject);  // the real webhook serves every path (the configuration uses "/")
+  webhook_routes.exact("/healthz", health).exact("/readyz", ready).exact("/metrics", metrics_handler);
+  net::Handler primary;
+  if (linkerd) {
+    net::Handler h = [&linkerd](const net::Request& r) { return linkerd->handle(r); };
+    webhook_routes.exact("/inject/linkerd", h);
+    if (o.profiles.front() == "linkerd") primary = h;
+  }
+  if (istio) {
+    net::Handler h = [&istio](const net::Request& r) { return istio->handle(r); };
+    webhook_routes.exact("/inject", h).prefix("/inject/", h).exact("/ready", ready);
+    if (o.profiles.front() == "istio") primary = h;
+  }
+  // Linkerd's webhook answers on every path (its configuration uses "/").
+  webhook_routes.fallback(primary);
   net::ServerOptions so;
   so.address = o.address;
   so.port = o.port;
   so.threads = o.threads;
-  so.body_limit = 10 * 1024 * 1024;
-  so.oversized_body_status = 500;  // linkerd-injector.md §5
+  if (o.profiles.front() == "linkerd") {
+    so.body_limit = 10 * 1024 * 1024;
+    so.oversized_body_status = 500;  // linkerd-injector.md §5
+  } else {
+    so.body_limit = 6 * 1024 * 1024;  // istio-injector.md §5: a larger body gives 400
+    so.oversized_body_status = 400;
+  }
   so.name = "webhook";
   so.tls = net::TlsServerConfig{o.tls_cert.string(), o.tls_key.string()};
-  so.tls->tls13_only = o.tls13_only;
+  so.tls->tls13_only = o.tls13_only && !istio;
   net::Server webhook(so, std::move(webhook_routes));
   if (auto started = webhook.start(); !started) {
     spdlog::error("webhook server: {}", started.error().message);

@@ -1,6 +1,7 @@
 #pragma once
 
-// `injector serve`: the HTTPS mutating webhook (paths "/" and "/inject/linkerd") plus a plain
+// `injector serve`: the HTTPS mutating webhook — Linkerd on "/inject/linkerd", Istio on
+// "/inject" and "/inject/<k>/<v>...", the first profile also on "/" — plus a plain
 // HTTP admin port with /healthz, /readyz and /metrics (like Linkerd's :9995); the webhook port
 // serves the same three paths.
 
@@ -8,6 +9,7 @@
 #include <filesystem>
 #include <string>
 
+#include "istio_webhook.h"
 #include "linkerd_webhook.h"
 
 namespace harness::injector {
@@ -17,8 +19,9 @@ struct ServeOptions {
   std::uint16_t port = 8443;
   int admin_port = 9995;  // -1: no admin port; 0: any free port
   std::filesystem::path tls_cert, tls_key;
-  std::string profile = "linkerd";
+  std::vector<std::string> profiles = {"linkerd"};  // "linkerd", "istio"
   LinkerdWebhookConfig linkerd;
+  IstioWebhookConfig istio;
   // Kubernetes API: a kubeconfig, the in-cluster service account, or local object files.
   std::filesystem::path kubeconfig;
   std::string kube_context;
@@ -27,7 +30,7 @@ struct ServeOptions {
   // Written once listening: {"webhook": <port>, "admin": <port>} (for port 0 in tests).
   std::filesystem::path ports_file;
   int threads = 2;
-  bool tls13_only = true;  // Linkerd's webhook server requires TLS 1.3
+  bool tls13_only = true;  // Linkerd's webhook server requires TLS 1.3 (Istio: 1.2)
   std::chrono::milliseconds shutdown_grace{10'000};
 };
 

@@ -1,0 +1,54 @@
+#pragma once
+
+// The HTTPS shell around the Istio profile: pkg/kube/inject/webhook.go serveInject and
+// parseInjectEnvs (istio-injector.md §5): body and Content-Type checks, AdmissionReview v1 and
+// v1beta1, path parameters, the sidecar_injection_* metrics, config files reloaded on change.
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "harness/core/metrics.h"
+#include "harness/injector/istio/config.h"
+#include "harness/net/http.h"
+#include "watched_file.h"
+
+namespace harness::injector {
+
+struct IstioWebhookConfig {
+  // The istio-sidecar-injector ConfigMap's `config` and `values` keys (raw or the dumped
+  // ConfigMap) and the `istio` ConfigMap's mesh config.
+  std::filesystem::path config_file, values_file, mesh_file;
+  // ENABLE_NATIVE_SIDECARS: "auto" without a node client and kube-inject without a cluster
+  // both mean off (istio-injector.md §2.9); --istio-native-sidecars turns it on.
+  bool native_sidecars = false;
+};
+
+// parseInjectEnvs: "/inject/cluster/c1/net/n1" -> {ISTIO_META_CLUSTER_ID: c1,
+// ISTIO_META_NETWORK: n1}; other keys upper-cased; "--slash--" in values becomes "/"; a last
+// key without a value is dropped; the deprecated "/inject/:ENV:k=v:ENV:..." form too.
+std::map<std::string, std::string> parseInjectEnvs(std::string_view path);
+
+// Loads the three files into settings (each may be raw or a dumped ConfigMap).
+core::Result<istio::InjectorSettings> loadIstioSettings(const IstioWebhookConfig& config);
+
+class IstioWebhook {
+ public:
+  IstioWebhook(IstioWebhookConfig config, core::MetricsRegistry& metrics);
+  net::Response handle(const net::Request& request);
+  core::Result<void> checkConfig();
+
+ private:
+  core::Result<std::shared_ptr<const istio::InjectorSettings>> settings();
+
+  IstioWebhookConfig config_;
+  core::MetricsRegistry& metrics_;
+  WatchedFile config_file_, values_file_, mesh_file_;
+  std::mutex mutex_;
+  std::string loaded_text_;  // the three files' contents the settings were built from
+  std::shared_ptr<const istio::InjectorSettings> settings_;
+};
+
+}  // namespace harness::injector
