@@ -6,8 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 cmake --preset default >/dev/null
-cmake --build --preset default --target core_bench injector_load_bench | tail -1
+cmake --build --preset default --target core_bench injector_istio_bench injector_load_bench | tail -1
 echo "== core: patches (Google Benchmark)"
 build/default/core/core_bench --benchmark_min_time=0.2
+echo "== injector: Istio injection of a small pod and of a pod with 2,000 env vars"
+build/default/injector/injector_istio_bench --benchmark_min_time=0.2
 echo "== injector: request path over keep-alive HTTPS"
 build/default/injector/injector_load_bench --seconds "${1:-5}"
