@@ -12,23 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-// proto merge as ApplyMeshConfig/ApplyProxyConfig do it on JSON: messages merge field by
-// field, maps merge by key, lists and scalars replace.
-void mergeInto(json& base, const json& overlay) {
-  if (!overlay.is_object() || !base.is_object()) {
-    base = overlay;
-    return;
-  }
-  for (auto it = overlay.begin(); it != overlay.end(); ++it) {
-    if (it->is_null()) continue;
-    auto b = base.find(it.key());
-    if (b != base.end() && b->is_object() && it->is_object()) {
-      mergeInto(*b, *it);
-    } else {
-      base[it.key()] = *it;
-    }
-  }
-}
 
 Result<std::vector<std::string>> stringList(const json& v, const std::string& where) {
   std::vector<std::string> out;
@@ -69,6 +52,24 @@ Result<std::vector<InjectSelector>> selectors(const json& v, const std::string& 
 }
 
 }  // namespace
+
+// proto merge as ApplyMeshConfig/ApplyProxyConfig do it on JSON: messages merge field by
+// field, maps merge by key, lists and scalars replace.
+void mergeProtoJson(json& base, const json& overlay) {
+  if (!overlay.is_object() || !base.is_object()) {
+    base = overlay;
+    return;
+  }
+  for (auto it = overlay.begin(); it != overlay.end(); ++it) {
+    if (it->is_null()) continue;
+    auto b = base.find(it.key());
+    if (b != base.end() && b->is_object() && it->is_object()) {
+      mergeProtoJson(*b, *it);
+    } else {
+      base[it.key()] = *it;
+    }
+  }
+}
 
 const json& MeshConfig::defaultConfig() const {
   static const json kEmpty = json::object();
@@ -197,7 +198,7 @@ Result<MeshConfig> parseMeshConfig(std::string_view yaml) {
   MeshConfig m;
   m.config = defaultMeshConfig();
   m.config["defaultConfig"] = defaultProxyConfig();
-  if (doc->is_object()) mergeInto(m.config, *doc);
+  if (doc->is_object()) mergeProtoJson(m.config, *doc);
   if (!m.config["defaultConfig"].is_object()) {
     return Error{"failed to parse mesh config: defaultConfig: expected a mapping"};
   }

@@ -215,21 +215,6 @@ std::string goContainerJson(const json& c) {
   return out + "}";
 }
 
-void mergeJson(json& base, const json& overlay) {
-  if (!overlay.is_object() || !base.is_object()) {
-    base = overlay;
-    return;
-  }
-  for (auto it = overlay.begin(); it != overlay.end(); ++it) {
-    if (it->is_null()) continue;
-    auto b = base.find(it.key());
-    if (b != base.end() && b->is_object() && it->is_object()) {
-      mergeJson(*b, *it);
-    } else {
-      base[it.key()] = *it;
-    }
-  }
-}
 
 // mesh.ApplyProxyConfig: the annotation's YAML merged over `base`.
 core::Result<json> applyProxyConfig(const std::string& yaml, json base) {
@@ -238,7 +223,7 @@ core::Result<json> applyProxyConfig(const std::string& yaml, json base) {
   if (!doc->is_null() && !doc->is_object()) {
     return core::Error{"could not parse proxy config: expected a mapping"};
   }
-  if (doc->is_object()) mergeJson(base, *doc);
+  if (doc->is_object()) mergeProtoJson(base, *doc);
   return base;
 }
 
@@ -497,7 +482,7 @@ core::Result<json> injectPod(const InjectorSettings& settings, const InjectionPa
 
   // The ProxyConfig: mesh defaultConfig < CRs < the pod annotation.
   json proxy_config = settings.mesh.defaultConfig();
-  if (params.proxy_config_overlay.is_object()) mergeJson(proxy_config, params.proxy_config_overlay);
+  if (params.proxy_config_overlay.is_object()) mergeProtoJson(proxy_config, params.proxy_config_overlay);
   if (auto it = annotations.find(kProxyConfigKey); it != annotations.end()) {
     auto pc = applyProxyConfig(it->second, proxy_config);
     if (!pc) return core::Error{pc.error().message};

@@ -189,30 +189,12 @@ int runInject(const InjectOptions& o, std::istream& in, std::ostream& out, std::
   }
 
   // Objects: the inputs in order; Namespace objects and --objects feed the lookups.
-  std::vector<nlohmann::json> objects;
-  const std::vector<std::string> inputs = o.inputs.empty() ? std::vector<std::string>{"-"}
-                                                           : o.inputs;
-  for (const auto& name : inputs) {
-    auto text = readInput(name, in);
-    if (!text) {
-      err << "injector inject: " << text.error().message << "\n";
-      return 2;
-    }
-    auto docs = core::parseYamlDocuments(*text);
-    if (!docs) {
-      err << "injector inject: " << (name == "-" ? "<stdin>" : name) << ": "
-          << docs.error().message << "\n";
-      return 2;
-    }
-    for (auto& d : flattenLists(std::move(*docs))) {
-      if (!d.is_object()) {
-        err << "injector inject: " << (name == "-" ? "<stdin>" : name)
-            << ": a document is not an object (got " << core::jsonTypeName(d) << ")\n";
-        return 2;
-      }
-      objects.push_back(std::move(d));
-    }
+  auto read = readObjects(o.inputs.empty() ? std::vector<std::string>{"-"} : o.inputs, in);
+  if (!read) {
+    err << "injector inject: " << read.error().message << "\n";
+    return 2;
   }
+  std::vector<nlohmann::json> objects = std::move(*read);
   auto extra = loadObjectFiles(o.object_files);
   if (!extra) {
     err << "injector inject: " << extra.error().message << "\n";
@@ -343,16 +325,7 @@ int runInject(const InjectOptions& o, std::istream& in, std::ostream& out, std::
     out << patches.dump(2) << "\n";
     return exit_code;
   }
-  if (o.output == "json") {
-    if (results.size() == 1) {
-      out << results.front().dump(4) << "\n";
-    } else {
-      out << nlohmann::json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", results}}.dump(4)
-          << "\n";
-    }
-  } else {
-    out << core::toYamlDocuments(results);
-  }
+  printObjects(results, o.output, out);
   return exit_code;
 }
 

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "harness/core/admission_review.h"
+#include "logging.h"
 #include "harness/injector/istio/injector.h"
 
 namespace harness::injector {
@@ -47,14 +48,6 @@ std::string envName(const std::string& key) {
   return upper;
 }
 
-void emit(const istio::LogLine& line) {
-  switch (line.level) {
-    case istio::LogLine::Level::kDebug: spdlog::debug("{}", line.message); break;
-    case istio::LogLine::Level::kInfo: spdlog::info("{}", line.message); break;
-    case istio::LogLine::Level::kWarning: spdlog::warn("{}", line.message); break;
-    case istio::LogLine::Level::kError: spdlog::error("{}", line.message); break;
-  }
-}
 
 }  // namespace
 

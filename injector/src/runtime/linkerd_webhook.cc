@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "harness/core/admission_review.h"
+#include "logging.h"
 #include "harness/core/object.h"
 #include "harness/core/yaml.h"
 
@@ -16,14 +17,6 @@ constexpr char kRequestsHelp[] = "A counter for number of admission requests to 
 constexpr char kResponsesHelp[] =
     "A counter for number of admission responses from proxy injector.";
 
-void emit(const linkerd::LogLine& line) {
-  switch (line.level) {
-    case linkerd::LogLine::Level::kDebug: spdlog::debug("{}", line.message); break;
-    case linkerd::LogLine::Level::kInfo: spdlog::info("{}", line.message); break;
-    case linkerd::LogLine::Level::kWarning: spdlog::warn("{}", line.message); break;
-    case linkerd::LogLine::Level::kError: spdlog::error("{}", line.message); break;
-  }
-}
 
 void count(core::MetricsRegistry& metrics, const char* name, const char* help,
            const linkerd::MetricLabels& labels) {

@@ -114,4 +114,13 @@ core::Result<void> configureLogging(const std::string& level, const std::string&
   return {};
 }
 
+void emit(const LogLine& line) {
+  switch (line.level) {
+    case LogLine::Level::kDebug: spdlog::debug("{}", line.message); break;
+    case LogLine::Level::kInfo: spdlog::info("{}", line.message); break;
+    case LogLine::Level::kWarning: spdlog::warn("{}", line.message); break;
+    case LogLine::Level::kError: spdlog::error("{}", line.message); break;
+  }
+}
+
 }  // namespace harness::injector

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "harness/core/result.h"
+#include "harness/injector/log_line.h"
 
 namespace harness::injector {
 
@@ -15,5 +16,8 @@ enum class LogFormat { kPlain, kJson };
 // Sets the default spdlog logger: stderr, the given level ("debug", "info", "warn"/"warning",
 // "error", "off") and format ("plain" or "json").
 core::Result<void> configureLogging(const std::string& level, const std::string& format);
+
+// Prints a profile's log line at its level on the default logger.
+void emit(const LogLine& line);
 
 }  // namespace harness::injector

@@ -101,6 +101,10 @@ Result<InjectorSettings> loadSettings(std::string_view injector_config, std::str
                                       std::string_view mesh,
                                       const gotemplate::Environment& env = {});
 
+// Merges `overlay` into `base` as ApplyMeshConfig/ApplyProxyConfig merge protos on JSON:
+// messages field by field, maps by key, lists and scalars replaced; null fields skipped.
+void mergeProtoJson(nlohmann::json& base, const nlohmann::json& overlay);
+
 // Where this project's default data files live (injector/istio:
 // sidecar-injector-config.yaml, values.json, mesh.yaml). The library never reads them.
 std::string_view defaultDataDir();

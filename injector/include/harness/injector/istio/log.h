@@ -2,18 +2,13 @@
 
 // A line istiod would log while handling an injection request, kept as data.
 
-#include <string>
 #include <string_view>
+
+#include "harness/injector/log_line.h"
 
 namespace harness::injector::istio {
 
-struct LogLine {
-  enum class Level { kDebug, kInfo, kWarning, kError };
-  Level level = Level::kInfo;
-  std::string message;
-
-  bool operator==(const LogLine&) const = default;
-};
+using LogLine = harness::injector::LogLine;
 
 // istio log scope level names: "debug", "info", "warn", "error".
 std::string_view logLevelName(LogLine::Level level);

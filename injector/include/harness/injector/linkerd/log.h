@@ -2,18 +2,13 @@
 
 // A log line the real proxy injector prints (logrus), kept as data.
 
-#include <string>
 #include <string_view>
+
+#include "harness/injector/log_line.h"
 
 namespace harness::injector::linkerd {
 
-struct LogLine {
-  enum class Level { kDebug, kInfo, kWarning, kError };
-  Level level = Level::kInfo;
-  std::string message;
-
-  bool operator==(const LogLine&) const = default;
-};
+using LogLine = harness::injector::LogLine;
 
 // logrus level names: "debug", "info", "warning", "error".
 std::string_view logLevelName(LogLine::Level level);
