@@ -11,7 +11,9 @@
 #include "harness/core/yaml.h"
 #include "harness/gotemplate/go_json.h"
 #include "harness/injector/istio/app_probe.h"
+#include "harness/injector/istio/go_patch.h"
 #include "harness/injector/istio/inject_required.h"
+#include "harness/injector/istio/proxy_config.h"
 #include "harness/injector/istio/validate.h"
 
 // Followed: istio/istio pkg/kube/inject/webhook.go (inject, injectPod, createPatch,
@@ -179,52 +181,85 @@ std::string stringListJson(const std::vector<std::string>& v, bool nil) {
   return out + "]";
 }
 
-// Kubernetes Container fields in Go struct order, for json.Marshal of a container.
-const std::vector<std::string>& containerFieldOrder() {
-  static const std::vector<std::string> kOrder = {
-      "name", "image", "command", "args", "workingDir", "ports", "envFrom", "env", "resources",
-      "resizePolicy", "restartPolicy", "restartPolicyRules", "volumeMounts", "volumeDevices",
-      "livenessProbe", "readinessProbe", "startupProbe", "lifecycle", "terminationMessagePath",
-      "terminationMessagePolicy", "imagePullPolicy", "securityContext", "stdin", "stdinOnce",
-      "tty"};
-  return kOrder;
+// Go struct field orders (k8s.io/api core/v1 types.go) for json.Marshal of a container, keyed
+// by the field that holds the struct; maps (limits, requests) keep Go's sorted keys.
+const std::map<std::string, std::vector<std::string>>& goStructOrders() {
+  static const std::vector<std::string> kProbe = {
+      "exec", "httpGet", "tcpSocket", "grpc", "initialDelaySeconds", "timeoutSeconds",
+      "periodSeconds", "successThreshold", "failureThreshold", "terminationGracePeriodSeconds"};
+  static const std::vector<std::string> kHandler = {"exec", "httpGet", "tcpSocket", "sleep"};
+  static const std::map<std::string, std::vector<std::string>> kOrders = {
+      {"", {"name", "image", "command", "args", "workingDir", "ports", "envFrom", "env",
+            "resources", "resizePolicy", "restartPolicy", "restartPolicyRules", "volumeMounts",
+            "volumeDevices", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle",
+            "terminationMessagePath", "terminationMessagePolicy", "imagePullPolicy",
+            "securityContext", "stdin", "stdinOnce", "tty"}},
+      {"ports", {"name", "hostPort", "containerPort", "protocol", "hostIP"}},
+      {"env", {"name", "value", "valueFrom"}},
+      {"valueFrom", {"fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef"}},
+      {"fieldRef", {"apiVersion", "fieldPath"}},
+      {"resourceFieldRef", {"containerName", "resource", "divisor"}},
+      {"resources", {"limits", "requests", "claims"}},
+      {"volumeMounts", {"name", "readOnly", "recursiveReadOnly", "mountPath", "subPath",
+                        "mountPropagation", "subPathExpr"}},
+      {"livenessProbe", kProbe},
+      {"readinessProbe", kProbe},
+      {"startupProbe", kProbe},
+      {"lifecycle", {"postStart", "preStop", "stopSignal"}},
+      {"postStart", kHandler},
+      {"preStop", kHandler},
+      {"httpGet", {"path", "port", "host", "scheme", "httpHeaders"}},
+      {"securityContext", {"capabilities", "privileged", "seLinuxOptions", "windowsOptions",
+                           "runAsUser", "runAsGroup", "runAsNonRoot", "readOnlyRootFilesystem",
+                           "allowPrivilegeEscalation", "procMount", "seccompProfile",
+                           "appArmorProfile"}},
+      {"capabilities", {"add", "drop"}},
+  };
+  return kOrders;
 }
 
-std::string goContainerJson(const json& c) {
+// json.Marshal of a value held by the struct field `field` ("" for the container itself).
+std::string goStructJson(const json& v, const std::string& field) {
+  const auto& orders = goStructOrders();
+  auto order = orders.find(field);
+  if (v.is_array()) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + goStructJson(v[i], field);
+    return out + "]";
+  }
+  if (!v.is_object() || order == orders.end()) {
+    auto m = gotemplate::goJsonMarshal(v);
+    return m ? *m : v.dump();
+  }
   std::string out = "{";
   bool first = true;
-  std::set<std::string> seen;
-  auto add = [&](const std::string& k, const json& v) {
-    auto m = gotemplate::goJsonMarshal(v);
-    out += (first ? "" : ",") + goQuoteJson(k) + ":" + (m ? *m : v.dump());
+  auto add = [&](const std::string& k, const json& value) {
+    out += (first ? "" : ",") + goQuoteJson(k) + ":" + goStructJson(value, k);
     first = false;
   };
-  for (const auto& k : containerFieldOrder()) {
+  std::set<std::string> seen;
+  for (const auto& k : order->second) {
     seen.insert(k);
-    if (k == "resources") {
-      add(k, c.contains(k) && c[k].is_object() ? c[k] : json::object());
-    } else if (k == "name") {
-      add(k, c.contains(k) ? c[k] : json(""));
-    } else if (c.contains(k)) {
-      add(k, c[k]);
+    if (field.empty() && k == "resources") {
+      add(k, v.contains(k) && v[k].is_object() ? v[k] : json::object());
+    } else if (field.empty() && k == "name") {
+      add(k, v.contains(k) ? v[k] : json(""));
+    } else if (v.contains(k)) {
+      add(k, v[k]);
     }
   }
-  for (auto it = c.begin(); it != c.end(); ++it) {
+  for (auto it = v.begin(); it != v.end(); ++it) {
     if (!seen.count(it.key())) add(it.key(), *it);
   }
   return out + "}";
 }
 
+std::string goContainerJson(const json& c) { return goStructJson(c, ""); }
 
-// mesh.ApplyProxyConfig: the annotation's YAML merged over `base`.
+
+// mesh.ApplyProxyConfig / MergeProxyConfig: the annotation applied over `base`.
 core::Result<json> applyProxyConfig(const std::string& yaml, json base) {
-  auto doc = core::parseYaml(yaml);
-  if (!doc) return core::Error{"could not parse proxy config: " + doc.error().message};
-  if (!doc->is_null() && !doc->is_object()) {
-    return core::Error{"could not parse proxy config: expected a mapping"};
-  }
-  if (doc->is_object()) mergeProtoJson(base, *doc);
-  return base;
+  return mergeProxyConfig(yaml, std::move(base));
 }
 
 const json& at(const json& j, std::initializer_list<const char*> path) {
@@ -896,7 +931,8 @@ Outcome admit(const InjectorSettings& settings, const AdmissionInput& input) {
   }
   out.decision = Decision::kInject;
   out.injected_pod = *injected;
-  out.patch = core::createPatch(params.pod, *injected);
+  // webhook.go createPatch: jsonpatch.CreatePatch(json.Marshal(original), json.Marshal(pod)).
+  out.patch = createPatchGomodules(goTypedPod(params.pod), goTypedPod(*injected));
   return out;
 }
 

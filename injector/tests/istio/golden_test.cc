@@ -11,6 +11,7 @@
 
 #include "harness/core/json_patch.h"
 #include "harness/core/yaml.h"
+#include "harness/injector/istio/go_patch.h"
 #include "harness/injector/istio/injector.h"
 #include "harness/testing/support.h"
 
@@ -49,6 +50,7 @@ void compareGolden(const std::string& name, const std::string& actual) {
 Outcome admitFile(const std::string& name, const InjectorSettings& settings, bool native = true) {
   AdmissionInput in;
   in.pod = readInput(name);
+  if (in.pod.is_null()) return {};
   in.request_namespace = "default";
   in.native_sidecars = native;
   return admit(settings, in);
@@ -65,6 +67,26 @@ void runPodGolden(const std::string& name, const InjectorSettings& settings, boo
   compareGolden(name, render(admitFile(name, settings, native)));
 }
 
+// The same input as another golden, under its own expected file.
+void runPodGoldenFrom(const std::string& input, const std::string& name,
+                      const InjectorSettings& settings, bool native) {
+  compareGolden(name, render(admitFile(input, settings, native)));
+}
+
+InjectorSettings withCni(const std::string& provider = "") {
+  auto s = defaults();
+  s.values.map["pilot"]["cni"]["enabled"] = true;
+  if (!provider.empty()) s.values.map["pilot"]["cni"]["provider"] = provider;
+  return s;
+}
+
+// "op path" of every operation, in order.
+std::vector<std::string> opList(const core::JsonPatch& patch) {
+  std::vector<std::string> out;
+  for (const auto& op : patch) out.push_back(op.op + " " + op.path);
+  return out;
+}
+
 TEST(IstioGolden, PlainPod) { runPodGolden("hello", defaults()); }
 TEST(IstioGolden, Probes) { runPodGolden("probes", defaults()); }
 TEST(IstioGolden, MultiContainerFromDeploymentReplicaSet) {
@@ -77,6 +99,17 @@ TEST(IstioGolden, TrafficAnnotations) { runPodGolden("traffic", defaults()); }
 TEST(IstioGolden, TrafficAnnotationsInvalid) { runPodGolden("traffic-bad", defaults()); }
 TEST(IstioGolden, UnknownTemplateIsAnError) { runPodGolden("unknown-template", defaults()); }
 TEST(IstioGolden, ProxyOverride) { runPodGolden("proxy-override", defaults()); }
+TEST(IstioGolden, ClassicWithoutHold) { runPodGoldenFrom("hello", "hello-classic", defaults(), false); }
+TEST(IstioGolden, AlreadyInjectedPodIsReinjected) { runPodGolden("already-injected", defaults()); }
+TEST(IstioGolden, InterceptionNoneClassicHasNoInitContainer) {
+  runPodGolden("interception-none", defaults(), false);
+}
+TEST(IstioGolden, ProxyConfigAnnotation) { runPodGolden("proxy-config", defaults()); }
+TEST(IstioGolden, ProxyConfigAnnotationInvalid) { runPodGolden("proxy-config-bad", defaults()); }
+TEST(IstioGolden, CniClassicWithUserProxySecurityContext) {
+  runPodGolden("cni", withCni(), false);
+}
+TEST(IstioGolden, CniNativeWithMultus) { runPodGolden("cni-multus", withCni("multus")); }
 
 TEST(IstioGolden, CustomTemplateSelection) {
   auto s = defaults();
@@ -124,8 +157,8 @@ TEST(IstioInject, KubeInjectSkipsHostNetworkWithIstiosWarning) {
 }
 
 // Re-injecting the injected pod changes nothing (istio-injector.md §3).
-void expectIdempotent(const std::string& name, bool native) {
-  const auto s = defaults();
+void expectIdempotent(const std::string& name, bool native,
+                      const InjectorSettings& s = defaults()) {
   auto first = admitFile(name, s, native);
   ASSERT_EQ(first.decision, Decision::kInject) << first.error_message;
   AdmissionInput again;
@@ -140,14 +173,87 @@ TEST(IstioInject, ReinjectionIsIdempotentNative) { expectIdempotent("hello", tru
 TEST(IstioInject, ReinjectionIsIdempotentClassic) { expectIdempotent("hello", false); }
 TEST(IstioInject, ReinjectionIsIdempotentWithProbes) { expectIdempotent("probes", true); }
 TEST(IstioInject, ReinjectionIsIdempotentWithPrometheus) { expectIdempotent("traffic", true); }
+TEST(IstioInject, ReinjectionIsIdempotentWithCni) {
+  expectIdempotent("cni-multus", false, withCni("multus"));
+  expectIdempotent("cni-multus", true, withCni("multus"));
+}
 
-TEST(IstioInject, PatchAppliedToOriginalGivesInjectedPod) {
-  auto o = admitFile("probes", defaults());
-  ASSERT_EQ(o.decision, Decision::kInject);
-  json original = readInput("probes");
+// kube-apiserver applies the patch to its own encoding of the pod, which has Go's shape.
+void expectPatchGivesInjectedPod(const std::string& name, const InjectorSettings& settings,
+                                 bool native) {
+  auto o = admitFile(name, settings, native);
+  ASSERT_EQ(o.decision, Decision::kInject) << o.error_message;
+  json original = goTypedPod(goPodRoundTrip(readInput(name)));
   auto applied = core::applyPatch(original, o.patch);
   ASSERT_TRUE(applied.ok()) << applied.error().message;
-  EXPECT_EQ(*applied, o.injected_pod);
+  EXPECT_EQ(*applied, goTypedPod(o.injected_pod)) << name;
+}
+
+TEST(IstioInject, PatchAppliedToOriginalGivesInjectedPod) {
+  expectPatchGivesInjectedPod("probes", defaults(), true);
+  expectPatchGivesInjectedPod("classic", defaults(), false);
+  expectPatchGivesInjectedPod("already-injected", defaults(), true);
+  expectPatchGivesInjectedPod("cni", withCni(), false);
+}
+
+// gomodules jsonpatch CreatePatch over the Go-typed pods (webhook.go createPatch): members of
+// the injected pod first, arrays grown at the end and then compared index by index.
+TEST(IstioPatch, PlainPodOperations) {
+  auto o = admitFile("hello", defaults());
+  EXPECT_EQ(opList(o.patch),
+            (std::vector<std::string>{"add /metadata/annotations",
+                                      "add /metadata/labels/security.istio.io~1tlsMode",
+                                      "add /metadata/labels/service.istio.io~1canonical-name",
+                                      "add /metadata/labels/service.istio.io~1canonical-revision",
+                                      "add /spec/initContainers", "add /spec/volumes"}));
+}
+
+TEST(IstioPatch, PlainPodClassicAppendsTheProxyContainer) {
+  auto o = admitFile("hello", defaults(), false);
+  const auto ops = opList(o.patch);
+  ASSERT_EQ(ops.size(), 7u);
+  EXPECT_EQ(ops[4], "add /spec/containers/1");
+  EXPECT_EQ(ops[5], "add /spec/initContainers");
+  EXPECT_EQ(o.patch[4].value->at("name"), "istio-proxy");
+}
+
+TEST(IstioPatch, ProbesPodOperations) {
+  auto o = admitFile("probes", defaults());
+  EXPECT_EQ(opList(o.patch),
+            (std::vector<std::string>{
+                "add /metadata/annotations",
+                "add /metadata/labels/security.istio.io~1tlsMode",
+                "add /metadata/labels/service.istio.io~1canonical-name",
+                "add /metadata/labels/service.istio.io~1canonical-revision",
+                "add /spec/containers/0/lifecycle/postStart/httpGet",
+                "remove /spec/containers/0/lifecycle/postStart/tcpSocket",
+                "add /spec/containers/0/lifecycle/preStop/httpGet/path",
+                "replace /spec/containers/0/lifecycle/preStop/httpGet/port",
+                "add /spec/containers/0/livenessProbe/httpGet",
+                "remove /spec/containers/0/livenessProbe/tcpSocket",
+                "replace /spec/containers/0/readinessProbe/httpGet/path",
+                "replace /spec/containers/0/readinessProbe/httpGet/port",
+                "replace /spec/containers/0/readinessProbe/httpGet/scheme",
+                "add /spec/containers/0/startupProbe/httpGet",
+                "remove /spec/containers/0/startupProbe/grpc",
+                "add /spec/containers/1/livenessProbe/httpGet/path",
+                "replace /spec/containers/1/livenessProbe/httpGet/port",
+                // other-sidecar stays at index 0 for Go: istio-init is written over it and the
+                // rewritten other-sidecar is appended after istio-proxy.
+                "add /spec/initContainers/1",
+                "add /spec/initContainers/2",
+                "add /spec/initContainers/0/args",
+                "replace /spec/initContainers/0/image",
+                "replace /spec/initContainers/0/name",
+                "add /spec/initContainers/0/resources/limits",
+                "add /spec/initContainers/0/resources/requests",
+                "add /spec/initContainers/0/securityContext",
+                "remove /spec/initContainers/0/readinessProbe",
+                "remove /spec/initContainers/0/restartPolicy",
+                "add /spec/volumes",
+            }));
+  EXPECT_EQ(o.patch[17].value->at("name"), "istio-proxy");
+  EXPECT_EQ(o.patch[18].value->at("name"), "other-sidecar");
 }
 
 TEST(IstioInject, NativeLayoutPutsProxyAfterInit) {

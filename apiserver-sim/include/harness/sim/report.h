@@ -1,0 +1,64 @@
+#pragma once
+
+// Reports of a run of `apiserver-sim run`: a human table (default), one JSON document (-o json)
+// and one JUnit XML document (-o junit, the format CI systems read: testsuites > testsuite per
+// scenario > testcase per step, <failure> for expectations that do not hold, <error> for
+// scenarios that could not be loaded or run). Each renderer returns the whole document.
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/core/result.h"
+#include "harness/sim/scenario_runner.h"
+
+namespace harness::sim {
+
+// A scenario file that could not be read or parsed (bad input).
+struct LoadError {
+  std::string file;
+  std::string message;  // the loader's full message
+};
+
+struct RunReport {
+  std::vector<ScenarioResult> scenarios;
+  std::vector<LoadError> load_errors;
+  std::chrono::nanoseconds duration{0};
+
+  // 0: every step selected passed; 1: some expectation failed; 2: bad input (a load error) or a
+  // harness error (a scenario that could not be run).
+  [[nodiscard]] int exitCode() const;
+};
+
+// Finds the scenario files among `paths` (findScenarioFiles), loads each, and runs those whose
+// name `run_filter` (RunFilter syntax, "" = all) selects, in file order. Files that do not load
+// and paths that do not exist become load errors; the run goes on. Errors: a `run_filter` that
+// does not parse. `on_load_error` (optional) is told about each load error as it happens.
+core::Result<RunReport> runScenarioFiles(
+    const std::vector<std::filesystem::path>& paths, std::string_view run_filter,
+    const RunOptions& options, const std::function<void(const LoadError&)>& on_load_error = {});
+
+// Progress line for one finished step (stderr while running): "PASS  scenario/step (12.3ms)".
+std::string progressLine(const ScenarioResult& scenario, const StepResult& step);
+
+// SCENARIO / STEP / RESULT / TIME columns, failure details (message and diff) under the failing
+// step, and a summary line.
+std::string renderTable(const RunReport& report, bool with_explanations = false);
+
+// The run as JSON (kind ScenarioRunReport; see scenarios/FORMAT.md "Reports").
+nlohmann::json reportJson(const RunReport& report);
+std::string renderJson(const RunReport& report);
+
+// JUnit XML: well-formed and UTF-8 (invalid bytes and characters XML 1.0 forbids are replaced).
+std::string renderJunit(const RunReport& report);
+
+// The text of one failure as shown in the table and in JUnit: "<field>: <message>" and the diff
+// indented below it.
+std::string formatFailure(const ExpectationFailure& failure);
+
+}  // namespace harness::sim

@@ -1,0 +1,95 @@
+#pragma once
+
+// The simulator's object store: what etcd plus the registry give kube-apiserver, reduced to what
+// admission and the REST API need. Objects are kept as written (the versioned JSON of the version
+// they were created in), keyed by group, resource, namespace and name; every write bumps one
+// global resourceVersion, as etcd's revision does. Thread-safe: the REST API, the injector's
+// lookups and the scenario runner use it concurrently.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/core/status.h"
+
+namespace harness::sim {
+
+// An object, or the Status the API server answers with (404 NotFound, 409 AlreadyExists...).
+using StoreResult = std::variant<nlohmann::json, core::Status>;
+
+struct StoreKey {
+  std::string group;
+  std::string resource;  // plural: "pods"
+  std::string namespace_name;
+  std::string name;
+
+  auto operator<=>(const StoreKey&) const = default;
+};
+
+class ObjectStore {
+ public:
+  ObjectStore();
+
+  // A copy of the stored object, or nullopt.
+  [[nodiscard]] std::optional<nlohmann::json> get(const core::GroupResource& resource,
+                                                  const std::string& namespace_name,
+                                                  const std::string& name) const;
+  // Objects of a resource in a namespace ("" = every namespace), ordered by namespace and name.
+  [[nodiscard]] std::vector<nlohmann::json> list(const core::GroupResource& resource,
+                                                 const std::string& namespace_name = {}) const;
+
+  // Stores a new object. Server-set fields are filled as the registry does: metadata.name from
+  // generateName plus 5 random characters when name is empty (BeforeCreate), uid (UUID v4),
+  // resourceVersion, creationTimestamp (RFC 3339, seconds), generation 1 for objects with a spec
+  // other than Pods/Namespaces-less kinds (see store.cc). 409 AlreadyExists when the key exists.
+  StoreResult create(const core::GroupResource& resource, nlohmann::json object);
+  // Replaces a stored object (uid, creationTimestamp kept; resourceVersion bumped). 404 NotFound
+  // when absent; 409 Conflict when the object carries a resourceVersion that is not the stored
+  // one ("the object has been modified; please apply your changes to the latest version and try
+  // again").
+  StoreResult update(const core::GroupResource& resource, nlohmann::json object);
+  // Removes and returns the stored object, or 404 NotFound.
+  StoreResult remove(const core::GroupResource& resource, const std::string& namespace_name,
+                     const std::string& name);
+  // Stores without server-set field handling except a missing uid/resourceVersion (scenario seed
+  // state); replaces an existing object.
+  nlohmann::json put(const core::GroupResource& resource, nlohmann::json object);
+
+  // The store's current revision (the last resourceVersion handed out).
+  [[nodiscard]] std::uint64_t revision() const;
+  // 5 characters of utilrand's alphabet ("bcdfghjklmnpqrstvwxz2456789"), from the store's
+  // generator (seedable for reproducible runs).
+  std::string randomSuffix();
+  void seed(std::uint64_t seed);
+  // A random UUID v4 from the same generator.
+  std::string newUid();
+
+  // Called after every successful write with the resource and the new object state (nullopt for
+  // a deletion); used to invalidate caches. Not called under the store's lock.
+  void onChange(std::function<void(const core::GroupResource&)> listener);
+
+ private:
+  StoreResult createLocked(const core::GroupResource& resource, nlohmann::json object);
+  std::string randomSuffixLocked();
+  std::string newUidLocked();
+  void notify(const core::GroupResource& resource);
+
+  mutable std::mutex mutex_;
+  std::map<StoreKey, nlohmann::json> objects_;
+  std::uint64_t revision_ = 0;
+  std::uint64_t rng_state_;
+  std::vector<std::function<void(const core::GroupResource&)>> listeners_;
+};
+
+// RFC 3339 UTC timestamp with seconds, as metav1.Time marshals ("2026-11-22T10:00:00Z").
+std::string rfc3339Now();
+
+}  // namespace harness::sim

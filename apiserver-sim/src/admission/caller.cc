@@ -1,0 +1,230 @@
+#include "harness/sim/caller.h"
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "harness/core/go_strconv.h"
+#include "harness/net/client.h"
+#include "harness/net/url.h"
+
+namespace harness::sim {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// client-go rest/with_retry.go: maxRetries for a rest.Request defaults to 10.
+constexpr int kMaxRetries = 10;
+
+// The Status attached to a calling error that is not a StatusError (k8s-admission-chain.md §4.4:
+// transport errors count as 503 for the metrics).
+core::Status transportStatus() { return core::newServiceUnavailable("error calling webhook"); }
+
+CallResult callingError(CallErrorKind kind, std::string reason, core::Status status) {
+  CallResult result;
+  result.error = kind;
+  result.reason = std::move(reason);
+  result.status = std::move(status);
+  return result;
+}
+
+std::int32_t retryAfterSeconds(const net::Headers& headers) {
+  auto value = headers.get("Retry-After");
+  if (!value) return 0;
+  auto parsed = core::goParseInt(*value, 10, 32);
+  if (!parsed.ok() || *parsed < 0) return 0;
+  return static_cast<std::int32_t>(*parsed);
+}
+
+// The body of a response as a decoded AdmissionReview, or the calling error (client-go decodes
+// 2xx bodies into the response object; a failure is an error, not a StatusError -> 503).
+CallResult decodeAnswer(CallResult result, std::string_view body, const std::string& url) {
+  auto review = core::decodeAdmissionReview(body);
+  if (!review.ok()) {
+    result.error = CallErrorKind::kDecode;
+    // rest.Result.Into: the decode error is returned as is; the dispatcher prefixes
+    // "failed to call webhook: ".
+    result.reason = fmt::format("failed to call webhook: {}", review.error().message);
+    result.status = transportStatus();
+    (void)url;
+    return result;
+  }
+  result.review = std::move(review).value();
+  return result;
+}
+
+}  // namespace
+
+std::string webhookUrl(const core::WebhookClientConfig& config, std::string_view timeout_param) {
+  std::string url;
+  if (config.url) {
+    url = *config.url;
+  } else if (config.service) {
+    // apiserver pkg/util/webhook/client.go: https://<name>.<namespace>.svc:<port><path>.
+    const auto& service = *config.service;
+    url = fmt::format("https://{}.{}.svc:{}{}", service.name, service.namespace_name,
+                      service.port.value_or(443), service.path.value_or(""));
+  }
+  if (!timeout_param.empty()) {
+    url += url.find('?') == std::string::npos ? "?" : "&";
+    url += fmt::format("timeout={}", timeout_param);
+  }
+  return url;
+}
+
+HttpsWebhookCaller::HttpsWebhookCaller() = default;
+HttpsWebhookCaller::~HttpsWebhookCaller() = default;
+
+void HttpsWebhookCaller::addRoute(const std::string& host_port, const std::string& connect_to) {
+  std::lock_guard lock(mutex_);
+  routes_[host_port] = connect_to;
+}
+
+void HttpsWebhookCaller::clearRoutes() {
+  std::lock_guard lock(mutex_);
+  routes_.clear();
+}
+
+std::shared_ptr<net::HttpClient> HttpsWebhookCaller::clientFor(const std::string& ca_bundle) {
+  std::lock_guard lock(mutex_);
+  auto& client = clients_[ca_bundle];
+  if (!client) {
+    net::ClientOptions options;
+    options.ca_pem = ca_bundle;
+    options.threads = 2;
+    options.user_agent = "kube-apiserver-admission";
+    client = std::make_shared<net::HttpClient>(options);
+  }
+  return client;
+}
+
+CallResult HttpsWebhookCaller::call(const WebhookCall& call) {
+  const auto started = Clock::now();
+  const std::string url = webhookUrl(call.client_config, call.timeout_param);
+
+  // GetRESTClient: a client config that cannot make a client is a calling error with
+  // "could not get REST client: ..." (webhook/client.go; the caBundle is parsed here, not when
+  // the configuration was created).
+  if (!call.client_config.ca_bundle.empty()) {
+    auto ca = core::checkCaBundle(call.client_config.ca_bundle);
+    if (!ca.ok()) {
+      return callingError(CallErrorKind::kClientConfig,
+                          fmt::format("could not get REST client: {}", ca.error().message),
+                          core::newInternalError("error getting REST client"));
+    }
+  }
+  auto parsed = net::parseUrl(url);
+  if (!parsed.ok()) {
+    return callingError(CallErrorKind::kClientConfig,
+                        fmt::format("could not get REST client: {}", parsed.error().message),
+                        core::newInternalError("error getting REST client"));
+  }
+
+  std::optional<std::string> connect_to;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = routes_.find(parsed->hostPort());
+    if (it != routes_.end()) connect_to = it->second;
+  }
+  auto client = clientFor(call.client_config.ca_bundle);
+
+  CallResult result;
+  result.url = url;
+  for (int attempt = 0;; ++attempt) {
+    net::ClientRequest request;
+    request.method = "POST";
+    request.url = url;
+    request.headers.add("Content-Type", "application/json");
+    request.headers.add("Accept", "application/json, */*");
+    request.body = call.body;
+    request.connect_to = connect_to;
+    request.deadline = call.deadline;
+    net::ClientResponse response = client->sendSync(std::move(request));
+    result.attempts = attempt + 1;
+    if (!response.ok()) {
+      result.error = CallErrorKind::kTransport;
+      result.deadline_exceeded = response.error == net::ClientErrorKind::kTimeout;
+      result.reason = fmt::format("failed to call webhook: {}", response.error_message);
+      result.status = transportStatus();
+      break;
+    }
+    result.http_status = response.status;
+    result.response_body = response.body;
+    if (response.status >= 200 && response.status < 300) {
+      result = decodeAnswer(std::move(result), response.body, url);
+      break;
+    }
+    const std::int32_t retry_after = retryAfterSeconds(response.headers);
+    const bool retriable = (response.status == 429 || response.status >= 500) &&
+                           response.headers.get("Retry-After").has_value();
+    if (retriable && attempt < kMaxRetries) {
+      // client-go with_retry.go: wait Retry-After seconds unless the context ends first.
+      const auto wait = std::chrono::duration_cast<Clock::duration>(
+          std::chrono::duration<double>(std::max<std::int32_t>(retry_after, 0) * call.time_scale));
+      if (Clock::now() + wait < call.deadline) {
+        std::this_thread::sleep_for(wait);
+        continue;
+      }
+    }
+    const auto content_type = response.headers.get("Content-Type").value_or("");
+    core::Status status =
+        core::statusFromErrorResponse(response.status, content_type, response.body, retry_after);
+    result.error = CallErrorKind::kHttpStatus;
+    result.reason = fmt::format("failed to call webhook: {}", status.message);
+    result.status = std::move(status);
+    break;
+  }
+  result.latency = Clock::now() - started;
+  return result;
+}
+
+void InProcessWebhookCaller::handle(const std::string& url_prefix, Handler handler) {
+  std::lock_guard lock(mutex_);
+  handlers_[url_prefix] = std::move(handler);
+}
+
+CallResult InProcessWebhookCaller::call(const WebhookCall& call) {
+  const auto started = Clock::now();
+  const std::string url = webhookUrl(call.client_config, call.timeout_param);
+  Handler handler;
+  {
+    std::lock_guard lock(mutex_);
+    std::size_t best = 0;
+    for (const auto& [prefix, candidate] : handlers_) {
+      if (url.rfind(prefix, 0) == 0 && prefix.size() >= best) {
+        best = prefix.size();
+        handler = candidate;
+      }
+    }
+  }
+  CallResult result;
+  result.url = url;
+  result.attempts = 1;
+  if (!handler) {
+    result = callingError(CallErrorKind::kTransport,
+                          fmt::format("failed to call webhook: Post \"{}\": dial tcp: connect: "
+                                      "connection refused",
+                                      url),
+                          transportStatus());
+    result.url = url;
+    return result;
+  }
+  auto request = core::decodeAdmissionReview(call.body);
+  std::optional<core::AdmissionReview> answer;
+  if (request.ok()) answer = handler(*request);
+  if (!answer) {
+    result = callingError(CallErrorKind::kTransport,
+                          fmt::format("failed to call webhook: Post \"{}\": EOF", url),
+                          transportStatus());
+    result.url = url;
+    return result;
+  }
+  result.http_status = 200;
+  result.review = std::move(*answer);
+  result.latency = Clock::now() - started;
+  return result;
+}
+
+}  // namespace harness::sim

@@ -1,0 +1,99 @@
+#pragma once
+
+// Internal to the admission module: what the mutating and validating dispatchers share
+// (apiserver pkg/admission/plugin/webhook/{mutating,validating}/dispatcher.go,
+// request/admissionreview.go, errors/statuserror.go).
+
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/audit/annotations.h"
+#include "harness/core/admission_review.h"
+#include "harness/core/status.h"
+#include "harness/sim/admission_chain.h"
+#include "harness/sim/admission_metrics.h"
+#include "harness/sim/attributes.h"
+#include "harness/sim/caller.h"
+#include "harness/sim/matching.h"
+#include "harness/sim/webhook_source.h"
+
+namespace harness::sim::detail {
+
+using Clock = std::chrono::steady_clock;
+
+// Per-request state shared by the phases.
+struct RequestState {
+  AdmissionAttributes attributes;  // object = the current (possibly mutated) versioned object
+  Clock::time_point deadline;      // the request deadline, scaled
+  double time_scale = 1.0;
+  WebhookCaller* caller = nullptr;
+  AdmissionMetrics* metrics = nullptr;
+  NamespaceLabelsLookup namespaces;
+  const MatchConditionEvaluator* match_conditions = nullptr;
+  std::function<std::string()> new_uid;
+  AdmissionResult* result = nullptr;
+  // The result's records and annotations are written from validating threads too.
+  std::mutex mutex;
+
+  void addWarning(const std::string& text);
+  // AddAnnotation with a level: false when the key exists with another value (first wins).
+  bool addAnnotation(const std::string& key, const std::string& value, audit::Level level);
+};
+
+// Reinvocation bookkeeping of the webhook plugin (mutating/reinvocationcontext.go).
+struct WebhookReinvocation {
+  std::set<std::string> previously_invoked;
+  std::set<std::string> reinvoke;
+  std::optional<nlohmann::json> last_output;
+
+  void requireReinvokingPreviouslyInvoked() {
+    reinvoke.insert(previously_invoked.begin(), previously_invoked.end());
+    previously_invoked.clear();
+  }
+};
+
+// The outcome of a dispatcher: nullopt = admitted (continue), else the error Status for the
+// client.
+using DispatchError = std::optional<core::Status>;
+
+// Mutating webhooks, serially, one round (0 or 1).
+DispatchError dispatchMutating(RequestState& state, const std::vector<HookEntry>& hooks, int round,
+                               WebhookReinvocation& reinvocation, bool& changed_any);
+// Validating webhooks: matching serially, calls in parallel, the first error to arrive.
+DispatchError dispatchValidating(RequestState& state, const std::vector<HookEntry>& hooks);
+
+// --- request building and answers (request/admissionreview.go, errors/statuserror.go) ---
+
+// The object converted to the invocation kind: the built-in equivalents share one schema, so the
+// conversion rewrites apiVersion and kind.
+nlohmann::json convertTo(const nlohmann::json& object, const core::GroupVersionKind& kind);
+
+// CreateAdmissionObjects' request.
+core::AdmissionRequest buildAdmissionRequest(const AdmissionAttributes& attributes,
+                                             const Invocation& invocation, const std::string& uid);
+
+// ToStatusErr (errors/statuserror.go): the Status of a denial.
+core::Status toStatusErr(const std::string& webhook_name, const std::optional<core::Status>& result);
+// NewDryRunUnsupportedErr: 400 BadRequest `admission webhook "<name>" does not support dry run`.
+core::Status dryRunUnsupported(const std::string& webhook_name);
+// ErrCallingWebhook.Error(): `failed calling webhook "<name>": <reason>`.
+std::string callingErrorText(const std::string& webhook_name, const std::string& reason);
+
+// Go's time.Duration.String() for a whole number of seconds ("10s", "1m0s", "1h0m0s").
+std::string goDurationString(std::chrono::seconds seconds);
+// The ?timeout= value: ceil(min(webhook timeout, request remaining)) in unscaled seconds, or ""
+// when the deadline has passed.
+std::string timeoutParam(Clock::time_point deadline, double time_scale);
+
+// apiequality.Semantic.DeepEqual on the JSON of typed objects: null, {} and [] equal absence;
+// quantities compare by value.
+bool semanticEqual(const nlohmann::json& a, const nlohmann::json& b);
+
+}  // namespace harness::sim::detail

@@ -1,0 +1,218 @@
+#include "harness/sim/store.h"
+
+#include <chrono>
+#include <ctime>
+
+#include <fmt/format.h>
+
+namespace harness::sim {
+namespace {
+
+// utilrand's alphabet (k8s.io/apimachinery/pkg/util/rand/rand.go): no vowels, no confusable
+// characters.
+constexpr std::string_view kRandAlphabet = "bcdfghjklmnpqrstvwxz2456789";
+
+std::uint64_t splitMix(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30U)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27U)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31U);
+}
+
+std::string stringField(const nlohmann::json& object, const char* section, const char* field) {
+  if (!object.is_object()) return {};
+  auto s = object.find(section);
+  if (s == object.end() || !s->is_object()) return {};
+  auto f = s->find(field);
+  if (f == s->end() || !f->is_string()) return {};
+  return f->get<std::string>();
+}
+
+StoreKey keyOf(const core::GroupResource& resource, const nlohmann::json& object) {
+  return StoreKey{resource.group, resource.resource, stringField(object, "metadata", "namespace"),
+                  stringField(object, "metadata", "name")};
+}
+
+nlohmann::json& metadataOf(nlohmann::json& object) {
+  auto& metadata = object["metadata"];
+  if (!metadata.is_object()) metadata = nlohmann::json::object();
+  return metadata;
+}
+
+}  // namespace
+
+std::string rfc3339Now() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+ObjectStore::ObjectStore()
+    : rng_state_(static_cast<std::uint64_t>(
+          std::chrono::steady_clock::now().time_since_epoch().count())) {}
+
+std::optional<nlohmann::json> ObjectStore::get(const core::GroupResource& resource,
+                                               const std::string& namespace_name,
+                                               const std::string& name) const {
+  std::lock_guard lock(mutex_);
+  auto it = objects_.find(StoreKey{resource.group, resource.resource, namespace_name, name});
+  if (it == objects_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<nlohmann::json> ObjectStore::list(const core::GroupResource& resource,
+                                              const std::string& namespace_name) const {
+  std::lock_guard lock(mutex_);
+  std::vector<nlohmann::json> out;
+  const StoreKey from{resource.group, resource.resource, namespace_name, ""};
+  for (auto it = objects_.lower_bound(from); it != objects_.end(); ++it) {
+    if (it->first.group != resource.group || it->first.resource != resource.resource) break;
+    if (!namespace_name.empty() && it->first.namespace_name != namespace_name) break;
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+StoreResult ObjectStore::create(const core::GroupResource& resource, nlohmann::json object) {
+  StoreResult result;
+  {
+    std::lock_guard lock(mutex_);
+    result = createLocked(resource, std::move(object));
+  }
+  if (std::holds_alternative<nlohmann::json>(result)) notify(resource);
+  return result;
+}
+
+StoreResult ObjectStore::createLocked(const core::GroupResource& resource, nlohmann::json object) {
+  auto& metadata = metadataOf(object);
+  std::string name = stringField(object, "metadata", "name");
+  if (name.empty()) {
+    // registry/rest/create.go BeforeCreate: names.SimpleNameGenerator (generateName + 5 chars).
+    const std::string prefix = stringField(object, "metadata", "generateName");
+    name = prefix + randomSuffixLocked();
+    metadata["name"] = name;
+  }
+  StoreKey key = keyOf(resource, object);
+  if (objects_.count(key) != 0) return core::newAlreadyExists(resource, key.name);
+  metadata["uid"] = newUidLocked();
+  metadata["resourceVersion"] = std::to_string(++revision_);
+  metadata["creationTimestamp"] = rfc3339Now();
+  auto [it, inserted] = objects_.emplace(std::move(key), std::move(object));
+  (void)inserted;
+  return it->second;
+}
+
+StoreResult ObjectStore::update(const core::GroupResource& resource, nlohmann::json object) {
+  StoreResult result;
+  {
+    std::lock_guard lock(mutex_);
+    const StoreKey key = keyOf(resource, object);
+    auto it = objects_.find(key);
+    if (it == objects_.end()) return core::newNotFound(resource, key.name);
+    const std::string given = stringField(object, "metadata", "resourceVersion");
+    const std::string stored = stringField(it->second, "metadata", "resourceVersion");
+    if (!given.empty() && given != stored) {
+      // registry/generic/registry/store.go: errors.NewConflict(qualifiedResource, name,
+      // fmt.Errorf(OptimisticLockErrorMsg)).
+      return core::newConflict(resource, key.name,
+                               "the object has been modified; please apply your changes to the "
+                               "latest version and try again");
+    }
+    auto& metadata = metadataOf(object);
+    const auto& old_metadata = it->second["metadata"];
+    for (const char* kept : {"uid", "creationTimestamp"}) {
+      if (old_metadata.contains(kept)) metadata[kept] = old_metadata[kept];
+    }
+    metadata["resourceVersion"] = std::to_string(++revision_);
+    it->second = std::move(object);
+    result = it->second;
+  }
+  notify(resource);
+  return result;
+}
+
+StoreResult ObjectStore::remove(const core::GroupResource& resource,
+                                const std::string& namespace_name, const std::string& name) {
+  StoreResult result;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = objects_.find(StoreKey{resource.group, resource.resource, namespace_name, name});
+    if (it == objects_.end()) return core::newNotFound(resource, name);
+    ++revision_;
+    result = std::move(it->second);
+    objects_.erase(it);
+  }
+  notify(resource);
+  return result;
+}
+
+nlohmann::json ObjectStore::put(const core::GroupResource& resource, nlohmann::json object) {
+  nlohmann::json stored;
+  {
+    std::lock_guard lock(mutex_);
+    auto& metadata = metadataOf(object);
+    if (!metadata.contains("uid")) metadata["uid"] = newUidLocked();
+    if (!metadata.contains("creationTimestamp")) metadata["creationTimestamp"] = rfc3339Now();
+    metadata["resourceVersion"] = std::to_string(++revision_);
+    StoreKey key = keyOf(resource, object);
+    stored = objects_[std::move(key)] = std::move(object);
+  }
+  notify(resource);
+  return stored;
+}
+
+std::uint64_t ObjectStore::revision() const {
+  std::lock_guard lock(mutex_);
+  return revision_;
+}
+
+std::string ObjectStore::randomSuffix() {
+  std::lock_guard lock(mutex_);
+  return randomSuffixLocked();
+}
+
+std::string ObjectStore::randomSuffixLocked() {
+  std::string out;
+  for (int i = 0; i < 5; ++i) {
+    out.push_back(kRandAlphabet[splitMix(rng_state_) % kRandAlphabet.size()]);
+  }
+  return out;
+}
+
+void ObjectStore::seed(std::uint64_t seed) {
+  std::lock_guard lock(mutex_);
+  rng_state_ = seed;
+}
+
+std::string ObjectStore::newUid() {
+  std::lock_guard lock(mutex_);
+  return newUidLocked();
+}
+
+std::string ObjectStore::newUidLocked() {
+  const std::uint64_t hi = splitMix(rng_state_);
+  const std::uint64_t lo = splitMix(rng_state_);
+  // RFC 4122 version 4, variant 10.
+  const std::uint64_t h = (hi & 0xFFFFFFFFFFFF0FFFULL) | 0x0000000000004000ULL;
+  const std::uint64_t l = (lo & 0x3FFFFFFFFFFFFFFFULL) | 0x8000000000000000ULL;
+  return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", h >> 32U, (h >> 16U) & 0xFFFFU,
+                     h & 0xFFFFU, l >> 48U, l & 0xFFFFFFFFFFFFULL);
+}
+
+void ObjectStore::onChange(std::function<void(const core::GroupResource&)> listener) {
+  std::lock_guard lock(mutex_);
+  listeners_.push_back(std::move(listener));
+}
+
+void ObjectStore::notify(const core::GroupResource& resource) {
+  std::vector<std::function<void(const core::GroupResource&)>> listeners;
+  {
+    std::lock_guard lock(mutex_);
+    listeners = listeners_;
+  }
+  for (const auto& listener : listeners) listener(resource);
+}
+
+}  // namespace harness::sim

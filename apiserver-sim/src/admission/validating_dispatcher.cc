@@ -1,0 +1,112 @@
+// The validating webhook dispatcher (k8s-admission-chain.md §2.2, §4.3, §7.1).
+// Followed: apiserver pkg/admission/plugin/webhook/validating/dispatcher.go: matching serially
+// (the first matching error aborts before any call), the 504 when the request is already done,
+// one concurrent call per matching webhook, and the first error to arrive returned.
+
+#include <thread>
+
+#include "dispatch.h"
+#include "harness/audit/annotations.h"
+#include "webhook_call.h"
+
+namespace harness::sim::detail {
+
+DispatchError dispatchValidating(RequestState& state, const std::vector<HookEntry>& hooks) {
+  AdmissionResult& result = *state.result;
+  struct Relevant {
+    const HookEntry* hook;
+    Invocation invocation;
+  };
+  std::vector<Relevant> relevant;
+  for (const HookEntry& hook : hooks) {
+    MatchRecord match_record;
+    match_record.kind = hook.kind;
+    match_record.configuration = hook.configuration;
+    match_record.webhook = hook.webhook.name;
+    match_record.round = 0;
+    match_record.index = hook.index;
+    match_record.match =
+        shouldCallHook(hook, state.attributes, state.namespaces, state.match_conditions);
+    const MatchOutcome outcome = match_record.match.outcome;
+    std::optional<core::Status> error = match_record.match.error;
+    std::optional<Invocation> invocation = match_record.match.invocation;
+    result.matches.push_back(std::move(match_record));
+    if (outcome == MatchOutcome::kError) {
+      return error.value_or(core::newInternalError("webhook matching failed"));
+    }
+    if (outcome == MatchOutcome::kCall && invocation) relevant.push_back({&hook, *invocation});
+  }
+  if (relevant.empty()) return std::nullopt;
+  if (Clock::now() >= state.deadline) {
+    return core::newTimeoutError(core::kRequestTimeoutMessage, 0);
+  }
+
+  std::vector<CallRecord> records(relevant.size());
+  std::mutex errors_mutex;
+  std::vector<core::Status> errors;  // in the order they arrive (errCh)
+  std::vector<std::thread> threads;
+  threads.reserve(relevant.size());
+  for (std::size_t j = 0; j < relevant.size(); ++j) {
+    threads.emplace_back([&, j] {
+      const HookEntry& hook = *relevant[j].hook;
+      CallRecord& record = records[j];
+      record.kind = hook.kind;
+      record.configuration = hook.configuration;
+      record.webhook = hook.webhook.name;
+      record.uid = hook.webhook.uid;
+      record.round = 0;
+      record.index = j;  // failed-open keys use the index among matching webhooks
+      record.failure_policy =
+          hook.webhook.failure_policy.value_or(std::string(core::kFailurePolicyFail));
+      record.invocation = relevant[j].invocation;
+      const bool ignore = hook.webhook.failure_policy &&
+                          *hook.webhook.failure_policy == core::kFailurePolicyIgnore;
+      const auto started = Clock::now();
+      core::VerifiedResponse verified;
+      HookError error = callWebhook(state, hook, relevant[j].invocation, record, verified);
+      const bool fail_open = error.error_class == HookErrorClass::kCalling && ignore;
+      observeAttempt(state, hook, error, fail_open, Clock::now() - started);
+      std::optional<core::Status> to_send;
+      switch (error.error_class) {
+        case HookErrorClass::kNone:
+          record.outcome = CallOutcome::kAllowed;
+          return;
+        case HookErrorClass::kCalling:
+          record.error = error.reason;
+          record.status = error.status;
+          if (fail_open) {
+            record.outcome = CallOutcome::kFailedOpen;
+            if (!error.canceled) {
+              state.metrics->observeWebhookFailOpen(hook.webhook.name, kWebhookTypeValidating);
+              state.addAnnotation(audit::failedOpenAnnotationKey(false, 0, j), hook.webhook.name,
+                                  audit::Level::kMetadata);
+            }
+            return;
+          }
+          record.outcome = CallOutcome::kCallingError;
+          to_send = core::newInternalError(callingErrorText(hook.webhook.name, error.reason));
+          break;
+        case HookErrorClass::kRejection:
+          record.outcome = CallOutcome::kDenied;
+          record.status = error.status;
+          to_send = error.status;
+          break;
+        case HookErrorClass::kInternal:
+          if (record.outcome != CallOutcome::kDryRunUnsupported) {
+            record.outcome = CallOutcome::kApplyError;
+          }
+          record.status = error.status;
+          to_send = error.status;
+          break;
+      }
+      std::lock_guard lock(errors_mutex);
+      errors.push_back(std::move(*to_send));
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (auto& record : records) result.calls.push_back(std::move(record));
+  if (errors.empty()) return std::nullopt;
+  return errors.front();
+}
+
+}  // namespace harness::sim::detail

@@ -1,0 +1,269 @@
+// StubWebhook: the HTTPS server and the scripted answers (format in stub_webhook.h).
+
+#include "harness/sim/stub_webhook.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "harness/core/base64.h"
+#include "harness/core/json_pointer.h"
+#include "harness/net/server.h"
+
+namespace harness::sim {
+
+namespace {
+
+using nlohmann::json;
+
+// A name usable as one directory component.
+std::string fileNameFor(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '-' || c == '_';
+    out += keep ? c : '_';
+  }
+  return out.empty() ? std::string("stub") : out;
+}
+
+const json* member(const json& object, std::string_view key) {
+  if (!object.is_object()) return nullptr;
+  auto it = object.find(key);
+  return it == object.end() ? nullptr : &*it;
+}
+
+// A string field of request (absent or not a string: "", as Go's zero value).
+std::string stringField(const json* object, std::string_view key) {
+  if (!object) return {};
+  const json* value = member(*object, key);
+  return value && value->is_string() ? value->get<std::string>() : std::string();
+}
+
+bool pointerMatches(const json& review, const std::string& pointer, const json& expected) {
+  auto resolved = core::resolvePointer(review, std::string_view(pointer));
+  if (!resolved) return expected.is_null();
+  const json& actual = **resolved;
+  if (expected.is_null()) return actual.is_null();
+  return actual == expected;
+}
+
+bool conditionMatches(const StubCondition& when, const net::Request& request,
+                      const json& review, std::size_t call_number) {
+  const json* admission = member(review, "request");
+  if (admission && !admission->is_object()) admission = nullptr;
+  if (when.operation && (!admission || stringField(admission, "operation") != *when.operation)) {
+    return false;
+  }
+  if (when.dry_run) {
+    const json* dry_run = admission ? member(*admission, "dryRun") : nullptr;
+    const bool actual = dry_run && dry_run->is_boolean() && dry_run->get<bool>();
+    if (!admission || actual != *when.dry_run) return false;
+  }
+  if (when.sub_resource &&
+      (!admission || stringField(admission, "subResource") != *when.sub_resource)) {
+    return false;
+  }
+  if (when.kind) {
+    const json* kind = admission ? member(*admission, "kind") : nullptr;
+    if (!kind || stringField(kind, "kind") != *when.kind) return false;
+  }
+  if (when.namespace_name &&
+      (!admission || stringField(admission, "namespace") != *when.namespace_name)) {
+    return false;
+  }
+  if (when.name && (!admission || stringField(admission, "name") != *when.name)) return false;
+  if (!when.calls.empty() &&
+      std::find(when.calls.begin(), when.calls.end(), call_number) == when.calls.end()) {
+    return false;
+  }
+  if (when.path && request.path != *when.path) return false;
+  for (const auto& [pointer, expected] : when.pointers) {
+    if (!pointerMatches(review, pointer, expected)) return false;
+  }
+  return true;
+}
+
+std::chrono::milliseconds scaledDelay(std::chrono::nanoseconds delay, double time_scale) {
+  if (delay.count() <= 0 || time_scale <= 0) return std::chrono::milliseconds(0);
+  // Rounded up, so that a delay never vanishes unless the scale is 0.
+  const double ms = std::ceil(static_cast<double>(delay.count()) * time_scale / 1e6);
+  constexpr double kMaxMs = 24.0 * 3600 * 1000;  // a day: longer than any deadline
+  return std::chrono::milliseconds(static_cast<std::int64_t>(std::min(ms, kMaxMs)));
+}
+
+// The review a webhook server answers with (k8s.io/api admission/v1 types.go field names;
+// k8s-admission-chain.md §4.1), with the behaviour's overrides.
+json reviewAnswer(const StubBehaviour& behaviour, const json& request_review) {
+  const json* admission = member(request_review, "request");
+  json review = json::object();
+  if (behaviour.api_version) {
+    review["apiVersion"] = *behaviour.api_version;
+  } else if (const json* v = member(request_review, "apiVersion"); v && v->is_string()) {
+    review["apiVersion"] = *v;
+  } else {
+    review["apiVersion"] = "admission.k8s.io/v1";
+  }
+  review["kind"] = behaviour.kind.value_or("AdmissionReview");
+  if (behaviour.omit_response) return review;
+  json response = json::object();
+  response["uid"] = behaviour.uid ? *behaviour.uid
+                                  : stringField(admission && admission->is_object() ? admission
+                                                                                     : nullptr,
+                                                "uid");
+  response["allowed"] = behaviour.allowed;
+  if (behaviour.status) response["status"] = *behaviour.status;
+  if (behaviour.patch) response["patch"] = core::base64Encode(*behaviour.patch);
+  if (behaviour.patch_type_overridden) {
+    if (behaviour.patch_type) response["patchType"] = *behaviour.patch_type;
+  } else if (behaviour.patch) {
+    response["patchType"] = "JSONPatch";
+  }
+  if (!behaviour.warnings.empty()) response["warnings"] = behaviour.warnings;
+  if (!behaviour.audit_annotations.empty()) {
+    response["auditAnnotations"] = behaviour.audit_annotations;
+  }
+  review["response"] = std::move(response);
+  return review;
+}
+
+net::Response respond(const StubBehaviour& behaviour, const json& request_review,
+                      double time_scale) {
+  net::Response out;
+  if (behaviour.close) {
+    out.close_without_response = true;
+  } else if (behaviour.http) {
+    out.status = behaviour.http->status;
+    out.body = behaviour.http->body;
+    if (behaviour.http->content_type) out.headers.set("Content-Type", *behaviour.http->content_type);
+    for (const auto& [name, value] : behaviour.http->headers) out.headers.add(name, value);
+  } else {
+    out = net::Response::json(
+        200, reviewAnswer(behaviour, request_review)
+                 .dump(-1, ' ', false, json::error_handler_t::replace));
+  }
+  out.delay = scaledDelay(behaviour.delay, time_scale);
+  return out;
+}
+
+const StubBehaviour& defaultBehaviour() {
+  static const StubBehaviour kAllow;
+  return kAllow;
+}
+
+}  // namespace
+
+StubWebhook::StubWebhook(std::string name, StubSpec spec, double time_scale)
+    : name_(std::move(name)),
+      spec_(std::move(spec)),
+      time_scale_(time_scale),
+      rule_hits_(spec_.responses.size(), 0) {}
+
+StubWebhook::~StubWebhook() { stop(); }
+
+core::Result<std::unique_ptr<StubWebhook>> StubWebhook::start(
+    std::string name, StubSpec spec, const net::CertificateAuthority& ca,
+    const std::filesystem::path& scratch_dir, std::vector<std::string> extra_dns_names,
+    double time_scale) {
+  const std::string where = fmt::format("stub webhook \"{}\"", name);
+  if (!std::isfinite(time_scale) || time_scale < 0) {
+    return core::makeError(
+        fmt::format("{}: time scale must be a finite number >= 0, got {}", where, time_scale));
+  }
+  std::vector<std::string> sans = {"127.0.0.1", "localhost"};
+  for (auto& dns : extra_dns_names) {
+    if (std::find(sans.begin(), sans.end(), dns) == sans.end()) sans.push_back(std::move(dns));
+  }
+  core::Result<net::IssuedCertificate> certificate = core::makeError("unset");
+  switch (spec.tls) {
+    case StubTls::kValid:
+      certificate = net::issueCertificate(ca, name, sans);
+      break;
+    case StubTls::kUntrusted:
+      certificate = net::selfSignedCertificate(name, sans);
+      break;
+    case StubTls::kWrongHost:
+      certificate = net::issueCertificate(
+          ca, name, {std::string(kWrongHostDnsName), std::string(kWrongHostIp)});
+      break;
+  }
+  if (!certificate) return certificate.error().within(where + ": certificate");
+  const auto dir = scratch_dir / ("stub-" + fileNameFor(name));
+  if (auto written = net::writePemFiles(*certificate, dir / "tls.crt", dir / "tls.key");
+      !written) {
+    return written.error().within(where);
+  }
+
+  std::unique_ptr<StubWebhook> stub(new StubWebhook(std::move(name), std::move(spec), time_scale));
+  net::Router router;
+  StubWebhook* self = stub.get();
+  router.fallback([self](const net::Request& request) { return self->answer(request); });
+  net::ServerOptions options;
+  options.address = "127.0.0.1";
+  options.port = 0;
+  options.threads = 2;  // delays are timers on the connection, they never hold a thread
+  options.name = "stub/" + stub->name_;
+  options.tls = net::TlsServerConfig{(dir / "tls.crt").string(), (dir / "tls.key").string()};
+  options.tls->reload_check_interval = std::chrono::milliseconds(0);
+  stub->server_ = std::make_unique<net::Server>(std::move(options), std::move(router));
+  if (auto started = stub->server_->start(); !started) return started.error().within(where);
+  return stub;
+}
+
+std::string StubWebhook::url() const { return fmt::format("https://127.0.0.1:{}/", port()); }
+
+std::uint16_t StubWebhook::port() const { return server_ ? server_->port() : 0; }
+
+std::vector<StubCall> StubWebhook::calls() const {
+  std::lock_guard lock(mutex_);
+  return calls_;
+}
+
+void StubWebhook::resetCalls() {
+  std::lock_guard lock(mutex_);
+  calls_.clear();
+  std::fill(rule_hits_.begin(), rule_hits_.end(), 0);
+}
+
+void StubWebhook::stop() {
+  if (server_) server_->stop(std::chrono::milliseconds(0));
+}
+
+net::Response StubWebhook::answer(const net::Request& request) {
+  StubCall call;
+  call.received = std::chrono::steady_clock::now();
+  call.path = request.path;
+  call.query = request.query;
+  call.timeout_param = request.queryParam("timeout").value_or("");
+  call.body = request.body;
+  call.review = json::parse(request.body, nullptr, /*allow_exceptions=*/false);
+  if (call.review.is_discarded()) call.review = nullptr;
+
+  const StubBehaviour* behaviour = &defaultBehaviour();
+  {
+    std::lock_guard lock(mutex_);
+    call.number = calls_.size() + 1;
+    call.rule_description = "default (no rule matched)";
+    for (std::size_t i = 0; i < spec_.responses.size(); ++i) {
+      const StubRule& rule = spec_.responses[i];
+      if (!conditionMatches(rule.when, request, call.review, call.number)) continue;
+      const std::size_t position = rule_hits_[i]++;
+      if (rule.sequence.empty()) {  // only possible for a spec built in code: allow
+        call.rule_description = fmt::format("responses[{}]", i);
+        break;
+      }
+      const std::size_t index = std::min(position, rule.sequence.size() - 1);
+      behaviour = &rule.sequence[index];
+      call.rule_description = rule.is_sequence
+                                  ? fmt::format("responses[{}].sequence[{}]", i, index)
+                                  : fmt::format("responses[{}]", i);
+      break;
+    }
+    calls_.push_back(call);
+  }
+  // spec_ never changes after start(), so the behaviour is read without the lock.
+  return respond(*behaviour, call.review, time_scale_);
+}
+
+}  // namespace harness::sim

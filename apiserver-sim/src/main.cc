@@ -1,0 +1,250 @@
+// apiserver-sim: runs admission scenarios against the simulated kube-apiserver admission chain
+// (harness::sim_scenario), or serves a scenario's cluster for kubectl. A thin shell over the
+// library: option parsing, output streams and exit codes.
+//
+//   apiserver-sim run PATH... [-o table|json|junit] [--run REGEX] [--explain] [--time-scale X]
+//                             [--audit-log FILE] [--work-dir DIR] [--injector PATH]
+//   apiserver-sim explain SCENARIO...          (= run --explain)
+//   apiserver-sim serve SCENARIO [--kubeconfig-out FILE] [--port N]
+//
+// Exit status: 0 every selected step passed, 1 an expectation failed, 2 bad input or a harness
+// error.
+
+#include <stdlib.h>  // mkdtemp
+
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "harness/audit/event.h"
+#include "harness/audit/log.h"
+#include "harness/net/server.h"
+#include "harness/sim/report.h"
+#include "harness/sim/scenario.h"
+#include "harness/sim/scenario_runner.h"
+
+#ifndef HARNESS_VERSION
+#define HARNESS_VERSION "dev"
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace sim = harness::sim;
+
+constexpr int kExitBadInput = 2;
+
+struct RunArgs {
+  std::vector<std::string> paths;
+  std::string output = "table";
+  std::string run_filter;
+  bool explain = false;
+  std::optional<double> time_scale;
+  std::string audit_log;
+  std::string work_dir;
+  std::string injector;
+  bool stop_on_failure = false;
+};
+
+struct ServeArgs {
+  std::string scenario;
+  std::string kubeconfig_out;
+  std::uint16_t port = 0;
+  std::optional<double> time_scale;
+  std::string work_dir;
+  std::string injector;
+};
+
+void addRunOptions(CLI::App& command, RunArgs& args) {
+  command.add_option("-o,--output", args.output, "Report format: table, json or junit")
+      ->check(CLI::IsMember({"table", "json", "junit"}))
+      ->capture_default_str();
+  command.add_option("--run", args.run_filter,
+                     "Select scenarios (and steps) by regex: SCENARIO_RE[/STEP_RE]");
+  command.add_option("--time-scale", args.time_scale,
+                     "Multiply every timeout and stub delay by this factor (overrides timeScale)")
+      ->check(CLI::PositiveNumber);
+  command.add_option("--audit-log", args.audit_log,
+                     "Append audit events as JSON lines (kube-apiserver's log backend format)");
+  command.add_option("--work-dir", args.work_dir,
+                     "Keep certificates, kubeconfigs and endpoint logs here (default: a "
+                     "temporary directory, removed afterwards)");
+  command.add_option("--injector", args.injector, "The injector binary for injector endpoints");
+  command.add_flag("--stop-on-failure", args.stop_on_failure,
+                   "Stop a scenario at its first failing step");
+}
+
+int runCommand(const RunArgs& args) {
+  std::optional<harness::audit::LogWriter> audit_log;  // thread-safe: one line per event
+  sim::RunOptions options;
+  options.time_scale = args.time_scale;
+  options.explain = args.explain;
+  options.stop_on_failure = args.stop_on_failure;
+  options.work_dir = args.work_dir;
+  options.injector_binary = args.injector;
+  if (!args.audit_log.empty()) {
+    auto writer = harness::audit::LogWriter::open(args.audit_log);
+    if (!writer.ok()) {
+      std::cerr << "apiserver-sim: " << writer.error().message << "\n";
+      return kExitBadInput;
+    }
+    audit_log.emplace(std::move(*writer));
+    options.audit_sink = [&](const harness::audit::Event& event) { audit_log->write(event); };
+  }
+  if (!args.work_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(args.work_dir, ec);
+    if (ec) {
+      std::cerr << "apiserver-sim: cannot create " << args.work_dir << ": " << ec.message() << "\n";
+      return kExitBadInput;
+    }
+  }
+  // Progress on stderr, so that stdout holds exactly one report document.
+  options.on_step = [](const sim::ScenarioResult& scenario, const sim::StepResult& step) {
+    std::cerr << sim::progressLine(scenario, step) << "\n";
+  };
+  std::vector<fs::path> paths(args.paths.begin(), args.paths.end());
+  auto report = sim::runScenarioFiles(paths, args.run_filter, options,
+                                      [](const sim::LoadError& error) {
+                                        std::cerr << "ERROR   " << error.message << "\n";
+                                      });
+  if (!report.ok()) {
+    std::cerr << "apiserver-sim: " << report.error().message << "\n";
+    return kExitBadInput;
+  }
+  for (const auto& scenario : report->scenarios) {
+    if (scenario.error) std::cerr << "ERROR   " << scenario.name << ": " << *scenario.error << "\n";
+  }
+  if (args.output == "json") {
+    std::cout << sim::renderJson(*report);
+  } else if (args.output == "junit") {
+    std::cout << sim::renderJunit(*report);
+  } else {
+    std::cout << sim::renderTable(*report, args.explain);
+  }
+  std::cout.flush();
+  return report->exitCode();
+}
+
+int serveCommand(const ServeArgs& args) {
+  // Before any thread exists, so that SIGTERM/SIGINT wait for waitForTerminationSignal().
+  harness::net::blockTerminationSignals();
+  auto scenario = sim::loadScenario(args.scenario);
+  if (!scenario.ok()) {
+    std::cerr << scenario.error().message << "\n";
+    return kExitBadInput;
+  }
+  fs::path work_dir = args.work_dir;
+  bool remove_work_dir = false;
+  std::error_code ec;
+  if (work_dir.empty()) {
+    std::string pattern = (fs::temp_directory_path(ec) / "apiserver-sim-serve-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) {
+      std::cerr << "apiserver-sim: cannot create a temporary directory\n";
+      return kExitBadInput;
+    }
+    work_dir = pattern;
+    remove_work_dir = true;
+  } else {
+    fs::create_directories(work_dir, ec);
+  }
+  int status = 0;
+  {
+    sim::EnvironmentOptions options;
+    options.time_scale = args.time_scale.value_or(scenario->time_scale);
+    options.work_dir = work_dir;
+    options.start_rest_api = true;
+    options.rest_api_port = args.port;
+    options.injector_binary = args.injector;
+    auto environment = sim::ScenarioEnvironment::start(*scenario, options);
+    if (!environment.ok()) {
+      std::cerr << "apiserver-sim: " << environment.error().message << "\n";
+      status = kExitBadInput;
+    } else {
+      fs::path kubeconfig = (*environment)->kubeconfigPath();
+      if (!args.kubeconfig_out.empty()) {
+        fs::copy_file(kubeconfig, args.kubeconfig_out, fs::copy_options::overwrite_existing, ec);
+        if (ec) {
+          std::cerr << "apiserver-sim: cannot write " << args.kubeconfig_out << ": "
+                    << ec.message() << "\n";
+          status = kExitBadInput;
+        } else {
+          fs::permissions(args.kubeconfig_out, fs::perms::owner_read | fs::perms::owner_write,
+                          ec);
+          kubeconfig = args.kubeconfig_out;
+        }
+      }
+      if (status == 0) {
+        std::cout << "apiserver-sim: serving scenario " << scenario->name << " at "
+                  << (*environment)->apiServerUrl() << "\n"
+                  << "kubeconfig: " << fs::absolute(kubeconfig).string() << "\n";
+        for (const auto& [name, url] : (*environment)->endpointUrls()) {
+          std::cout << "endpoint " << name << ": " << url << "\n";
+        }
+        std::cout.flush();
+        harness::net::waitForTerminationSignal();
+        std::cerr << "apiserver-sim: stopping\n";
+      }
+      (*environment)->stop();
+    }
+  }
+  if (remove_work_dir) fs::remove_all(work_dir, ec);
+  return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"apiserver-sim: the kube-apiserver admission chain, driven by YAML scenarios"};
+  app.set_version_flag("--version", std::string("apiserver-sim ") + HARNESS_VERSION);
+  app.require_subcommand(1);
+
+  RunArgs run_args;
+  auto* run = app.add_subcommand("run", "Run scenario files or folders (recursively)");
+  run->add_option("paths", run_args.paths, "Scenario files or folders")->required();
+  addRunOptions(*run, run_args);
+  run->add_flag("--explain", run_args.explain,
+                "Explain every step: webhook matching, calls, failurePolicy, patches");
+
+  RunArgs explain_args;
+  explain_args.explain = true;
+  auto* explain = app.add_subcommand("explain", "Run scenarios with --explain");
+  explain->add_option("paths", explain_args.paths, "Scenario files or folders")->required();
+  addRunOptions(*explain, explain_args);
+
+  ServeArgs serve_args;
+  auto* serve = app.add_subcommand(
+      "serve", "Serve a scenario's starting state and endpoints over the REST API until SIGTERM");
+  serve->add_option("scenario", serve_args.scenario, "Scenario file")->required();
+  serve->add_option("--kubeconfig-out", serve_args.kubeconfig_out, "Write the kubeconfig here");
+  serve->add_option("--port", serve_args.port, "REST API port (0: any free port)")
+      ->capture_default_str();
+  serve->add_option("--time-scale", serve_args.time_scale, "Multiply timeouts and stub delays")
+      ->check(CLI::PositiveNumber);
+  serve->add_option("--work-dir", serve_args.work_dir, "Certificates and logs (default: temporary)");
+  serve->add_option("--injector", serve_args.injector, "The injector binary");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    const int code = app.exit(error);
+    return code == 0 ? 0 : kExitBadInput;
+  }
+  try {
+    if (run->parsed()) return runCommand(run_args);
+    if (explain->parsed()) return runCommand(explain_args);
+    if (serve->parsed()) return serveCommand(serve_args);
+  } catch (const std::exception& error) {
+    std::cerr << "apiserver-sim: " << error.what() << "\n";
+    return kExitBadInput;
+  }
+  return kExitBadInput;
+}

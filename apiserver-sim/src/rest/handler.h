@@ -1,0 +1,108 @@
+#pragma once
+
+// Internal to the rest module: the state of a RestApiHandler and one routed resource request,
+// shared by the read handlers (reads.cc) and the write handlers (writes.cc), as kube-apiserver's
+// RequestScope is shared by its get.go / create.go / update.go / patch.go / delete.go handlers.
+
+#include <chrono>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/core/object.h"
+#include "harness/core/status.h"
+#include "harness/net/http.h"
+#include "harness/sim/admission_chain.h"
+#include "harness/sim/rest_api.h"
+#include "harness/sim/store.h"
+#include "request_info.h"
+#include "responses.h"
+
+namespace harness::sim::rest {
+
+// One resource request after routing.
+struct Call {
+  const net::Request* http = nullptr;
+  RequestInfo info;
+  QueryValues query;
+  core::ResourceInfo main;                 // the resource as called (version included)
+  std::optional<core::ResourceInfo> sub;   // the subresource, when one was called
+  std::string namespace_name;              // "" for cluster-scoped resources
+  OutputFormat output;
+  std::optional<std::chrono::milliseconds> timeout;  // ?timeout=, when positive
+
+  [[nodiscard]] core::GroupResource groupResource() const {
+    return {main.resource.group, main.resource.resource};
+  }
+};
+
+// A decoded request body, or the Status to answer with.
+template <class T>
+struct Decoded {
+  std::optional<T> value;
+  std::optional<core::Status> error;
+};
+
+}  // namespace harness::sim::rest
+
+namespace harness::sim {
+
+struct RestApiHandler::Impl {
+  Impl(ObjectStore& s, AdmissionChain& c, RestApiOptions o)
+      : store(s), chain(c), options(std::move(o)) {}
+
+  ObjectStore& store;
+  AdmissionChain& chain;
+  RestApiOptions options;
+  mutable std::mutex mutex;
+  std::string server_address;  // guarded by mutex
+
+  net::Response handle(const net::Request& request);
+  net::Response nonResource(const net::Request& request, const rest::RequestInfo& info);
+  net::Response resource(rest::Call& call);
+
+  // reads.cc
+  net::Response get(const rest::Call& call);
+  net::Response list(const rest::Call& call);
+
+  // writes.cc
+  net::Response create(const rest::Call& call);
+  net::Response update(const rest::Call& call);
+  net::Response patch(const rest::Call& call);
+  net::Response remove(const rest::Call& call);
+  net::Response removeCollection(const rest::Call& call);
+
+  // --- store access across equivalent resources (apps/v1 and extensions/v1beta1 deployments,
+  // core and events.k8s.io events share one storage) ---
+  [[nodiscard]] std::optional<nlohmann::json> findStored(const core::GroupVersionResource& gvr,
+                                                         const std::string& namespace_name,
+                                                         const std::string& name) const;
+  [[nodiscard]] std::vector<nlohmann::json> listStored(const core::GroupVersionResource& gvr,
+                                                       const std::string& namespace_name) const;
+  // The objects of a LIST after labelSelector and fieldSelector, or the 400 for a bad selector.
+  rest::Decoded<std::vector<nlohmann::json>> selectListed(const rest::Call& call) const;
+
+  // The WriteRequest fields every write shares.
+  [[nodiscard]] WriteRequest writeRequest(const rest::Call& call, std::string operation,
+                                          std::string verb) const;
+  // The answer for a chain result: its Status when rejected, else `success_code` (or the chain's
+  // code) with the object as requested; Warning headers either way.
+  net::Response writeResponse(const rest::Call& call, const AdmissionResult& result) const;
+};
+
+namespace rest {
+
+// The object as the requested version presents it (apiVersion/kind rewritten; the built-in
+// equivalents share one schema).
+nlohmann::json asRequested(nlohmann::json object, const core::ResourceInfo& info);
+// A list of `info`'s kind: items without apiVersion/kind, metadata.resourceVersion.
+nlohmann::json listDocument(const core::ResourceInfo& info, const std::vector<nlohmann::json>& items,
+                            const std::string& resource_version);
+// The source IP of a peer "1.2.3.4:5" / "[::1]:5".
+std::string sourceIp(const std::string& peer);
+
+}  // namespace rest
+}  // namespace harness::sim

@@ -1,0 +1,338 @@
+// Followed: k8s.io/kubernetes pkg/printers/internalversion/printers.go (column definitions of
+// pods, namespaces, deployments, configmaps, secrets, webhook configurations; printPod's Ready,
+// Status and Restarts cells), k8s.io/apiserver pkg/registry/rest/table.go (rows carry the object
+// as PartialObjectMetadata unless includeObject says otherwise), k8s.io/apimachinery
+// pkg/util/duration/duration.go HumanDuration and pkg/apis/meta/v1/types.go (Table,
+// TableColumnDefinition, TableRow, PartialObjectMetadata).
+
+#include "table.h"
+
+#include <ctime>
+
+#include <fmt/format.h>
+
+namespace harness::sim::rest {
+namespace {
+
+// metav1.ObjectMeta{}.SwaggerDoc()["name"] and ["creationTimestamp"].
+constexpr std::string_view kNameDescription =
+    "Name must be unique within a namespace. Is required when creating resources, although some "
+    "resources may allow a client to request the generation of an appropriate name automatically. "
+    "Name is primarily intended for creation idempotence and configuration definition. Cannot be "
+    "updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/"
+    "names#names";
+constexpr std::string_view kAgeDescription =
+    "CreationTimestamp is a timestamp representing the server time when this object was created. "
+    "It is not guaranteed to be set in happens-before order across separate operations. Clients "
+    "may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the "
+    "system. Read-only. Null for lists. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
+
+struct Column {
+  std::string name;
+  std::string type;
+  std::string format;
+  std::string description;
+  int priority = 0;
+};
+
+nlohmann::json columnJson(const Column& c) {
+  return {{"name", c.name},
+          {"type", c.type},
+          {"format", c.format},
+          {"description", c.description},
+          {"priority", c.priority}};
+}
+
+const nlohmann::json& at(const nlohmann::json& object, std::initializer_list<const char*> path) {
+  static const nlohmann::json kNull;
+  const nlohmann::json* current = &object;
+  for (const char* key : path) {
+    if (!current->is_object()) return kNull;
+    auto it = current->find(key);
+    if (it == current->end()) return kNull;
+    current = &*it;
+  }
+  return *current;
+}
+
+std::string str(const nlohmann::json& value, std::string fallback = {}) {
+  return value.is_string() && !value.get<std::string>().empty() ? value.get<std::string>()
+                                                                : std::move(fallback);
+}
+
+std::int64_t integer(const nlohmann::json& value) {
+  return value.is_number_integer() ? value.get<std::int64_t>() : 0;
+}
+
+std::size_t count(const nlohmann::json& value) {
+  return value.is_object() || value.is_array() ? value.size() : 0;
+}
+
+Column nameColumn() { return {"Name", "string", "name", std::string(kNameDescription), 0}; }
+Column ageColumn() { return {"Age", "string", "", std::string(kAgeDescription), 0}; }
+
+// printPod, reduced to what a simulated pod (no kubelet) can carry.
+nlohmann::json podCells(const nlohmann::json& pod, const std::string& name, const std::string& age) {
+  const nlohmann::json& containers = at(pod, {"spec", "containers"});
+  const std::size_t total = containers.is_array() ? containers.size() : 0;
+  std::int64_t restarts = 0;
+  std::size_t ready = 0;
+  std::string reason = str(at(pod, {"status", "phase"}));
+  if (const auto& r = at(pod, {"status", "reason"}); r.is_string() && !r.get<std::string>().empty()) {
+    reason = r.get<std::string>();
+  }
+  const nlohmann::json& statuses = at(pod, {"status", "containerStatuses"});
+  if (statuses.is_array()) {
+    for (auto it = statuses.rbegin(); it != statuses.rend(); ++it) {
+      restarts += integer(at(*it, {"restartCount"}));
+      const std::string waiting = str(at(*it, {"state", "waiting", "reason"}));
+      const std::string terminated = str(at(*it, {"state", "terminated", "reason"}));
+      if (!waiting.empty()) {
+        reason = waiting;
+      } else if (!terminated.empty()) {
+        reason = terminated;
+      } else if (at(*it, {"ready"}).is_boolean() && at(*it, {"ready"}).get<bool>() &&
+                 at(*it, {"state", "running"}).is_object()) {
+        ++ready;
+      }
+    }
+  }
+  if (!at(pod, {"metadata", "deletionTimestamp"}).is_null()) reason = "Terminating";
+  const nlohmann::json& gates = at(pod, {"spec", "readinessGates"});
+  return {name,
+          fmt::format("{}/{}", ready, total),
+          reason,
+          std::to_string(restarts),
+          age,
+          str(at(pod, {"status", "podIP"}), "<none>"),
+          str(at(pod, {"spec", "nodeName"}), "<none>"),
+          str(at(pod, {"status", "nominatedNodeName"}), "<none>"),
+          count(gates) == 0 ? std::string("<none>") : fmt::format("0/{}", count(gates))};
+}
+
+std::string joinContainerField(const nlohmann::json& object, const char* field) {
+  const nlohmann::json& containers = at(object, {"spec", "template", "spec", "containers"});
+  std::string out;
+  if (!containers.is_array()) return out;
+  for (const auto& c : containers) {
+    if (!out.empty()) out += ",";
+    out += str(at(c, {field}));
+  }
+  return out;
+}
+
+std::string selectorText(const nlohmann::json& selector) {
+  if (!selector.is_object()) return "<none>";
+  std::string out;
+  const nlohmann::json& labels = at(selector, {"matchLabels"});
+  if (labels.is_object()) {
+    for (const auto& [key, value] : labels.items()) {
+      if (!out.empty()) out += ",";
+      out += key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+    }
+  }
+  return out.empty() ? "<none>" : out;
+}
+
+struct Printer {
+  std::vector<Column> columns;
+  std::function<nlohmann::json(const nlohmann::json&, const std::string&, const std::string&)> cells;
+};
+
+Printer printerFor(const core::ResourceInfo& info) {
+  const std::string& resource = info.resource.resource;
+  const std::string& group = info.resource.group;
+  if (group.empty() && resource == "pods") {
+    return {{nameColumn(),
+             {"Ready", "string", "", "The aggregate readiness state of this pod for accepting traffic."},
+             {"Status", "string", "", "The aggregate status of the containers in this pod."},
+             {"Restarts", "string", "",
+              "The number of times the containers in this pod have been restarted and when the "
+              "last container in this pod has restarted."},
+             ageColumn(),
+             {"IP", "string", "", "podIP address allocated to the pod.", 1},
+             {"Node", "string", "", "NodeName indicates in which node this pod is scheduled.", 1},
+             {"Nominated Node", "string", "",
+              "nominatedNodeName is set only when this pod preempts other pods on the node.", 1},
+             {"Readiness Gates", "string", "",
+              "If specified, all readiness gates will be evaluated for pod readiness.", 1}},
+            podCells};
+  }
+  if (group.empty() && resource == "namespaces") {
+    return {{nameColumn(), {"Status", "string", "", "The status of the namespace"}, ageColumn()},
+            [](const nlohmann::json& o, const std::string& name, const std::string& age) {
+              return nlohmann::json{name, str(at(o, {"status", "phase"})), age};
+            }};
+  }
+  if (resource == "deployments") {
+    return {{nameColumn(),
+             {"Ready", "string", "", "Number of the pod with ready state"},
+             {"Up-to-date", "integer", "",
+              "Total number of non-terminated pods targeted by this deployment that have the "
+              "desired template spec."},
+             {"Available", "integer", "",
+              "Total number of available pods (ready for at least minReadySeconds) targeted by "
+              "this deployment."},
+             ageColumn(),
+             {"Containers", "string", "", "Names of each container in the template.", 1},
+             {"Images", "string", "", "Images referenced by each container in the template.", 1},
+             {"Selector", "string", "",
+              "Label selector for pods. Existing ReplicaSets whose pods are selected by this will "
+              "be the ones affected by this deployment.",
+              1}},
+            [](const nlohmann::json& o, const std::string& name, const std::string& age) {
+              const auto& replicas = at(o, {"spec", "replicas"});
+              const std::int64_t desired = replicas.is_number_integer() ? integer(replicas) : 1;
+              return nlohmann::json{
+                  name,
+                  fmt::format("{}/{}", integer(at(o, {"status", "readyReplicas"})), desired),
+                  integer(at(o, {"status", "updatedReplicas"})),
+                  integer(at(o, {"status", "availableReplicas"})),
+                  age,
+                  joinContainerField(o, "name"),
+                  joinContainerField(o, "image"),
+                  selectorText(at(o, {"spec", "selector"}))};
+            }};
+  }
+  if (group.empty() && resource == "configmaps") {
+    return {{nameColumn(), {"Data", "integer", "", "Number of data in the configmap"}, ageColumn()},
+            [](const nlohmann::json& o, const std::string& name, const std::string& age) {
+              return nlohmann::json{name, count(at(o, {"data"})) + count(at(o, {"binaryData"})),
+                                    age};
+            }};
+  }
+  if (group.empty() && resource == "secrets") {
+    return {{nameColumn(),
+             {"Type", "string", "", "The type of the secret"},
+             {"Data", "integer", "", "Number of data in the secret"},
+             ageColumn()},
+            [](const nlohmann::json& o, const std::string& name, const std::string& age) {
+              return nlohmann::json{name, str(at(o, {"type"})), count(at(o, {"data"})), age};
+            }};
+  }
+  if (resource == "mutatingwebhookconfigurations" ||
+      resource == "validatingwebhookconfigurations") {
+    return {{nameColumn(),
+             {"Webhooks", "integer", "",
+              "Webhooks indicates the number of webhooks registered in this configuration"},
+             ageColumn()},
+            [](const nlohmann::json& o, const std::string& name, const std::string& age) {
+              return nlohmann::json{name, count(at(o, {"webhooks"})), age};
+            }};
+  }
+  return {{nameColumn(), ageColumn()},
+          [](const nlohmann::json&, const std::string& name, const std::string& age) {
+            return nlohmann::json{name, age};
+          }};
+}
+
+}  // namespace
+
+std::string humanDuration(std::chrono::nanoseconds d) {
+  using std::chrono::duration_cast;
+  const auto seconds = duration_cast<std::chrono::seconds>(d).count();
+  if (seconds < -1) return "<invalid>";
+  if (seconds < 0) return "0s";
+  if (seconds < 60 * 2) return fmt::format("{}s", seconds);
+  const auto minutes = seconds / 60;
+  if (minutes < 10) {
+    const auto s = seconds % 60;
+    return s == 0 ? fmt::format("{}m", minutes) : fmt::format("{}m{}s", minutes, s);
+  }
+  if (minutes < 60 * 3) return fmt::format("{}m", minutes);
+  const auto hours = seconds / 3600;
+  if (hours < 8) {
+    const auto m = minutes % 60;
+    return m == 0 ? fmt::format("{}h", hours) : fmt::format("{}h{}m", hours, m);
+  }
+  if (hours < 48) return fmt::format("{}h", hours);
+  if (hours < 24 * 8) {
+    const auto h = hours % 24;
+    return h == 0 ? fmt::format("{}d", hours / 24) : fmt::format("{}d{}h", hours / 24, h);
+  }
+  if (hours < 24 * 365 * 2) return fmt::format("{}d", hours / 24);
+  if (hours < 24 * 365 * 8) {
+    const auto dy = (hours / 24) % 365;
+    return dy == 0 ? fmt::format("{}y", hours / 24 / 365)
+                   : fmt::format("{}y{}d", hours / 24 / 365, dy);
+  }
+  return fmt::format("{}y", hours / 24 / 365);
+}
+
+std::string ageSince(const std::string& rfc3339, std::chrono::system_clock::time_point now) {
+  std::tm tm{};
+  int year = 0;
+  int month = 0;
+  int day = 0;
+  int hour = 0;
+  int minute = 0;
+  int second = 0;
+  char zone = 0;
+  if (std::sscanf(rfc3339.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &year, &month, &day, &hour,
+                  &minute, &second, &zone) != 7 ||
+      zone != 'Z') {
+    return "<unknown>";
+  }
+  tm.tm_year = year - 1900;
+  tm.tm_mon = month - 1;
+  tm.tm_mday = day;
+  tm.tm_hour = hour;
+  tm.tm_min = minute;
+  tm.tm_sec = second;
+  const std::time_t created = timegm(&tm);
+  return humanDuration(now - std::chrono::system_clock::from_time_t(created));
+}
+
+nlohmann::json toPartialObjectMetadata(const nlohmann::json& object, std::string_view version) {
+  nlohmann::json metadata = object.is_object() && object.contains("metadata")
+                                ? object["metadata"]
+                                : nlohmann::json::object();
+  return {{"kind", "PartialObjectMetadata"},
+          {"apiVersion", fmt::format("meta.k8s.io/{}", version)},
+          {"metadata", std::move(metadata)}};
+}
+
+nlohmann::json toPartialObjectMetadataList(const std::vector<nlohmann::json>& objects,
+                                           const std::string& resource_version,
+                                           std::string_view version) {
+  nlohmann::json items = nlohmann::json::array();
+  for (const auto& object : objects) {
+    nlohmann::json item = toPartialObjectMetadata(object, version);
+    // Like every list, items are written without their TypeMeta.
+    item.erase("kind");
+    item.erase("apiVersion");
+    items.push_back(std::move(item));
+  }
+  return {{"kind", "PartialObjectMetadataList"},
+          {"apiVersion", fmt::format("meta.k8s.io/{}", version)},
+          {"metadata", {{"resourceVersion", resource_version}}},
+          {"items", std::move(items)}};
+}
+
+nlohmann::json toTable(const core::ResourceInfo& info, const std::vector<nlohmann::json>& objects,
+                       const std::string& resource_version, std::string_view table_version,
+                       IncludeObject include, std::chrono::system_clock::time_point now) {
+  const Printer printer = printerFor(info);
+  nlohmann::json columns = nlohmann::json::array();
+  for (const auto& column : printer.columns) columns.push_back(columnJson(column));
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& object : objects) {
+    const std::string name = str(at(object, {"metadata", "name"}));
+    const std::string age = ageSince(str(at(object, {"metadata", "creationTimestamp"})), now);
+    nlohmann::json row = {{"cells", printer.cells(object, name, age)}};
+    if (include == IncludeObject::kMetadata) {
+      row["object"] = toPartialObjectMetadata(object, table_version);
+    } else if (include == IncludeObject::kObject) {
+      row["object"] = object;
+    }
+    rows.push_back(std::move(row));
+  }
+  return {{"kind", "Table"},
+          {"apiVersion", fmt::format("meta.k8s.io/{}", table_version)},
+          {"metadata", {{"resourceVersion", resource_version}}},
+          {"columnDefinitions", std::move(columns)},
+          {"rows", std::move(rows)}};
+}
+
+}  // namespace harness::sim::rest

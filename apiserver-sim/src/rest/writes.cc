@@ -1,0 +1,730 @@
+// POST, PUT, PATCH and DELETE through the admission chain (k8s-admission-chain.md §1.3-§1.5).
+// Followed (k8s.io/apiserver pkg/endpoints/handlers/): create.go (body negotiation and decoding,
+// transformDecodeError, "the API version in the data (...) does not match the expected API
+// version (...)", CreateOptions validation), update.go (checkName), patch.go (patch types,
+// "PatchOptions" validation, json-patch decode 400 / apply 422 / 10000 operations 413, merge-patch
+// "Invalid JSON Patch" 400, strategic merge errors 500, patchToUpdateOptions, conflict retries,
+// apply-patch creates a missing object), delete.go (DeleteOptions from the body or the query,
+// 200 with the object for registries with ReturnDeletedObject, else a Status Success whose details
+// name the resource, registry/generic/registry/store.go finalizeDelete), rest.go (limitedReadBody:
+// 3 MiB, "Request entity too large: limit is 3145728"), registry/rest/meta.go
+// (EnsureObjectNamespaceMatchesRequestNamespace), apimachinery pkg/apis/meta/v1/validation
+// (ValidateDryRun, ValidateFieldValidation, ValidatePatchOptions, ValidateDeleteOptions).
+//
+// Server-side apply (application/apply-patch+yaml) is simplified: without managed fields, the
+// applied configuration is strategically merged into the stored object, or becomes the object
+// when there is none (operation CREATE, 201). Fields an apply would remove are kept.
+
+#include <set>
+
+#include <fmt/format.h>
+
+#include "discovery.h"
+#include "handler.h"
+#include "harness/core/field_errors.h"
+#include "harness/core/go_strconv.h"
+#include "harness/core/json_patch.h"
+#include "harness/core/strategic_merge.h"
+#include "harness/core/yaml.h"
+#include "selectors.h"
+
+namespace harness::sim {
+
+using rest::Call;
+
+namespace {
+
+constexpr std::size_t kMaxRequestBodyBytes = 3 * 1024 * 1024;
+constexpr std::size_t kMaxJsonPatchOperations = 10000;
+constexpr int kPatchConflictRetries = 5;
+
+constexpr std::string_view kContentJsonPatch = "application/json-patch+json";
+constexpr std::string_view kContentMergePatch = "application/merge-patch+json";
+constexpr std::string_view kContentStrategicPatch = "application/strategic-merge-patch+json";
+constexpr std::string_view kContentApplyPatch = "application/apply-patch+yaml";
+
+const char* goTypeName(const nlohmann::json& value) {
+  switch (value.type()) {
+    case nlohmann::json::value_t::array:
+      return "array";
+    case nlohmann::json::value_t::string:
+      return "string";
+    case nlohmann::json::value_t::boolean:
+      return "bool";
+    case nlohmann::json::value_t::number_integer:
+    case nlohmann::json::value_t::number_unsigned:
+    case nlohmann::json::value_t::number_float:
+      return "number";
+    default:
+      return "object";
+  }
+}
+
+// runtime.summarizeData: the first 30 bytes of a JSON object, else hex.
+std::string summarizeData(const std::string& data) {
+  constexpr std::size_t kMax = 30;
+  if (data.empty()) return "<empty>";
+  if (data.front() == '{') {
+    return data.size() > kMax ? data.substr(0, kMax) + " ..." : data;
+  }
+  std::string hex;
+  for (std::size_t i = 0; i < std::min(data.size(), kMax); ++i) {
+    hex += fmt::format("{:02x}", static_cast<unsigned char>(data[i]));
+  }
+  return data.size() > kMax ? hex + " ..." : hex;
+}
+
+// The Go package names in conversion errors: versioned "v1.Service", internal "core.Pod".
+std::string internalTypeName(const core::GroupVersionKind& kind) {
+  std::string package = kind.group.empty() || kind.group == "events.k8s.io" ? "core" : kind.group;
+  if (const auto dot = package.find('.'); dot != std::string::npos) package.resize(dot);
+  return package + "." + kind.kind;
+}
+
+bool isKnownKind(const std::string& group, const std::string& version, const std::string& kind) {
+  for (const auto& info : core::builtinResources()) {
+    if (info.kind.group == group && info.kind.version == version && info.kind.kind == kind) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool isEquivalentKind(const core::ResourceInfo& main, const std::string& group,
+                      const std::string& version, const std::string& kind) {
+  for (const auto& equivalent : core::equivalentResources(main.resource)) {
+    if (equivalent.kind.group == group && equivalent.kind.version == version &&
+        equivalent.kind.kind == kind) {
+      return true;
+    }
+  }
+  return false;
+}
+
+core::Status unrecognized(const Call& call, const std::string& reason, const std::string& body) {
+  return core::newBadRequest(fmt::format(
+      "the object provided is unrecognized (must be of type {}): couldn't get version/kind; json "
+      "parse error: {} ({})",
+      call.main.kind.kind, reason, summarizeData(body)));
+}
+
+// Decodes a POST/PUT body into the requested version's object.
+rest::Decoded<nlohmann::json> decodeObject(const Call& call) {
+  rest::Decoded<nlohmann::json> out;
+  const net::Request& http = *call.http;
+  const auto format = rest::negotiateInput(http.headers.get("Content-Type"));
+  if (!format) {
+    out.error = rest::unsupportedMediaType({"application/json", "application/yaml"});
+    return out;
+  }
+  if (http.body.size() > kMaxRequestBodyBytes) {
+    out.error = core::newRequestEntityTooLargeError(
+        fmt::format("limit is {}", kMaxRequestBodyBytes));
+    return out;
+  }
+  nlohmann::json object;
+  if (*format == rest::BodyFormat::kYaml) {
+    auto parsed = core::parseYaml(http.body);
+    if (!parsed) {
+      out.error = unrecognized(call, "error converting YAML to JSON: " + parsed.error().message,
+                               http.body);
+      return out;
+    }
+    object = std::move(*parsed);
+  } else {
+    try {
+      object = nlohmann::json::parse(http.body);
+    } catch (const nlohmann::json::exception& e) {
+      out.error = unrecognized(call, e.what(), http.body);
+      return out;
+    }
+  }
+  if (!object.is_object()) {
+    out.error = unrecognized(
+        call,
+        fmt::format("json: cannot unmarshal {} into Go value of type struct {{ APIVersion string "
+                    "\"json:\\\"apiVersion,omitempty\\\"\"; Kind string "
+                    "\"json:\\\"kind,omitempty\\\"\" }}",
+                    goTypeName(object)),
+        http.body);
+    return out;
+  }
+  for (const char* field : {"apiVersion", "kind"}) {
+    if (object.contains(field) && !object[field].is_string() && !object[field].is_null()) {
+      out.error = unrecognized(
+          call,
+          fmt::format("json: cannot unmarshal {} into Go struct field .{} of type string",
+                      goTypeName(object[field]), field),
+          http.body);
+      return out;
+    }
+  }
+
+  // Missing apiVersion / kind default to the endpoint's (the decoder's default GVK).
+  const core::GroupVersionKind& expected = call.main.kind;
+  std::string kind = object.value("kind", nlohmann::json("")).is_string()
+                         ? object.value("kind", std::string())
+                         : std::string();
+  std::string api_version = object.value("apiVersion", nlohmann::json("")).is_string()
+                                ? object.value("apiVersion", std::string())
+                                : std::string();
+  if (kind.empty()) kind = expected.kind;
+  core::GroupVersion gv = expected.groupVersion();
+  if (!api_version.empty()) {
+    auto parsed = core::GroupVersion::parse(api_version);
+    if (!parsed) {
+      out.error = unrecognized(call, parsed.error().message, http.body);
+      return out;
+    }
+    gv = *parsed;
+  }
+
+  if (!isEquivalentKind(call.main, gv.group, gv.version, kind)) {
+    std::string reason;
+    if (isKnownKind(gv.group, gv.version, kind)) {
+      reason = fmt::format("converting ({}.{}) to ({}): unknown conversion", gv.version, kind,
+                           internalTypeName(expected));
+    } else {
+      reason = fmt::format(
+          "no kind \"{}\" is registered for version \"{}\" in scheme "
+          "\"pkg/api/legacyscheme/scheme.go:30\"",
+          kind, gv.toString());
+    }
+    out.error = core::newBadRequest(fmt::format("{} in version \"{}\" cannot be handled as a {}: {}",
+                                                kind, gv.version, expected.kind, reason));
+    return out;
+  }
+  if (gv != expected.groupVersion()) {
+    out.error = core::newBadRequest(fmt::format(
+        "the API version in the data ({}) does not match the expected API version ({})",
+        gv.toString(), expected.groupVersion().toString()));
+    return out;
+  }
+  if (object.contains("metadata") && !object["metadata"].is_object() &&
+      !object["metadata"].is_null()) {
+    out.error = core::newBadRequest(fmt::format(
+        "{} in version \"{}\" cannot be handled as a {}: json: cannot unmarshal {} into Go struct "
+        "field {}.metadata of type v1.ObjectMeta",
+        kind, gv.version, expected.kind, goTypeName(object["metadata"]), expected.kind));
+    return out;
+  }
+  object["apiVersion"] = gv.toString();
+  object["kind"] = kind;
+  if (!object.contains("metadata") || object["metadata"].is_null()) {
+    object["metadata"] = nlohmann::json::object();
+  }
+  out.value = std::move(object);
+  return out;
+}
+
+std::string metadataString(const nlohmann::json& object, const char* field) {
+  if (!object.is_object()) return {};
+  auto metadata = object.find("metadata");
+  if (metadata == object.end() || !metadata->is_object()) return {};
+  auto value = metadata->find(field);
+  return value != metadata->end() && value->is_string() ? value->get<std::string>() : std::string();
+}
+
+// registry/rest.EnsureObjectNamespaceMatchesRequestNamespace.
+std::optional<core::Status> ensureNamespace(const std::string& request_namespace,
+                                            nlohmann::json& object) {
+  const std::string object_namespace = metadataString(object, "namespace");
+  if (object_namespace == request_namespace) return std::nullopt;
+  if (object_namespace.empty()) {
+    object["metadata"]["namespace"] = request_namespace;
+    return std::nullopt;
+  }
+  if (request_namespace.empty()) {
+    object["metadata"].erase("namespace");
+    return std::nullopt;
+  }
+  return core::newBadRequest(
+      "the namespace of the provided object does not match the namespace sent on the request");
+}
+
+// handlers/rest.go checkName.
+std::optional<core::Status> checkName(const nlohmann::json& object, const std::string& name,
+                                      const std::string& request_namespace) {
+  const std::string object_name = metadataString(object, "name");
+  if (object_name != name) {
+    return core::newBadRequest(fmt::format(
+        "the name of the object ({}) does not match the name on the URL ({})", object_name, name));
+  }
+  const std::string object_namespace = metadataString(object, "namespace");
+  if (!request_namespace.empty() && !object_namespace.empty() &&
+      object_namespace != request_namespace) {
+    return core::newBadRequest(
+        fmt::format("the namespace of the object ({}) does not match the namespace on the request "
+                    "({})",
+                    object_namespace, request_namespace));
+  }
+  return std::nullopt;
+}
+
+core::Status invalidOptions(const std::string& kind, const core::FieldErrors& errors) {
+  return core::newInvalid({"meta.k8s.io", kind}, "", errors);
+}
+
+// Go's %#v of a []string: []string{"a", "b"}.
+std::string goStringSlice(const std::vector<std::string>& values) {
+  std::string out = "[]string{";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += core::goQuote(values[i]);
+  }
+  return out + "}";
+}
+
+core::FieldErrors validateDryRun(const std::vector<std::string>& dry_run) {
+  for (const auto& value : dry_run) {
+    if (value != "All") {
+      core::FieldError error = core::FieldError::notSupported("dryRun", "", {"All"});
+      error.bad_value = goStringSlice(dry_run);
+      return {error};
+    }
+  }
+  return {};
+}
+
+core::FieldErrors validateFieldValidation(const std::string& value) {
+  if (value.empty() || value == "Ignore" || value == "Strict" || value == "Warn") return {};
+  return {core::FieldError::notSupported("fieldValidation", value,
+                                         {"", "Ignore", "Strict", "Warn"})};
+}
+
+// Create/Update/PatchOptions from the query (what the webhooks see as request.options), or the
+// 422 for invalid values.
+rest::Decoded<nlohmann::json> writeOptions(const Call& call, const std::string& kind) {
+  rest::Decoded<nlohmann::json> out;
+  nlohmann::json options = {{"kind", kind}, {"apiVersion", "meta.k8s.io/v1"}};
+  const std::vector<std::string> dry_run = call.query.all("dryRun");
+  const std::string field_manager = call.query.get("fieldManager").value_or("");
+  const std::string field_validation = call.query.get("fieldValidation").value_or("");
+  core::FieldErrors errors = validateDryRun(dry_run);
+  for (auto& e : validateFieldValidation(field_validation)) errors.push_back(std::move(e));
+  if (kind == "PatchOptions") {
+    const auto content = call.http->headers.get("Content-Type").value_or("");
+    const bool apply = content.rfind(kContentApplyPatch, 0) == 0;
+    if (apply && field_manager.empty()) {
+      errors.push_back(core::FieldError::required("fieldManager", "is required for apply patch"));
+    }
+    if (!apply && call.query.has("force")) {
+      errors.push_back(
+          core::FieldError::forbidden("force", "may not be specified for non-apply patch"));
+    }
+  }
+  if (!errors.empty()) {
+    out.error = invalidOptions(kind, errors);
+    return out;
+  }
+  if (!dry_run.empty()) options["dryRun"] = dry_run;
+  if (!field_manager.empty()) options["fieldManager"] = field_manager;
+  if (!field_validation.empty()) options["fieldValidation"] = field_validation;
+  out.value = std::move(options);
+  return out;
+}
+
+nlohmann::json optionsAs(nlohmann::json options, const std::string& kind) {
+  options["kind"] = kind;
+  options.erase("force");
+  return options;
+}
+
+// Removes strategic-merge directives ("$patch", "$setElementOrder/...", "$retainKeys",
+// "$deleteFromPrimitiveList/...") for kinds merged as a JSON merge patch here, so that they do not
+// end up stored as fields.
+void stripDirectives(nlohmann::json& value) {
+  if (value.is_object()) {
+    for (auto it = value.begin(); it != value.end();) {
+      if (!it.key().empty() && it.key().front() == '$') {
+        it = value.erase(it);
+      } else {
+        stripDirectives(it.value());
+        ++it;
+      }
+    }
+  } else if (value.is_array()) {
+    for (auto& element : value) stripDirectives(element);
+  }
+}
+
+}  // namespace
+
+net::Response RestApiHandler::Impl::create(const Call& call) {
+  auto options = writeOptions(call, "CreateOptions");
+  if (options.error) return rest::statusResponse(*options.error);
+  auto decoded = decodeObject(call);
+  if (decoded.error) return rest::statusResponse(*decoded.error);
+  nlohmann::json object = std::move(*decoded.value);
+  if (auto error = ensureNamespace(call.namespace_name, object)) {
+    return rest::statusResponse(*error);
+  }
+  WriteRequest request = writeRequest(call, std::string(kOperationCreate), "create");
+  request.name = metadataString(object, "name");
+  request.object = std::move(object);
+  request.dry_run = options.value->contains("dryRun");
+  request.options = std::move(*options.value);
+  return writeResponse(call, chain.handle(request));
+}
+
+net::Response RestApiHandler::Impl::update(const Call& call) {
+  auto options = writeOptions(call, "UpdateOptions");
+  if (options.error) return rest::statusResponse(*options.error);
+  auto decoded = decodeObject(call);
+  if (decoded.error) return rest::statusResponse(*decoded.error);
+  nlohmann::json object = std::move(*decoded.value);
+  if (auto error = checkName(object, call.info.name, call.namespace_name)) {
+    return rest::statusResponse(*error);
+  }
+  if (auto error = ensureNamespace(call.namespace_name, object)) {
+    return rest::statusResponse(*error);
+  }
+  WriteRequest request = writeRequest(call, std::string(kOperationUpdate), "update");
+  if (call.sub) {
+    // The status strategy keeps everything but the status (and the client's resourceVersion
+    // precondition) from the stored object.
+    auto stored = findStored(call.main.resource, call.namespace_name, call.info.name);
+    if (!stored) {
+      return rest::statusResponse(core::newNotFound(call.groupResource(), call.info.name));
+    }
+    nlohmann::json updated = rest::asRequested(*stored, call.main);
+    if (object.contains("status")) {
+      updated["status"] = object["status"];
+    } else {
+      updated.erase("status");
+    }
+    if (const std::string rv = metadataString(object, "resourceVersion"); !rv.empty()) {
+      updated["metadata"]["resourceVersion"] = rv;
+    }
+    request.old_object = rest::asRequested(std::move(*stored), call.main);
+    object = std::move(updated);
+  }
+  request.object = std::move(object);
+  request.dry_run = options.value->contains("dryRun");
+  request.options = std::move(*options.value);
+  return writeResponse(call, chain.handle(request));
+}
+
+net::Response RestApiHandler::Impl::patch(const Call& call) {
+  // go-restful matches the route's Consumes list before the handler runs: any other type
+  // (including none) is the router's 415.
+  std::string content_type = call.http->headers.get("Content-Type").value_or("");
+  if (const auto semi = content_type.find(';'); semi != std::string::npos) {
+    content_type.resize(semi);
+  }
+  while (!content_type.empty() && content_type.back() == ' ') content_type.pop_back();
+  const std::set<std::string_view> kPatchTypes = {kContentJsonPatch, kContentMergePatch,
+                                                  kContentStrategicPatch, kContentApplyPatch};
+  if (kPatchTypes.count(content_type) == 0) return rest::statusResponse(rest::routerError(415));
+
+  auto options = writeOptions(call, "PatchOptions");
+  if (options.error) return rest::statusResponse(*options.error);
+  if (call.http->body.size() > kMaxRequestBodyBytes) {
+    return rest::statusResponse(
+        core::newRequestEntityTooLargeError(fmt::format("limit is {}", kMaxRequestBodyBytes)));
+  }
+  const std::string& body = call.http->body;
+  const bool apply = content_type == kContentApplyPatch;
+
+  // Decode the patch once.
+  std::optional<core::JsonPatch> json_patch;
+  nlohmann::json document;
+  if (content_type == kContentJsonPatch) {
+    auto decoded = core::decodePatch(body);
+    if (!decoded) return rest::statusResponse(core::newBadRequest(decoded.error().message));
+    if (decoded->size() > kMaxJsonPatchOperations) {
+      return rest::statusResponse(core::newRequestEntityTooLargeError(
+          fmt::format("The allowed maximum operations in a JSON patch is {}, got {}",
+                      kMaxJsonPatchOperations, decoded->size())));
+    }
+    json_patch = std::move(*decoded);
+  } else if (apply) {
+    auto parsed = core::parseYaml(body);
+    if (!parsed) {
+      return rest::statusResponse(
+          core::newBadRequest("error decoding YAML: " + parsed.error().message));
+    }
+    if (!parsed->is_object()) {
+      return rest::statusResponse(core::newBadRequest(fmt::format(
+          "error decoding YAML: json: cannot unmarshal {} into Go value of type "
+          "map[string]interface {{}}",
+          goTypeName(*parsed))));
+    }
+    document = std::move(*parsed);
+  } else {
+    try {
+      document = nlohmann::json::parse(body);
+    } catch (const nlohmann::json::exception& e) {
+      // jsonpatch.MergePatch answers ErrBadJSONPatch; the strategic patcher the JSON error.
+      return rest::statusResponse(core::newBadRequest(
+          content_type == kContentMergePatch ? std::string("Invalid JSON Patch") : e.what()));
+    }
+    if (content_type == kContentStrategicPatch && !document.is_object()) {
+      return rest::statusResponse(core::newBadRequest(fmt::format(
+          "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+          goTypeName(document))));
+    }
+  }
+  const bool precondition = content_type != kContentJsonPatch && document.is_object() &&
+                            !metadataString(document, "resourceVersion").empty();
+
+  AdmissionResult result;
+  for (int attempt = 0; attempt < kPatchConflictRetries; ++attempt) {
+    auto stored = findStored(call.main.resource, call.namespace_name, call.info.name);
+    WriteRequest request = writeRequest(call, std::string(kOperationUpdate), "patch");
+    request.dry_run = options.value->contains("dryRun");
+    nlohmann::json patched;
+    if (!stored) {
+      if (!apply || call.sub) {
+        return rest::statusResponse(core::newNotFound(call.groupResource(), call.info.name));
+      }
+      patched = document;
+      request.operation = std::string(kOperationCreate);
+      request.options = optionsAs(*options.value, "CreateOptions");
+    } else {
+      const nlohmann::json current = rest::asRequested(*stored, call.main);
+      request.old_object = current;
+      request.options = optionsAs(*options.value, "UpdateOptions");
+      if (json_patch) {
+        auto applied = core::applyPatch(current, *json_patch);
+        if (!applied) {
+          return rest::statusResponse(core::newGenericServerResponse(
+              422, "", {}, "", applied.error().message, 0, false));
+        }
+        patched = std::move(*applied);
+      } else if (content_type == kContentMergePatch) {
+        auto merged = core::jsonMergePatch(current, document);
+        if (!merged) {
+          const std::string& message = merged.error().message;
+          return rest::statusResponse(message == "Invalid JSON Patch"
+                                          ? core::newBadRequest(message)
+                                          : core::newInternalError(message));
+        }
+        patched = std::move(*merged);
+      } else {
+        const core::StrategicSchema& schema = core::schemaForKind(call.main.kind.kind);
+        nlohmann::json smp = document;
+        if (schema.kind() != core::StrategicSchema::Kind::kStruct) stripDirectives(smp);
+        auto merged = core::strategicMerge(current, smp, schema, {false});
+        if (!merged) return rest::statusResponse(core::newInternalError(merged.error().message));
+        patched = std::move(*merged);
+      }
+      if (call.sub) {
+        // Only the status of a status patch is kept (the status strategy).
+        nlohmann::json updated = current;
+        if (patched.is_object() && patched.contains("status")) {
+          updated["status"] = patched["status"];
+        } else {
+          updated.erase("status");
+        }
+        patched = std::move(updated);
+      }
+    }
+    if (!patched.is_object()) {
+      return rest::statusResponse(core::newBadRequest("the patched object is not a JSON object"));
+    }
+    if (!patched.contains("metadata") || !patched["metadata"].is_object()) {
+      patched["metadata"] = nlohmann::json::object();
+    }
+    patched = rest::asRequested(std::move(patched), call.main);
+    if (!stored) {
+      // A created object takes its name from the URL when the configuration has none.
+      if (metadataString(patched, "name").empty()) patched["metadata"]["name"] = call.info.name;
+    }
+    if (auto error = ensureNamespace(call.namespace_name, patched)) {
+      return rest::statusResponse(*error);
+    }
+    if (auto error = checkName(patched, call.info.name, call.namespace_name)) {
+      return rest::statusResponse(*error);
+    }
+    request.object = std::move(patched);
+    result = chain.handle(request);
+    const bool conflict = !result.allowed && result.status &&
+                          result.status->reason == core::kReasonConflict;
+    if (!conflict || precondition || json_patch) break;
+  }
+  return writeResponse(call, result);
+}
+
+namespace {
+
+// DeleteOptions from the body (any apiVersion/kind accepted) or else the query.
+rest::Decoded<nlohmann::json> deleteOptions(const Call& call) {
+  rest::Decoded<nlohmann::json> out;
+  nlohmann::json options = {{"kind", "DeleteOptions"}, {"apiVersion", "meta.k8s.io/v1"}};
+  const net::Request& http = *call.http;
+  if (!http.body.empty()) {
+    const auto format = rest::negotiateInput(http.headers.get("Content-Type"));
+    if (!format) {
+      out.error = rest::unsupportedMediaType({"application/json", "application/yaml"});
+      return out;
+    }
+    nlohmann::json body;
+    if (*format == rest::BodyFormat::kYaml) {
+      auto parsed = core::parseYaml(http.body);
+      if (!parsed) {
+        out.error = core::newBadRequest(parsed.error().message);
+        return out;
+      }
+      body = std::move(*parsed);
+    } else {
+      try {
+        body = nlohmann::json::parse(http.body);
+      } catch (const nlohmann::json::exception& e) {
+        out.error = core::newBadRequest(e.what());
+        return out;
+      }
+    }
+    if (!body.is_object()) {
+      out.error = core::newBadRequest(fmt::format(
+          "json: cannot unmarshal {} into Go value of type v1.DeleteOptions", goTypeName(body)));
+      return out;
+    }
+    for (const char* field : {"gracePeriodSeconds", "preconditions", "orphanDependents",
+                              "propagationPolicy", "dryRun"}) {
+      if (body.contains(field) && !body[field].is_null()) options[field] = body[field];
+    }
+  } else {
+    if (auto grace = call.query.get("gracePeriodSeconds")) {
+      auto parsed = core::goParseInt(*grace, 10, 64);
+      if (!parsed) {
+        out.error = core::newBadRequest(parsed.error().message);
+        return out;
+      }
+      options["gracePeriodSeconds"] = *parsed;
+    }
+    if (auto policy = call.query.get("propagationPolicy")) options["propagationPolicy"] = *policy;
+    if (auto orphan = call.query.get("orphanDependents")) {
+      auto parsed = core::goParseBool(*orphan);
+      if (!parsed) {
+        out.error = core::newBadRequest(parsed.error().message);
+        return out;
+      }
+      options["orphanDependents"] = *parsed;
+    }
+    if (auto dry_run = call.query.all("dryRun"); !dry_run.empty()) options["dryRun"] = dry_run;
+  }
+
+  core::FieldErrors errors;
+  if (options.contains("dryRun")) {
+    std::vector<std::string> values;
+    if (options["dryRun"].is_array()) {
+      for (const auto& v : options["dryRun"]) values.push_back(v.is_string() ? v.get<std::string>() : v.dump());
+    }
+    errors = validateDryRun(values);
+  }
+  if (options.contains("propagationPolicy")) {
+    const auto& policy = options["propagationPolicy"];
+    const std::string value = policy.is_string() ? policy.get<std::string>() : policy.dump();
+    if (value != "Foreground" && value != "Background" && value != "Orphan") {
+      errors.push_back(core::FieldError::notSupported(
+          "propagationPolicy", value, {"Foreground", "Background", "Orphan", "nil"}));
+    } else if (options.contains("orphanDependents")) {
+      errors.push_back(core::FieldError::invalid(
+          "propagationPolicy", value, "orphanDependents and deletionPropagation cannot be both set"));
+    }
+  }
+  if (!errors.empty()) {
+    out.error = invalidOptions("DeleteOptions", errors);
+    return out;
+  }
+  out.value = std::move(options);
+  return out;
+}
+
+// Storage preconditions (apiserver pkg/storage/interfaces.go Preconditions.Check).
+std::optional<core::Status> checkPreconditions(const Call& call, const nlohmann::json& options,
+                                               const nlohmann::json& stored) {
+  if (!options.contains("preconditions") || !options["preconditions"].is_object()) {
+    return std::nullopt;
+  }
+  const auto& preconditions = options["preconditions"];
+  const auto uid = preconditions.find("uid");
+  if (uid != preconditions.end() && uid->is_string() &&
+      uid->get<std::string>() != metadataString(stored, "uid")) {
+    return core::newConflict(
+        call.groupResource(), call.info.name,
+        fmt::format("Precondition failed: UID in precondition: {}, UID in object meta: {}",
+                    uid->get<std::string>(), metadataString(stored, "uid")));
+  }
+  const auto rv = preconditions.find("resourceVersion");
+  if (rv != preconditions.end() && rv->is_string() &&
+      rv->get<std::string>() != metadataString(stored, "resourceVersion")) {
+    return core::newConflict(
+        call.groupResource(), call.info.name,
+        fmt::format("Precondition failed: ResourceVersion in precondition: {}, ResourceVersion in "
+                    "object meta: {}",
+                    rv->get<std::string>(), metadataString(stored, "resourceVersion")));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+net::Response RestApiHandler::Impl::remove(const Call& call) {
+  auto options = deleteOptions(call);
+  if (options.error) return rest::statusResponse(*options.error);
+  if (auto stored = findStored(call.main.resource, call.namespace_name, call.info.name)) {
+    if (auto error = checkPreconditions(call, *options.value, *stored)) {
+      return rest::statusResponse(*error);
+    }
+  }
+  WriteRequest request = writeRequest(call, std::string(kOperationDelete), "delete");
+  request.dry_run = options.value->contains("dryRun");
+  request.options = std::move(*options.value);
+  const AdmissionResult result = chain.handle(request);
+  if (!result.allowed || rest::returnsDeletedObject(call.main.resource)) {
+    net::Response response = writeResponse(call, result);
+    if (result.allowed) response.status = 200;
+    return response;
+  }
+  // registry Store.finalizeDelete: a Status naming what was deleted (Kind holds the resource).
+  core::Status status;
+  status.status = std::string(core::kStatusSuccess);
+  core::StatusDetails details;
+  details.name = call.info.name;
+  details.group = call.main.resource.group;
+  details.kind = call.main.resource.resource;
+  if (result.object) details.uid = metadataString(*result.object, "uid");
+  status.details = std::move(details);
+  net::Response response = rest::jsonResponse(200, core::toJson(status.withTypeMeta()));
+  rest::addWarnings(response, result.warnings);
+  return response;
+}
+
+net::Response RestApiHandler::Impl::removeCollection(const Call& call) {
+  auto options = deleteOptions(call);
+  if (options.error) return rest::statusResponse(*options.error);
+  auto selected = selectListed(call);
+  if (selected.error) return rest::statusResponse(*selected.error);
+  // One DELETE through the chain per item (kube-apiserver admits the collection once, then
+  // validates each deletion; here each item is admitted as its own DELETE).
+  std::vector<nlohmann::json> deleted;
+  std::vector<std::string> warnings;
+  for (const auto& object : *selected.value) {
+    Call item = call;
+    item.info.name = metadataString(object, "name");
+    WriteRequest request = writeRequest(item, std::string(kOperationDelete), "delete");
+    request.namespace_name = metadataString(object, "namespace");
+    request.dry_run = options.value->contains("dryRun");
+    request.options = *options.value;
+    const AdmissionResult result = chain.handle(request);
+    for (const auto& w : result.warnings) warnings.push_back(w);
+    if (!result.allowed) {
+      if (result.status && result.status->reason == core::kReasonNotFound) continue;
+      core::Status status = result.status.value_or(
+          core::newInternalError("the request was rejected without a status"));
+      if (status.code == 0) status.code = result.code != 0 ? result.code : 500;
+      net::Response response = rest::statusResponse(status);
+      rest::addWarnings(response, warnings);
+      return response;
+    }
+    deleted.push_back(object);
+  }
+  net::Response response = rest::jsonResponse(
+      200, rest::listDocument(call.main, deleted, std::to_string(store.revision())));
+  rest::addWarnings(response, warnings);
+  return response;
+}
+
+}  // namespace harness::sim

@@ -1,0 +1,419 @@
+// Reports of a run (report.h).
+
+#include "harness/sim/report.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/core/utf8.h"
+#include "harness/sim/explain.h"
+#include "harness/sim/scenario.h"
+
+namespace harness::sim {
+using nlohmann::json;
+
+namespace {
+
+double seconds(std::chrono::nanoseconds duration) {
+  return static_cast<double>(duration.count()) / 1e9;
+}
+
+std::string scenarioResult(const ScenarioResult& scenario) {
+  if (scenario.error) return "error";
+  return scenario.passed() ? "passed" : "failed";
+}
+
+std::string indentLines(std::string_view text, std::string_view prefix) {
+  std::string out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    auto end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    out.append(prefix);
+    out.append(text.substr(start, end - start));
+    out += '\n';
+    start = end + 1;
+  }
+  return out;
+}
+
+// Text XML 1.0 may carry: valid UTF-8, no control characters other than tab, LF and CR, no
+// U+FFFE/U+FFFF.
+std::string xmlSafe(std::string_view text) {
+  const std::string valid = core::replaceInvalidUtf8(text);
+  std::string out;
+  out.reserve(valid.size());
+  std::size_t offset = 0;
+  while (offset < valid.size()) {
+    const core::Rune rune = core::decodeUtf8(valid, offset);
+    const char32_t c = rune.code_point;
+    const bool allowed = c == 0x9 || c == 0xA || c == 0xD || (c >= 0x20 && c <= 0xD7FF) ||
+                         (c >= 0xE000 && c <= 0xFFFD) || (c >= 0x10000 && c <= 0x10FFFF);
+    if (allowed) {
+      out.append(valid, offset, rune.length);
+    } else {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+    }
+    offset += std::max<std::size_t>(rune.length, 1);
+  }
+  return out;
+}
+
+std::string xmlEscape(std::string_view text, bool attribute) {
+  std::string out;
+  for (char c : xmlSafe(text)) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += attribute ? "&quot;" : "\"";
+        break;
+      case '\n':
+        out += attribute ? "&#10;" : "\n";
+        break;
+      case '\r':
+        out += attribute ? "&#13;" : "\r";
+        break;
+      case '\t':
+        out += attribute ? "&#9;" : "\t";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string attr(std::string_view text) { return xmlEscape(text, true); }
+std::string text(std::string_view value) { return xmlEscape(value, false); }
+
+// Pads to `width` display columns (UTF-8 aware enough for names: counts code points).
+std::string pad(const std::string& value, std::size_t width) {
+  std::size_t columns = 0;
+  for (unsigned char c : value) {
+    if ((c & 0xC0) != 0x80) ++columns;
+  }
+  return columns >= width ? value : value + std::string(width - columns, ' ');
+}
+
+std::string statusWord(StepStatus status) {
+  switch (status) {
+    case StepStatus::kPassed:
+      return "PASS";
+    case StepStatus::kFailed:
+      return "FAIL";
+    case StepStatus::kSkipped:
+      return "SKIP";
+    case StepStatus::kNotRun:
+      return "NOT RUN";
+  }
+  return "?";
+}
+
+json callsJson(const AdmissionResult& result) {
+  json calls = json::array();
+  for (const auto& call : result.calls) {
+    json entry = {
+        {"webhook", call.webhook},
+        {"configuration", call.configuration},
+        {"type", call.kind == core::WebhookKind::kMutating ? "mutating" : "validating"},
+        {"round", call.round},
+        {"index", call.index},
+        {"outcome", std::string(toString(call.outcome))},
+        {"called", call.called},
+        {"timeout", call.timeout_param},
+        {"latencySeconds", seconds(call.scaled_latency)},
+    };
+    if (call.status) entry["code"] = call.status->code;
+    if (!call.error.empty()) entry["error"] = call.error;
+    calls.push_back(std::move(entry));
+  }
+  return calls;
+}
+
+}  // namespace
+
+core::Result<RunReport> runScenarioFiles(const std::vector<std::filesystem::path>& paths,
+                                         std::string_view run_filter, const RunOptions& options,
+                                         const std::function<void(const LoadError&)>& on_load_error) {
+  auto filter = parseRunFilter(run_filter);
+  if (!filter.ok()) return filter.error();
+  const auto started = std::chrono::steady_clock::now();
+  RunReport report;
+  auto loadError = [&](LoadError error) {
+    if (on_load_error) on_load_error(error);
+    report.load_errors.push_back(std::move(error));
+  };
+  for (const auto& path : paths) {
+    auto files = findScenarioFiles({path});
+    if (!files.ok()) {
+      loadError({path.string(), files.error().message});
+      continue;
+    }
+    if (files->empty()) {
+      loadError({path.string(), fmt::format("{}: no scenario files (kind: Scenario) found",
+                                            path.string())});
+      continue;
+    }
+    for (const auto& file : *files) {
+      auto scenario = loadScenario(file);
+      if (!scenario.ok()) {
+        loadError({file.string(), scenario.error().message});
+        continue;
+      }
+      if (!matchesScenario(*filter, scenario->name)) continue;
+      RunOptions scenario_options = options;
+      scenario_options.step_filter = filter->step;
+      report.scenarios.push_back(runScenario(*scenario, scenario_options));
+    }
+  }
+  report.duration = std::chrono::steady_clock::now() - started;
+  return report;
+}
+
+int RunReport::exitCode() const {
+  if (!load_errors.empty()) return 2;
+  for (const auto& scenario : scenarios) {
+    if (scenario.error) return 2;
+  }
+  for (const auto& scenario : scenarios) {
+    if (!scenario.passed()) return 1;
+  }
+  return 0;
+}
+
+std::string formatFailure(const ExpectationFailure& failure) {
+  std::string out = fmt::format("{}: {}\n", failure.field, failure.message);
+  if (!failure.diff.empty()) out += indentLines(failure.diff, "  ");
+  return out;
+}
+
+std::string progressLine(const ScenarioResult& scenario, const StepResult& step) {
+  return fmt::format("{:<7} {}/{} ({})", statusWord(step.status), scenario.name, step.name,
+                     formatDuration(step.duration));
+}
+
+std::string renderTable(const RunReport& report, bool with_explanations) {
+  struct Row {
+    std::string scenario, step, result, time, details;
+  };
+  std::vector<Row> rows;
+  std::size_t steps_passed = 0, steps_failed = 0, steps_skipped = 0, steps_not_run = 0;
+  for (const auto& error : report.load_errors) {
+    rows.push_back({error.file, "-", "ERROR", "", error.message + "\n"});
+  }
+  for (const auto& scenario : report.scenarios) {
+    if (scenario.error) {
+      rows.push_back({scenario.name, "-", "ERROR", formatDuration(scenario.duration),
+                      *scenario.error + "\n"});
+    }
+    for (const auto& step : scenario.steps) {
+      std::string details;
+      for (const auto& failure : step.failures) details += formatFailure(failure);
+      if (with_explanations && !step.explanation.empty()) details += step.explanation;
+      rows.push_back({scenario.name, step.name, statusWord(step.status),
+                      step.status == StepStatus::kNotRun ? "" : formatDuration(step.duration),
+                      details});
+      switch (step.status) {
+        case StepStatus::kPassed:
+          ++steps_passed;
+          break;
+        case StepStatus::kFailed:
+          ++steps_failed;
+          break;
+        case StepStatus::kSkipped:
+          ++steps_skipped;
+          break;
+        case StepStatus::kNotRun:
+          ++steps_not_run;
+          break;
+      }
+    }
+  }
+  std::size_t w_scenario = 8, w_step = 4, w_result = 6;
+  for (const auto& row : rows) {
+    w_scenario = std::max(w_scenario, row.scenario.size());
+    w_step = std::max(w_step, row.step.size());
+    w_result = std::max(w_result, row.result.size());
+  }
+  std::string out = fmt::format("{}  {}  {}  TIME\n", pad("SCENARIO", w_scenario),
+                                pad("STEP", w_step), pad("RESULT", w_result));
+  for (const auto& row : rows) {
+    std::string line = fmt::format("{}  {}  {}  {}", pad(row.scenario, w_scenario),
+                                   pad(row.step, w_step), pad(row.result, w_result), row.time);
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+    if (!row.details.empty()) out += indentLines(row.details, "    ");
+  }
+  std::size_t scenarios_passed = 0, scenarios_failed = 0, scenarios_error = 0;
+  for (const auto& scenario : report.scenarios) {
+    if (scenario.error) {
+      ++scenarios_error;
+    } else if (scenario.passed()) {
+      ++scenarios_passed;
+    } else {
+      ++scenarios_failed;
+    }
+  }
+  scenarios_error += report.load_errors.size();
+  out += fmt::format(
+      "\n{} scenarios: {} passed, {} failed, {} errors; {} steps: {} passed, {} failed, {} "
+      "skipped, {} not run ({})\n",
+      report.scenarios.size() + report.load_errors.size(), scenarios_passed, scenarios_failed,
+      scenarios_error, steps_passed + steps_failed + steps_skipped + steps_not_run, steps_passed,
+      steps_failed, steps_skipped, steps_not_run, formatDuration(report.duration));
+  return out;
+}
+
+nlohmann::json reportJson(const RunReport& report) {
+  json scenarios = json::array();
+  std::size_t passed = 0, failed = 0, errors = report.load_errors.size();
+  json step_counts = {{"passed", 0}, {"failed", 0}, {"skipped", 0}, {"notRun", 0}};
+  for (const auto& scenario : report.scenarios) {
+    const std::string result = scenarioResult(scenario);
+    if (result == "passed") ++passed;
+    if (result == "failed") ++failed;
+    if (result == "error") ++errors;
+    json steps = json::array();
+    for (const auto& step : scenario.steps) {
+      const std::string status(toString(step.status));
+      step_counts[status] = step_counts[status].get<int>() + 1;
+      json entry = {{"name", step.name},
+                    {"result", status},
+                    {"durationSeconds", seconds(step.duration)}};
+      if (step.admission) {
+        const auto& admission = *step.admission;
+        json response = {{"allowed", admission.allowed}, {"code", admission.code}};
+        if (admission.status) {
+          response["reason"] = admission.status->reason;
+          response["message"] = admission.status->message;
+        }
+        if (!admission.warnings.empty()) response["warnings"] = admission.warnings;
+        entry["response"] = std::move(response);
+        entry["calls"] = callsJson(admission);
+      }
+      json failures = json::array();
+      for (const auto& failure : step.failures) {
+        json f = {{"field", failure.field}, {"message", failure.message}};
+        if (!failure.diff.empty()) f["diff"] = failure.diff;
+        failures.push_back(std::move(f));
+      }
+      entry["failures"] = std::move(failures);
+      if (!step.explanation.empty()) entry["explanation"] = step.explanation;
+      steps.push_back(std::move(entry));
+    }
+    json entry = {{"name", scenario.name},
+                  {"file", scenario.file.string()},
+                  {"result", result},
+                  {"durationSeconds", seconds(scenario.duration)},
+                  {"steps", std::move(steps)}};
+    if (!scenario.description.empty()) entry["description"] = scenario.description;
+    if (scenario.error) entry["error"] = *scenario.error;
+    scenarios.push_back(std::move(entry));
+  }
+  json load_errors = json::array();
+  for (const auto& error : report.load_errors) {
+    load_errors.push_back({{"file", error.file}, {"message", error.message}});
+  }
+  return {{"apiVersion", std::string(kScenarioApiVersion)},
+          {"kind", "ScenarioRunReport"},
+          {"summary",
+           {{"scenarios", report.scenarios.size() + report.load_errors.size()},
+            {"passed", passed},
+            {"failed", failed},
+            {"errors", errors},
+            {"steps", std::move(step_counts)},
+            {"durationSeconds", seconds(report.duration)},
+            {"exitCode", report.exitCode()}}},
+          {"loadErrors", std::move(load_errors)},
+          {"scenarios", std::move(scenarios)}};
+}
+
+std::string renderJson(const RunReport& report) {
+  return reportJson(report).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+std::string renderJunit(const RunReport& report) {
+  std::size_t tests = 0, failures = 0, errors = 0, skipped = 0;
+  std::string suites;
+  for (const auto& error : report.load_errors) {
+    ++tests;
+    ++errors;
+    suites += fmt::format(
+        "  <testsuite name=\"{0}\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\" "
+        "time=\"0\" file=\"{0}\">\n"
+        "    <testcase name=\"load\" classname=\"{0}\" time=\"0\">\n"
+        "      <error message=\"the scenario could not be loaded\" type=\"LoadError\">{1}</error>\n"
+        "    </testcase>\n"
+        "  </testsuite>\n",
+        attr(error.file), text(error.message));
+  }
+  for (const auto& scenario : report.scenarios) {
+    std::size_t s_tests = 0, s_failures = 0, s_errors = 0, s_skipped = 0;
+    std::string cases;
+    if (scenario.error) {
+      ++s_tests;
+      ++s_errors;
+      cases += fmt::format(
+          "    <testcase name=\"setup\" classname=\"{}\" time=\"{:.6f}\">\n"
+          "      <error message=\"the scenario could not be run\" type=\"HarnessError\">{}</error>\n"
+          "    </testcase>\n",
+          attr(scenario.name), seconds(scenario.duration), text(*scenario.error));
+    }
+    for (const auto& step : scenario.steps) {
+      ++s_tests;
+      std::string body;
+      if (step.status == StepStatus::kFailed) {
+        ++s_failures;
+        std::string details;
+        for (const auto& failure : step.failures) details += formatFailure(failure);
+        const std::string summary =
+            step.failures.empty() ? "failed"
+                                  : step.failures.front().field + ": " + step.failures.front().message;
+        body += fmt::format("      <failure message=\"{}\" type=\"ExpectationFailed\">{}</failure>\n",
+                            attr(summary), text(details));
+      } else if (step.status == StepStatus::kSkipped || step.status == StepStatus::kNotRun) {
+        ++s_skipped;
+        body += fmt::format("      <skipped message=\"{}\"/>\n",
+                            step.status == StepStatus::kSkipped
+                                ? "not selected by --run (run only for its effect on the store)"
+                                : "not run");
+      }
+      if (!step.explanation.empty()) {
+        body += fmt::format("      <system-out>{}</system-out>\n", text(step.explanation));
+      }
+      cases += fmt::format("    <testcase name=\"{}\" classname=\"{}\" time=\"{:.6f}\"", attr(step.name),
+                           attr(scenario.name), seconds(step.duration));
+      cases += body.empty() ? "/>\n" : ">\n" + body + "    </testcase>\n";
+    }
+    tests += s_tests;
+    failures += s_failures;
+    errors += s_errors;
+    skipped += s_skipped;
+    suites += fmt::format(
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" "
+        "time=\"{:.6f}\" file=\"{}\">\n{}  </testsuite>\n",
+        attr(scenario.name), s_tests, s_failures, s_errors, s_skipped, seconds(scenario.duration),
+        attr(scenario.file.string()), cases);
+  }
+  return fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<testsuites name=\"apiserver-sim\" tests=\"{}\" failures=\"{}\" errors=\"{}\" "
+      "skipped=\"{}\" time=\"{:.6f}\">\n{}</testsuites>\n",
+      tests, failures, errors, skipped, seconds(report.duration), suites);
+}
+
+}  // namespace harness::sim

@@ -1,0 +1,530 @@
+// The scenario runner (scenario_runner.h): one simulated cluster per scenario, its steps in order.
+
+#include "harness/sim/scenario_runner.h"
+
+#include <stdlib.h>  // mkdtemp
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <exception>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <set>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/core/base64.h"
+#include "harness/core/object.h"
+#include "harness/core/webhook_config.h"
+#include "harness/net/certificates.h"
+#include "harness/net/url.h"
+#include "harness/sim/caller.h"
+#include "harness/sim/defaulting.h"
+#include "harness/sim/explain.h"
+#include "harness/sim/injector_process.h"
+#include "harness/sim/rest_api.h"
+#include "harness/sim/stub_webhook.h"
+
+namespace harness::sim {
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// Where an address routed to an endpoint leads, and the CA its certificate chains to.
+struct RouteTarget {
+  std::string connect_to;  // "127.0.0.1:40123"
+  std::string ca_pem;      // for empty caBundles ("" = leave empty)
+};
+
+std::string hostOf(const std::string& host_port) {
+  const auto colon = host_port.rfind(':');
+  std::string host = host_port.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  return host;
+}
+
+// Fills an empty clientConfig.caBundle with the CA of the endpoint the config points at, as a
+// cluster operator (or cert-manager's CA injector) would.
+void fillCaBundles(json& config, const std::map<std::string, RouteTarget>& routes) {
+  auto webhooks = config.find("webhooks");
+  if (webhooks == config.end() || !webhooks->is_array()) return;
+  for (auto& webhook : *webhooks) {
+    if (!webhook.is_object()) continue;
+    auto client = webhook.find("clientConfig");
+    if (client == webhook.end() || !client->is_object()) continue;
+    if (auto bundle = client->find("caBundle");
+        bundle != client->end() && bundle->is_string() && !bundle->get<std::string>().empty()) {
+      continue;
+    }
+    std::string address;
+    if (auto service = client->find("service"); service != client->end() && service->is_object()) {
+      const auto port = service->contains("port") && (*service)["port"].is_number_integer()
+                            ? (*service)["port"].get<int>()
+                            : 443;
+      address = fmt::format("{}.{}.svc:{}", service->value("name", ""),
+                            service->value("namespace", ""), port);
+    } else if (auto url = client->find("url"); url != client->end() && url->is_string()) {
+      auto parsed = net::parseUrl(url->get<std::string>());
+      if (parsed.ok()) address = parsed->hostPort();
+    }
+    auto route = routes.find(address);
+    if (route != routes.end() && !route->second.ca_pem.empty()) {
+      (*client)["caBundle"] = core::base64Encode(route->second.ca_pem);
+    }
+  }
+}
+
+core::GroupResource groupResourceOf(const core::GroupVersionResource& resource) {
+  return {resource.group, resource.resource};
+}
+
+}  // namespace
+
+// --- ScenarioEnvironment ---
+
+struct ScenarioEnvironment::Impl {
+  EnvironmentOptions options;
+  net::CertificateAuthority ca;
+  ObjectStore store;
+  core::MetricsRegistry metrics;
+  HttpsWebhookCaller caller;
+  std::unique_ptr<AdmissionChain> chain;
+  std::unique_ptr<RestApiServer> rest;
+  fs::path kubeconfig;
+  std::map<std::string, std::unique_ptr<StubWebhook>> stubs;
+  std::map<std::string, std::unique_ptr<InjectorProcess>> injectors;
+  std::map<std::string, std::string> urls;
+
+  ~Impl() { stop(); }
+
+  void stop() {
+    for (auto& [name, injector] : injectors) {
+      if (injector) injector->stop();
+    }
+    for (auto& [name, stub] : stubs) {
+      if (stub) stub->stop();
+    }
+    if (rest) rest->stop();
+  }
+};
+
+ScenarioEnvironment::ScenarioEnvironment(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ScenarioEnvironment::~ScenarioEnvironment() {
+  if (impl_) impl_->stop();
+}
+
+ObjectStore& ScenarioEnvironment::store() { return impl_->store; }
+AdmissionChain& ScenarioEnvironment::chain() { return *impl_->chain; }
+core::MetricsRegistry& ScenarioEnvironment::metrics() { return impl_->metrics; }
+void ScenarioEnvironment::stop() { impl_->stop(); }
+
+std::string ScenarioEnvironment::apiServerUrl() const {
+  return impl_->rest ? impl_->rest->url() : std::string();
+}
+fs::path ScenarioEnvironment::kubeconfigPath() const { return impl_->kubeconfig; }
+std::map<std::string, std::string> ScenarioEnvironment::endpointUrls() const { return impl_->urls; }
+
+core::Result<std::unique_ptr<ScenarioEnvironment>> ScenarioEnvironment::start(
+    const Scenario& scenario, EnvironmentOptions options) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  if (options.work_dir.empty()) return core::makeError("no work directory for the scenario");
+  if (scenario.seed) impl->store.seed(*scenario.seed);
+
+  auto ca = net::CertificateAuthority::create("apiserver-sim scenario CA");
+  if (!ca.ok()) return ca.error().within("creating the scenario CA");
+  impl->ca = std::move(*ca);
+
+  // Starting state, defaulted as the apiserver would have stored it.
+  for (const auto& sourced : scenario.objects) {
+    json object = sourced.object;
+    auto gvk = core::groupVersionKindOf(object);
+    if (!gvk.ok()) return gvk.error().within(sourced.location.toString());
+    const core::GroupVersionResource resource = resourceForKind(*gvk);
+    const auto info = core::findResource(resource);
+    if (info && info->namespaced) {
+      auto ns = core::namespaceOf(object);
+      if (ns.ok() && ns->empty()) object["metadata"]["namespace"] = "default";
+    }
+    applyDefaults(object);
+    normalizeLikeGoEncoding(object);
+    impl->store.put(groupResourceOf(resource), std::move(object));
+  }
+
+  ChainOptions chain_options;
+  if (scenario.plugins) chain_options.plugins = *scenario.plugins;
+  chain_options.request_timeout = scenario.request_timeout;
+  chain_options.time_scale = options.time_scale;
+  chain_options.audit_policy = scenario.audit_policy;
+  chain_options.audit_sink = options.audit_sink;
+  impl->chain = std::make_unique<AdmissionChain>(impl->store, impl->caller, impl->metrics,
+                                                 std::move(chain_options));
+
+  bool needs_api = options.start_rest_api;
+  for (const auto& endpoint : scenario.endpoints) {
+    if (endpoint.type == EndpointType::kInjector) needs_api = true;
+  }
+  if (needs_api) {
+    RestApiOptions rest_options;
+    rest_options.port = options.rest_api_port;
+    rest_options.scratch_dir = options.work_dir / "rest-api";
+    rest_options.metrics = &impl->metrics;
+    auto rest = RestApiServer::start(impl->store, *impl->chain, impl->ca, rest_options);
+    if (!rest.ok()) return rest.error().within("starting the REST API");
+    impl->rest = std::move(*rest);
+    auto written = impl->rest->writeKubeconfig(options.work_dir / "kubeconfig");
+    if (!written.ok()) return written.error();
+    impl->kubeconfig = *written;
+  }
+
+  // Endpoints, and the addresses routed to them.
+  std::map<std::string, RouteTarget> routes;
+  for (const auto& endpoint : scenario.endpoints) {
+    std::vector<std::string> addresses;
+    std::vector<std::string> dns_names;
+    for (const auto& service : endpoint.services) {
+      addresses.push_back(service.hostPort());
+      dns_names.push_back(service.host());
+    }
+    for (const auto& host : endpoint.hosts) {
+      addresses.push_back(host);
+      dns_names.push_back(hostOf(host));
+    }
+    RouteTarget target;
+    const std::string where = fmt::format("endpoint {}", json(endpoint.name).dump());
+    switch (endpoint.type) {
+      case EndpointType::kStub: {
+        auto stub = StubWebhook::start(endpoint.name, endpoint.stub, impl->ca, options.work_dir,
+                                       dns_names, options.time_scale);
+        if (!stub.ok()) return stub.error().within(where);
+        target = {fmt::format("127.0.0.1:{}", (*stub)->port()), impl->ca.certificate_pem};
+        impl->urls[endpoint.name] = (*stub)->url();
+        impl->stubs[endpoint.name] = std::move(*stub);
+        break;
+      }
+      case EndpointType::kInjector: {
+        InjectorLaunchOptions launch;
+        launch.binary = options.injector_binary;
+        launch.kubeconfig = impl->kubeconfig;
+        auto injector = InjectorProcess::start(endpoint.name, endpoint.injector, impl->ca,
+                                               options.work_dir, dns_names, launch);
+        if (!injector.ok()) return injector.error().within(where);
+        target = {fmt::format("127.0.0.1:{}", (*injector)->port()), impl->ca.certificate_pem};
+        impl->urls[endpoint.name] = (*injector)->url();
+        impl->injectors[endpoint.name] = std::move(*injector);
+        break;
+      }
+      case EndpointType::kExternal: {
+        auto url = net::parseUrl(endpoint.external.url);
+        if (!url.ok()) return url.error().within(where);
+        target = {url->hostPort(), endpoint.external.ca_pem};
+        impl->urls[endpoint.name] = endpoint.external.url;
+        routes[url->hostPort()] = {url->hostPort(), endpoint.external.ca_pem};
+        break;
+      }
+    }
+    for (const auto& address : addresses) {
+      impl->caller.addRoute(address, target.connect_to);
+      routes[address] = target;
+    }
+  }
+
+  // Webhook configurations, with the caBundles of the endpoints they point at.
+  for (const auto& sourced : scenario.webhook_configurations) {
+    json config = sourced.object;
+    fillCaBundles(config, routes);
+    const bool mutating = config.value("kind", "") == "MutatingWebhookConfiguration";
+    impl->store.put({std::string(core::kAdmissionRegistrationGroup),
+                     mutating ? "mutatingwebhookconfigurations" : "validatingwebhookconfigurations"},
+                    std::move(config));
+  }
+  return std::unique_ptr<ScenarioEnvironment>(new ScenarioEnvironment(std::move(impl)));
+}
+
+WriteRequest ScenarioEnvironment::writeRequest(const RequestSpec& request) const {
+  WriteRequest out;
+  out.operation = request.operation;
+  out.resource = request.resource;
+  out.subresource = request.subresource;
+  out.namespace_name = request.namespace_name;
+  out.name = request.name;
+  // A DELETE's object only names its target: the body of a delete is DeleteOptions.
+  if (request.operation != "DELETE") out.object = request.object;
+  out.old_object = request.old_object;
+  out.options = request.options;
+  out.dry_run = request.dry_run;
+  out.user_info = request.user_info.value_or(defaultAdminUser());
+  out.timeout = request.timeout;
+  return out;
+}
+
+std::map<std::string, std::size_t> ScenarioEnvironment::stubCallCounts() const {
+  std::map<std::string, std::size_t> counts;
+  for (const auto& [name, stub] : impl_->stubs) counts[name] = stub->calls().size();
+  return counts;
+}
+
+std::map<std::string, StubObservation> ScenarioEnvironment::stubObservations(
+    const std::map<std::string, std::size_t>& since) const {
+  std::map<std::string, StubObservation> out;
+  for (const auto& [name, stub] : impl_->stubs) {
+    const auto calls = stub->calls();
+    const auto it = since.find(name);
+    const std::size_t first = it == since.end() ? 0 : std::min(it->second, calls.size());
+    StubObservation observation;
+    observation.calls = static_cast<int>(calls.size() - first);
+    if (calls.size() > first) {
+      const StubCall& last = calls.back();
+      observation.last_timeout = last.timeout_param;
+      if (last.review.is_object() && last.review.contains("request") &&
+          last.review["request"].is_object()) {
+        const json& request = last.review["request"];
+        observation.last_operation = request.value("operation", "");
+        if (request.contains("dryRun") && request["dryRun"].is_boolean()) {
+          observation.last_dry_run = request["dryRun"].get<bool>();
+        }
+      }
+    }
+    out[name] = std::move(observation);
+  }
+  return out;
+}
+
+// --- running ---
+
+std::string_view toString(StepStatus status) {
+  switch (status) {
+    case StepStatus::kPassed:
+      return "passed";
+    case StepStatus::kFailed:
+      return "failed";
+    case StepStatus::kSkipped:
+      return "skipped";
+    case StepStatus::kNotRun:
+      return "notRun";
+  }
+  return "notRun";
+}
+
+bool ScenarioResult::passed() const { return !error && failedSteps() == 0; }
+
+std::size_t ScenarioResult::failedSteps() const {
+  std::size_t failed = 0;
+  for (const auto& step : steps) {
+    if (step.status == StepStatus::kFailed) ++failed;
+  }
+  return failed;
+}
+
+core::Result<RunFilter> parseRunFilter(std::string_view text) {
+  RunFilter filter;
+  const auto slash = text.find('/');
+  filter.scenario = std::string(text.substr(0, slash));
+  if (slash != std::string_view::npos) filter.step = std::string(text.substr(slash + 1));
+  for (const auto& pattern : {filter.scenario, filter.step}) {
+    try {
+      std::regex compiled(pattern, std::regex::ECMAScript);
+    } catch (const std::regex_error& error) {
+      return core::makeError(
+          fmt::format("--run: invalid regular expression {}: {}", json(pattern).dump(),
+                      error.what()));
+    }
+  }
+  return filter;
+}
+
+bool matchesScenario(const RunFilter& filter, std::string_view scenario_name) {
+  if (filter.scenario.empty()) return true;
+  try {
+    return std::regex_search(std::string(scenario_name), std::regex(filter.scenario));
+  } catch (const std::regex_error&) {
+    return false;
+  }
+}
+
+namespace {
+
+// A directory for one run of one scenario: under options.work_dir, or a fresh temporary one.
+class WorkDir {
+ public:
+  static core::Result<WorkDir> create(const fs::path& parent, const std::string& scenario_name) {
+    WorkDir dir;
+    std::error_code ec;
+    if (parent.empty()) {
+      std::string pattern = (fs::temp_directory_path(ec) / "apiserver-sim-XXXXXX").string();
+      if (mkdtemp(pattern.data()) == nullptr) {
+        return core::makeError("cannot create a temporary work directory");
+      }
+      dir.path_ = pattern;
+      dir.owned_ = true;
+      return dir;
+    }
+    // One folder per scenario (names are unique enough; a counter separates repeats).
+    std::string safe;
+    for (char c : scenario_name) safe += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
+    for (int n = 0;; ++n) {
+      fs::path candidate = parent / (n == 0 ? safe : fmt::format("{}-{}", safe, n));
+      if (fs::create_directories(candidate, ec)) {
+        dir.path_ = candidate;
+        return dir;
+      }
+      if (ec) {
+        return core::makeError(fmt::format("cannot create {}: {}", candidate.string(),
+                                           ec.message()));
+      }
+    }
+  }
+  WorkDir() = default;
+  WorkDir(WorkDir&& other) noexcept : path_(std::move(other.path_)), owned_(other.owned_) {
+    other.owned_ = false;
+  }
+  WorkDir& operator=(WorkDir&&) = delete;
+  ~WorkDir() {
+    if (owned_) {
+      std::error_code ec;
+      fs::remove_all(path_, ec);
+    }
+  }
+  [[nodiscard]] const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+  bool owned_ = false;
+};
+
+std::vector<std::optional<double>> metricValues(const core::MetricsRegistry& registry,
+                                                const Expectation& expect) {
+  std::vector<std::optional<double>> values;
+  values.reserve(expect.metrics.size());
+  for (const auto& metric : expect.metrics) {
+    values.push_back(metricValue(registry, metric.name, metric.labels));
+  }
+  return values;
+}
+
+}  // namespace
+
+ScenarioResult runScenario(const Scenario& scenario, const RunOptions& options) {
+  ScenarioResult out;
+  out.name = scenario.name;
+  out.file = scenario.path;
+  out.description = scenario.description;
+  const auto started = Clock::now();
+  auto notRun = [&](std::size_t from) {
+    for (std::size_t i = from; i < scenario.steps.size(); ++i) {
+      StepResult step;
+      step.name = scenario.steps[i].name;
+      step.status = StepStatus::kNotRun;
+      out.steps.push_back(std::move(step));
+    }
+  };
+  try {
+    std::optional<std::regex> step_filter;
+    if (!options.step_filter.empty()) {
+      try {
+        step_filter.emplace(options.step_filter, std::regex::ECMAScript);
+      } catch (const std::regex_error& error) {
+        out.error = fmt::format("invalid step filter {}: {}", json(options.step_filter).dump(),
+                                error.what());
+        notRun(0);
+        return out;
+      }
+    }
+    auto selected = [&](const Step& step) {
+      return !step_filter || std::regex_search(step.name, *step_filter);
+    };
+    // Steps after the last selected one have no effect on what is reported.
+    std::size_t last_selected = 0;
+    bool any_selected = false;
+    for (std::size_t i = 0; i < scenario.steps.size(); ++i) {
+      if (selected(scenario.steps[i])) {
+        last_selected = i;
+        any_selected = true;
+      }
+    }
+    if (!any_selected) {
+      notRun(0);
+      out.duration = Clock::now() - started;
+      return out;
+    }
+
+    auto work_dir = WorkDir::create(options.work_dir, scenario.name);
+    if (!work_dir.ok()) {
+      out.error = work_dir.error().message;
+      notRun(0);
+      return out;
+    }
+    EnvironmentOptions environment_options;
+    environment_options.time_scale = options.time_scale.value_or(scenario.time_scale);
+    environment_options.work_dir = work_dir->path();
+    environment_options.audit_sink = options.audit_sink;
+    environment_options.injector_binary = options.injector_binary;
+    auto environment = ScenarioEnvironment::start(scenario, environment_options);
+    if (!environment.ok()) {
+      out.error = environment.error().message;
+      notRun(0);
+      out.duration = Clock::now() - started;
+      return out;
+    }
+    ScenarioEnvironment& env = **environment;
+    const bool stop_on_failure = scenario.stop_on_failure || options.stop_on_failure;
+    bool stopped = false;
+    for (std::size_t i = 0; i < scenario.steps.size(); ++i) {
+      const Step& step = scenario.steps[i];
+      if (stopped || i > last_selected) {
+        notRun(i);
+        break;
+      }
+      StepResult result;
+      result.name = step.name;
+      const auto stub_counts = env.stubCallCounts();
+      const auto metrics_before = metricValues(env.metrics(), step.expect);
+      const auto step_started = Clock::now();
+      AdmissionResult admission = env.chain().handle(env.writeRequest(step.request));
+      result.duration = Clock::now() - step_started;
+      const auto metrics_after = metricValues(env.metrics(), step.expect);
+      if (selected(step)) {
+        StepObservation observation;
+        observation.result = &admission;
+        for (std::size_t m = 0; m < metrics_after.size(); ++m) {
+          if (metrics_before[m] && metrics_after[m]) {
+            observation.metric_deltas.push_back(*metrics_after[m] - *metrics_before[m]);
+          } else {
+            observation.metric_deltas.push_back(std::nullopt);
+          }
+        }
+        observation.stubs = env.stubObservations(stub_counts);
+        result.failures = checkExpectations(step.expect, observation);
+        result.status = result.failures.empty() ? StepStatus::kPassed : StepStatus::kFailed;
+      } else {
+        result.status = StepStatus::kSkipped;
+      }
+      if (options.explain) result.explanation = explainStep(step, admission);
+      result.admission = std::move(admission);
+      if (result.status == StepStatus::kFailed && stop_on_failure) stopped = true;
+      out.steps.push_back(std::move(result));
+      if (options.on_step) options.on_step(out, out.steps.back());
+    }
+    env.stop();
+  } catch (const std::exception& error) {
+    out.error = fmt::format("harness error: {}", error.what());
+    notRun(out.steps.size());
+  }
+  out.duration = Clock::now() - started;
+  return out;
+}
+
+}  // namespace harness::sim

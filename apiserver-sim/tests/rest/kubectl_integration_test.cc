@@ -1,0 +1,225 @@
+// The real kubectl against the simulator's REST API with the kubeconfig it writes: create, get,
+// apply, delete, and raw requests. HOME and KUBECONFIG point into a scratch directory so that
+// nothing reads or touches the user's configuration. Skipped when /usr/bin/kubectl is absent.
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/core/metrics.h"
+#include "harness/net/certificates.h"
+#include "harness/sim/admission_chain.h"
+#include "harness/sim/caller.h"
+#include "harness/sim/rest_api.h"
+#include "harness/sim/store.h"
+#include "harness/testing/support.h"
+
+namespace harness::sim {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kKubectl = "/usr/bin/kubectl";
+
+struct KubectlRun {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string shellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out + "'";
+}
+
+class KubectlTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(kKubectl)) {
+      GTEST_SKIP() << kKubectl << " is not installed; the kubectl integration test needs it";
+    }
+    auto ca = net::CertificateAuthority::create("apiserver-sim-kubectl-ca");
+    ASSERT_TRUE(ca.ok()) << ca.error().message;
+    chain_ = std::make_unique<AdmissionChain>(store_, caller_, metrics_, ChainOptions{});
+    store_.put({"", "namespaces"},
+               {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "default"}}},
+                {"status", {{"phase", "Active"}}}});
+    RestApiOptions options;
+    options.scratch_dir = scratch_.path() / "rest";
+    options.metrics = &metrics_;
+    auto server = RestApiServer::start(store_, *chain_, *ca, options);
+    ASSERT_TRUE(server.ok()) << server.error().message;
+    server_ = std::move(*server);
+    home_ = scratch_.path() / "home";
+    std::filesystem::create_directories(home_);
+    kubeconfig_ = scratch_.path() / "kubeconfig";
+    auto written = server_->writeKubeconfig(kubeconfig_);
+    ASSERT_TRUE(written.ok()) << written.error().message;
+  }
+
+  void TearDown() override {
+    if (server_) server_->stop();
+  }
+
+  KubectlRun kubectl(const std::vector<std::string>& args) {
+    const auto err_file = scratch_.path() / "kubectl.err";
+    std::string command = "env HOME=" + shellQuote(home_.string()) +
+                          " KUBECONFIG=" + shellQuote(kubeconfig_.string()) +
+                          " CLOUDSDK_CONFIG=" + shellQuote((home_ / "gcloud").string()) + " " +
+                          kKubectl + " --request-timeout=30s";
+    for (const auto& arg : args) command += " " + shellQuote(arg);
+    command += " 2>" + shellQuote(err_file.string());
+    KubectlRun run;
+    FILE* pipe = ::popen(command.c_str(), "r");
+    if (pipe == nullptr) return run;
+    char buffer[4096];
+    std::size_t n = 0;
+    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
+    const int status = ::pclose(pipe);
+    run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    run.err = testing::readFile(err_file);
+    return run;
+  }
+
+  std::string writeManifest(const std::string& name, const std::string& yaml) {
+    const auto file = scratch_.path() / name;
+    testing::writeFile(file, yaml);
+    return file.string();
+  }
+
+  testing::ScratchDir scratch_{"kubectl"};
+  ObjectStore store_;
+  InProcessWebhookCaller caller_;
+  core::MetricsRegistry metrics_;
+  std::unique_ptr<AdmissionChain> chain_;
+  std::unique_ptr<RestApiServer> server_;
+  std::filesystem::path home_;
+  std::filesystem::path kubeconfig_;
+};
+
+constexpr const char* kNamespace = R"(apiVersion: v1
+kind: Namespace
+metadata:
+  name: demo
+)";
+
+constexpr const char* kPod = R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  namespace: demo
+  labels:
+    app: web
+spec:
+  containers:
+  - name: app
+    image: nginx:1.27
+)";
+
+TEST_F(KubectlTest, RawVersionIsTheServerVersion) {
+  const KubectlRun run = kubectl({"get", "--raw", "/version"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(json::parse(run.out)["gitVersion"], "v1.31.4+k3s1");
+}
+
+TEST_F(KubectlTest, RawMetricsIsServed) {
+  metrics_.counter("kubectl_test_total", "Test.", {}).add({}, 2);
+  const KubectlRun run = kubectl({"get", "--raw", "/metrics"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("kubectl_test_total 2"), std::string::npos);
+}
+
+TEST_F(KubectlTest, CreateNamespaceAndPodThenGetThemAsJson) {
+  KubectlRun run = kubectl({"create", "-f", writeManifest("ns.yaml", kNamespace)});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("namespace/demo created"), std::string::npos) << run.out;
+  run = kubectl({"create", "-f", writeManifest("pod.yaml", kPod)});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("pod/web created"), std::string::npos) << run.out;
+
+  run = kubectl({"get", "namespace", "demo", "-o", "json"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(json::parse(run.out)["metadata"]["name"], "demo");
+
+  run = kubectl({"get", "pods", "-n", "demo", "-o", "json"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  const json list = json::parse(run.out);
+  ASSERT_EQ(list["items"].size(), 1u);
+  EXPECT_EQ(list["items"][0]["kind"], "Pod");
+  EXPECT_EQ(list["items"][0]["spec"]["containers"][0]["image"], "nginx:1.27");
+}
+
+TEST_F(KubectlTest, GetPrintsTheServerTable) {
+  ASSERT_EQ(kubectl({"create", "-f", writeManifest("ns.yaml", kNamespace)})
+                .status,
+            0);
+  const KubectlRun run = kubectl({"get", "ns"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("NAME"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("AGE"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("demo"), std::string::npos) << run.out;
+}
+
+TEST_F(KubectlTest, GetPodsAsYaml) {
+  ASSERT_EQ(kubectl({"create", "-f", writeManifest("ns.yaml", kNamespace)})
+                .status,
+            0);
+  ASSERT_EQ(kubectl({"create", "-f", writeManifest("pod.yaml", kPod)}).status,
+            0);
+  const KubectlRun run = kubectl({"get", "pods", "-n", "demo", "-o", "yaml"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("name: web"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("kind: Pod"), std::string::npos) << run.out;
+}
+
+TEST_F(KubectlTest, ApplyCreatesThenPatchesWithStrategicMerge) {
+  ASSERT_EQ(kubectl({"apply", "-f", writeManifest("ns.yaml", kNamespace)})
+                .status,
+            0);
+  KubectlRun run = kubectl({"apply", "-f", writeManifest("pod.yaml", kPod)});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("pod/web created"), std::string::npos) << run.out;
+
+  std::string changed = kPod;
+  changed.replace(changed.find("app: web"), 8, "app: web\n    tier: front");
+  run = kubectl({"apply", "-f", writeManifest("pod2.yaml", changed)});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("pod/web configured"), std::string::npos) << run.out;
+  const auto stored = store_.get({"", "pods"}, "demo", "web");
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ((*stored)["metadata"]["labels"]["tier"], "front");
+  EXPECT_TRUE((*stored)["metadata"]["annotations"].contains(
+      "kubectl.kubernetes.io/last-applied-configuration"));
+}
+
+TEST_F(KubectlTest, DeleteRemovesThePod) {
+  ASSERT_EQ(kubectl({"create", "-f", writeManifest("ns.yaml", kNamespace)})
+                .status,
+            0);
+  ASSERT_EQ(kubectl({"create", "-f", writeManifest("pod.yaml", kPod)}).status,
+            0);
+  const KubectlRun run = kubectl({"delete", "pod", "web", "-n", "demo"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("pod \"web\" deleted"), std::string::npos) << run.out;
+  EXPECT_FALSE(store_.get({"", "pods"}, "demo", "web").has_value());
+}
+
+TEST_F(KubectlTest, MissingObjectIsReportedAsNotFound) {
+  const KubectlRun run = kubectl({"get", "pod", "nothing", "-n", "default"});
+  EXPECT_NE(run.status, 0);
+  EXPECT_NE(run.err.find("pods \"nothing\" not found"), std::string::npos) << run.err;
+}
+
+}  // namespace
+}  // namespace harness::sim

@@ -1,0 +1,151 @@
+// --explain text: matches with their clauses, calls with latency against timeout, the
+// failurePolicy outcome, and patches as before/after values.
+
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/sim/explain.h"
+
+namespace harness::sim {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+TEST(ExplainPatchTest, ShowsBeforeAndAfterOfEachChangedPath) {
+  const json before = json::parse(R"({"metadata": {"labels": {"app": "web"}},
+                                      "spec": {"containers": [{"image": "nginx:1.25"}]}})");
+  const json patch = json::parse(R"([
+    {"op": "add", "path": "/metadata/labels/injected", "value": "true"},
+    {"op": "replace", "path": "/spec/containers/0/image", "value": "nginx:1.27"},
+    {"op": "remove", "path": "/metadata/labels/app"}])");
+  EXPECT_EQ(explainPatch(before, patch),
+            "add /metadata/labels/injected\n"
+            "    + \"true\"\n"
+            "replace /spec/containers/0/image\n"
+            "    - \"nginx:1.25\"\n"
+            "    + \"nginx:1.27\"\n"
+            "remove /metadata/labels/app\n"
+            "    - \"web\"\n");
+}
+
+TEST(ExplainPatchTest, AddOverAnExistingMemberShowsTheOldValue) {
+  const json before = json::parse(R"({"a": {"b": 1}, "l": [1, 2]})");
+  const json patch = json::parse(R"([{"op": "add", "path": "/a/b", "value": 2},
+                                     {"op": "add", "path": "/l/0", "value": 0}])");
+  EXPECT_EQ(explainPatch(before, patch),
+            "add /a/b\n    - 1\n    + 2\n"
+            "add /l/0\n    + 0\n");
+}
+
+TEST(ExplainPatchTest, AnOperationThatDoesNotApplySaysWhy) {
+  const json patch = json::parse(R"([{"op": "remove", "path": "/missing"},
+                                     {"op": "add", "path": "/x", "value": 1}])");
+  const std::string text = explainPatch(json::object(), patch);
+  EXPECT_THAT(text, HasSubstr("remove /missing\n    (does not apply: "));
+  EXPECT_THAT(text, HasSubstr("add /x\n"));
+  EXPECT_THAT(text, Not(HasSubstr("+ 1")));
+}
+
+MatchRecord match(MatchOutcome outcome, std::string skipped_by = {}) {
+  MatchRecord record;
+  record.kind = core::WebhookKind::kMutating;
+  record.configuration = "inject";
+  record.webhook = "inject.example.com";
+  record.round = 0;
+  record.index = 2;
+  record.match.outcome = outcome;
+  record.match.skipped_by = std::move(skipped_by);
+  record.match.explanation = {"namespaceSelector {} matches everything"};
+  return record;
+}
+
+TEST(ExplainWebhookTest, SkippedWebhookNamesTheClause) {
+  const std::string text = explainWebhook(match(MatchOutcome::kSkip, "objectSelector"), nullptr);
+  EXPECT_EQ(text,
+            "mutating webhook inject.example.com (configuration inject, round 0 index 2)\n"
+            "  match: skipped by objectSelector\n"
+            "    namespaceSelector {} matches everything\n");
+}
+
+TEST(ExplainWebhookTest, FailedOpenCallShowsLatencyTimeoutAndPolicy) {
+  CallRecord call;
+  call.webhook = "inject.example.com";
+  call.called = true;
+  call.url = "https://inject.example.com:443/?timeout=10s";
+  call.review_version = "v1";
+  call.request_uid = "u-1";
+  call.timeout_param = "10s";
+  call.timeout = std::chrono::seconds(10);
+  call.scaled_latency = std::chrono::milliseconds(12);
+  call.failure_policy = "Ignore";
+  call.outcome = CallOutcome::kFailedOpen;
+  call.error = "failed calling webhook \"inject.example.com\": connection refused";
+  const std::string text = explainWebhook(match(MatchOutcome::kCall), &call);
+  EXPECT_THAT(text, HasSubstr("  match: matched\n"));
+  EXPECT_THAT(text, HasSubstr("  call: POST https://inject.example.com:443/?timeout=10s "
+                              "(AdmissionReview v1), uid u-1\n"
+                              "    latency 12.0ms of a 10.00s timeout (?timeout=10s)\n"));
+  EXPECT_THAT(text, HasSubstr("  outcome: FailedOpen — calling error, failurePolicy Ignore -> "
+                              "ignored (fail open)\n"));
+  EXPECT_THAT(text, HasSubstr("    error: failed calling webhook"));
+}
+
+TEST(ExplainWebhookTest, PatchedCallShowsThePatchAgainstTheObjectSent) {
+  CallRecord call;
+  call.called = true;
+  call.outcome = CallOutcome::kPatched;
+  call.changed = true;
+  call.request_review = json::parse(R"({"request": {"object": {"metadata": {"labels": {}}}}})");
+  call.patch = json::parse(R"([{"op": "add", "path": "/metadata/labels/x", "value": "y"}])");
+  const std::string text = explainWebhook(match(MatchOutcome::kCall), &call);
+  EXPECT_THAT(text, HasSubstr("  patch (1 operations):\n"
+                              "    add /metadata/labels/x\n"
+                              "        + \"y\"\n"));
+}
+
+TEST(ExplainStepTest, SummarisesTheRequestPluginsAndWebhooks) {
+  Step step;
+  step.name = "create";
+  step.request.operation = "CREATE";
+  step.request.resource = {"", "v1", "pods"};
+  step.request.namespace_name = "demo";
+  step.request.name = "web";
+  AdmissionResult result;
+  result.allowed = false;
+  result.code = 403;
+  result.stage = "validating";
+  core::Status status;
+  status.code = 403;
+  status.reason = "Forbidden";
+  status.message = "denied";
+  result.status = status;
+  result.plugins.push_back({"ServiceAccount", 0, false, true, std::nullopt});
+  result.plugins.push_back({"Priority", 0, false, false, std::nullopt});
+  result.matches.push_back(match(MatchOutcome::kSkip, "rules"));
+  result.annotations.add("mutation.webhook.admission.k8s.io/round_0_index_2", "{}");
+  const std::string text = explainStep(step, result);
+  EXPECT_THAT(text, HasSubstr("step \"create\": CREATE pods v1 demo/web\n"));
+  EXPECT_THAT(text, HasSubstr("  result: 403 denied at validating in "));
+  EXPECT_THAT(text, HasSubstr("    Forbidden: denied\n"));
+  EXPECT_THAT(text, HasSubstr("  in-tree mutating plugins (round 0): ServiceAccount (changed the "
+                              "object), Priority\n"));
+  EXPECT_THAT(text, HasSubstr("  mutating webhook inject.example.com (configuration inject, round "
+                              "0 index 2)\n    match: skipped by rules\n"));
+  EXPECT_THAT(text, HasSubstr("    mutation.webhook.admission.k8s.io/round_0_index_2 = {} (level "
+                              "Metadata)\n"));
+}
+
+TEST(FormatDurationTest, PicksAUnit) {
+  EXPECT_EQ(formatDuration(std::chrono::nanoseconds(999)), "999ns");
+  EXPECT_EQ(formatDuration(std::chrono::microseconds(850)), "850µs");
+  EXPECT_EQ(formatDuration(std::chrono::microseconds(12345)), "12.3ms");
+  EXPECT_EQ(formatDuration(std::chrono::milliseconds(1500)), "1.50s");
+}
+
+}  // namespace
+}  // namespace harness::sim

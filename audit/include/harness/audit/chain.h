@@ -1,0 +1,104 @@
+#pragma once
+
+// Mutation chains rebuilt from audit events: which mutating webhooks ran on a request, in which
+// order (round, then index in the flattened webhook list), whether each changed the object, the
+// patch each applied, and which failed open -- all read back from the admission annotations of
+// k8s-admission-chain.md §7.1. Used to replay a chain and to compare the simulator's chain with a
+// real cluster's for the same object.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/audit/event.h"
+#include "harness/core/result.h"
+
+namespace harness::audit {
+
+struct MutationStep {
+  int round = 0;
+  std::size_t index = 0;
+  std::string configuration, webhook;
+  bool mutated = false;
+  // The patch annotation's "patch" (only recorded at level Request and above, and only when the
+  // webhook returned a non-empty patch).
+  std::optional<nlohmann::json> patch;
+  bool failed_open = false;
+
+  bool operator==(const MutationStep&) const = default;
+};
+
+struct MutationChain {
+  std::string audit_id, verb, resource, namespace_name, name;
+  std::string api_group, api_version, subresource;
+  std::vector<MutationStep> steps;  // ordered by round then index
+  std::optional<nlohmann::json> request_object;
+  std::optional<nlohmann::json> response_object;
+  // The other admission-related annotations, sorted by key: "<webhook>/<key>" annotations from
+  // webhook responses and failed-open.validating.webhook.admission.k8s.io/... keys (the
+  // authorization.k8s.io/* ones are left out).
+  std::vector<std::pair<std::string, std::string>> webhook_annotations;
+  // Annotation values that could not be read (bad JSON, unexpected shape), one line each.
+  std::vector<std::string> problems;
+
+  bool operator==(const MutationChain&) const = default;
+};
+
+// One chain per auditID, from the events at stage ResponseComplete, in log order (the first
+// ResponseComplete event of an auditID wins). Events without any mutation/patch/failed-open
+// annotation are skipped unless `keep_all`. The name is taken from objectRef, or from the
+// responseObject's metadata.name when objectRef has none (generateName creates).
+std::vector<MutationChain> reconstructChains(const std::vector<Event>& events,
+                                             bool keep_all = false);
+
+// The first chain for that object (resource "pods", namespace, name) and verb ("" = any), or
+// nullptr.
+const MutationChain* findChain(const std::vector<MutationChain>& chains, std::string_view resource,
+                               std::string_view namespace_name, std::string_view name,
+                               std::string_view verb = {});
+
+struct ReplayOptions {
+  // Start from this object instead of the chain's requestObject. kube-apiserver records the
+  // request as received, before defaulting and the in-tree mutating plugins (ServiceAccount,
+  // DefaultTolerationSeconds...) ran, so a real cluster's first webhook saw a different object.
+  std::optional<nlohmann::json> base_object;
+  // Also ignore members present only in the responseObject (defaulted by the server).
+  bool ignore_fields_only_in_response = false;
+  // More JSON pointers to ignore on both sides (e.g. "/spec/nodeName").
+  std::vector<std::string> ignored_paths;
+};
+
+struct ReplayResult {
+  nlohmann::json patched;  // the requestObject after every step's patch
+  bool matches = false;
+  // The first difference, in document order: its JSON pointer ("" when matches; "" for the
+  // root) and what differs, e.g. `replayed "a", response "b"` or `missing in the response`.
+  std::string first_difference;
+  std::string detail;
+};
+
+// Applies the steps' patches in order (core applyPatch, the apiserver's JSON patch semantics)
+// onto the requestObject and compares the result with the responseObject, ignoring server-set
+// members: metadata.uid, resourceVersion, creationTimestamp, managedFields, generation, status,
+// and metadata.name/namespace when the request did not carry them. Errors: no requestObject or
+// responseObject (level below RequestResponse), a step that mutated without a recorded patch
+// (level below Request), or a patch that does not apply ("round 0 index 1 (webhook x): ...").
+core::Result<ReplayResult> replayChain(const MutationChain& chain,
+                                       const ReplayOptions& options = {});
+
+// Compares two chains for the same object (e.g. simulator vs real cluster): the same webhooks at
+// the same round/index, the same configuration, mutated and failed-open flags, and the same
+// patches (as JSON, operation order significant). One readable line per difference, empty when
+// they agree, e.g.
+//   round 0 index 1: webhook "b.example.com" missing in actual
+//   round 0 index 0 (linkerd-proxy-injector.linkerd.io): mutated: expected true, got false
+//   round 0 index 0 (linkerd-proxy-injector.linkerd.io): patch differs at operation 3: expected
+//       {...}, got {...}
+std::vector<std::string> compareChains(const MutationChain& expected, const MutationChain& actual);
+
+}  // namespace harness::audit

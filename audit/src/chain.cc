@@ -1,0 +1,399 @@
+// Mutation chains from audit annotations. The key and value formats read here are those written
+// by kubernetes/apiserver pkg/admission/plugin/webhook/mutating/dispatcher.go (webhookAnnotator:
+// mutation/patch/failed-open keys "<prefix>round_<r>_index_<i>", MutationAuditAnnotation and
+// PatchAuditAnnotation values) and validating/dispatcher.go (failed-open.validating keys); see
+// k8s-admission-chain.md §7.1.
+
+#include "harness/audit/chain.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "harness/core/json_patch.h"
+#include "harness/core/json_pointer.h"
+
+namespace harness::audit {
+namespace {
+
+using nlohmann::json;
+
+bool startsWith(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+// "round_<r>_index_<i>" -> {r, i}.
+std::optional<std::pair<int, std::size_t>> parseRoundIndex(std::string_view suffix) {
+  auto number = [](std::string_view& s) -> std::optional<std::size_t> {
+    std::size_t value = 0;
+    std::size_t n = 0;
+    while (n < s.size() && s[n] >= '0' && s[n] <= '9' && n < 9) {
+      value = value * 10 + static_cast<std::size_t>(s[n] - '0');
+      ++n;
+    }
+    if (n == 0) return std::nullopt;
+    s.remove_prefix(n);
+    return value;
+  };
+  if (!startsWith(suffix, "round_")) return std::nullopt;
+  suffix.remove_prefix(6);
+  const auto round = number(suffix);
+  if (!round || !startsWith(suffix, "_index_")) return std::nullopt;
+  suffix.remove_prefix(7);
+  const auto index = number(suffix);
+  if (!index || !suffix.empty()) return std::nullopt;
+  return std::make_pair(static_cast<int>(*round), *index);
+}
+
+bool isStepKey(std::string_view key) {
+  return startsWith(key, kMutationAnnotationPrefix) || startsWith(key, kPatchAnnotationPrefix) ||
+         startsWith(key, kMutationFailedOpenAnnotationPrefix);
+}
+
+bool isAdmissionKey(std::string_view key) {
+  return isStepKey(key) || startsWith(key, kValidatingFailedOpenAnnotationPrefix);
+}
+
+std::optional<json> parseObject(std::string_view text) {
+  try {
+    json value = json::parse(text);
+    if (value.is_object()) return value;
+  } catch (const json::exception&) {
+  }
+  return std::nullopt;
+}
+
+std::string stringOf(const json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::string stepLabel(const MutationStep& step) {
+  return "round " + std::to_string(step.round) + " index " + std::to_string(step.index);
+}
+
+MutationChain chainFrom(const Event& event) {
+  MutationChain chain;
+  chain.audit_id = event.audit_id;
+  chain.verb = event.verb;
+  if (event.object_ref) {
+    const ObjectReference& ref = *event.object_ref;
+    chain.resource = ref.resource;
+    chain.namespace_name = ref.namespace_name;
+    chain.name = ref.name;
+    chain.api_group = ref.api_group;
+    chain.api_version = ref.api_version;
+    chain.subresource = ref.subresource;
+  }
+  if (event.request_object) chain.request_object = json(*event.request_object);
+  if (event.response_object) chain.response_object = json(*event.response_object);
+  if (chain.name.empty() && chain.response_object && chain.response_object->is_object()) {
+    const auto metadata = chain.response_object->find("metadata");
+    if (metadata != chain.response_object->end() && metadata->is_object()) {
+      chain.name = stringOf(*metadata, "name");
+    }
+  }
+
+  std::map<std::pair<int, std::size_t>, MutationStep> steps;
+  auto stepAt = [&](std::pair<int, std::size_t> at) -> MutationStep& {
+    MutationStep& step = steps[at];
+    step.round = at.first;
+    step.index = at.second;
+    return step;
+  };
+  for (const auto& [key, value] : event.annotations) {
+    if (startsWith(key, "authorization.k8s.io/")) continue;
+    if (!isStepKey(key)) {
+      chain.webhook_annotations.emplace_back(key, value);
+      continue;
+    }
+    std::string_view prefix;
+    if (startsWith(key, kMutationFailedOpenAnnotationPrefix)) {
+      prefix = kMutationFailedOpenAnnotationPrefix;
+    } else if (startsWith(key, kMutationAnnotationPrefix)) {
+      prefix = kMutationAnnotationPrefix;
+    } else {
+      prefix = kPatchAnnotationPrefix;
+    }
+    const auto at = parseRoundIndex(std::string_view(key).substr(prefix.size()));
+    if (!at) {
+      chain.problems.push_back(key + ": key does not end in round_<r>_index_<i>");
+      continue;
+    }
+    if (prefix == kMutationFailedOpenAnnotationPrefix) {
+      MutationStep& step = stepAt(*at);
+      step.failed_open = true;
+      if (step.webhook.empty()) step.webhook = value;
+      continue;
+    }
+    const auto parsed = parseObject(value);
+    if (!parsed) {
+      chain.problems.push_back(key + ": value is not a JSON object: " + value);
+      continue;
+    }
+    MutationStep& step = stepAt(*at);
+    const std::string configuration = stringOf(*parsed, "configuration");
+    const std::string webhook = stringOf(*parsed, "webhook");
+    if (prefix == kMutationAnnotationPrefix) {
+      step.configuration = configuration;
+      step.webhook = webhook;
+      const auto mutated = parsed->find("mutated");
+      if (mutated != parsed->end() && mutated->is_boolean()) {
+        step.mutated = mutated->get<bool>();
+      } else {
+        chain.problems.push_back(key + ": no boolean \"mutated\" in " + value);
+      }
+    } else {
+      if (step.configuration.empty()) step.configuration = configuration;
+      if (step.webhook.empty()) step.webhook = webhook;
+      const auto patch = parsed->find("patch");
+      if (patch != parsed->end()) {
+        step.patch = *patch;
+      } else {
+        chain.problems.push_back(key + ": no \"patch\" in " + value);
+      }
+    }
+  }
+  for (auto& [at, step] : steps) chain.steps.push_back(std::move(step));
+  return chain;
+}
+
+// Removes the member at `pointer` if it is there.
+void erasePointer(json& doc, const std::string& pointer) {
+  const auto parsed = core::JsonPointer::parse(pointer);
+  if (!parsed.ok() || parsed->isRoot()) return;
+  json* node = &doc;
+  const auto& tokens = parsed->tokens();
+  for (std::size_t i = 0; i + 1 < tokens.size(); ++i) {
+    if (node->is_object()) {
+      const auto it = node->find(tokens[i]);
+      if (it == node->end()) return;
+      node = &*it;
+    } else if (node->is_array()) {
+      const auto index = core::parseArrayIndex(tokens[i]);
+      if (!index.ok() || *index >= node->size()) return;
+      node = &(*node)[*index];
+    } else {
+      return;
+    }
+  }
+  if (node->is_object()) {
+    node->erase(tokens.back());
+  } else if (node->is_array()) {
+    const auto index = core::parseArrayIndex(tokens.back());
+    if (index.ok() && *index < node->size()) node->erase(*index);
+  }
+}
+
+bool hasPointer(const json& doc, const std::string& pointer) {
+  const auto parsed = core::JsonPointer::parse(pointer);
+  if (!parsed.ok()) return false;
+  const json* node = &doc;
+  for (const auto& token : parsed->tokens()) {
+    if (!node->is_object()) return false;
+    const auto it = node->find(token);
+    if (it == node->end()) return false;
+    node = &*it;
+  }
+  return true;
+}
+
+struct Difference {
+  std::string pointer;
+  std::string detail;
+};
+
+std::optional<Difference> firstDifference(const json& replayed, const json& response,
+                                          const std::string& pointer, bool ignore_response_only) {
+  if (replayed.is_object() && response.is_object()) {
+    std::set<std::string> keys;
+    for (const auto& item : replayed.items()) keys.insert(item.key());
+    for (const auto& item : response.items()) keys.insert(item.key());
+    for (const auto& key : keys) {
+      const std::string at = pointer + "/" + core::escapePointerToken(key);
+      const auto a = replayed.find(key);
+      const auto b = response.find(key);
+      if (b == response.end()) return Difference{at, "missing in the response"};
+      if (a == replayed.end()) {
+        if (ignore_response_only) continue;
+        return Difference{at, "missing in the replay"};
+      }
+      if (auto d = firstDifference(*a, *b, at, ignore_response_only)) return d;
+    }
+    return std::nullopt;
+  }
+  if (replayed.is_array() && response.is_array()) {
+    const std::size_t common = std::min(replayed.size(), response.size());
+    for (std::size_t i = 0; i < common; ++i) {
+      if (auto d = firstDifference(replayed[i], response[i], pointer + "/" + std::to_string(i),
+                                   ignore_response_only)) {
+        return d;
+      }
+    }
+    if (replayed.size() > common) {
+      return Difference{pointer + "/" + std::to_string(common), "missing in the response"};
+    }
+    if (response.size() > common) {
+      return Difference{pointer + "/" + std::to_string(common), "missing in the replay"};
+    }
+    return std::nullopt;
+  }
+  if (replayed == response) return std::nullopt;
+  return Difference{pointer, "replayed " + replayed.dump() + ", response " + response.dump()};
+}
+
+std::string quoted(const std::string& s) { return json(s).dump(); }
+
+std::string describe(const std::optional<json>& patch) {
+  return patch ? patch->dump() : std::string("none");
+}
+
+}  // namespace
+
+std::vector<MutationChain> reconstructChains(const std::vector<Event>& events, bool keep_all) {
+  std::vector<MutationChain> chains;
+  std::set<std::string> seen;
+  for (const Event& event : events) {
+    if (event.stage != Stage::kResponseComplete) continue;
+    if (!seen.insert(event.audit_id).second) continue;
+    const bool admission = std::any_of(event.annotations.begin(), event.annotations.end(),
+                                       [](const auto& kv) { return isAdmissionKey(kv.first); });
+    if (!admission && !keep_all) continue;
+    chains.push_back(chainFrom(event));
+  }
+  return chains;
+}
+
+const MutationChain* findChain(const std::vector<MutationChain>& chains, std::string_view resource,
+                               std::string_view namespace_name, std::string_view name,
+                               std::string_view verb) {
+  for (const auto& chain : chains) {
+    if (chain.resource == resource && chain.namespace_name == namespace_name &&
+        chain.name == name && (verb.empty() || chain.verb == verb)) {
+      return &chain;
+    }
+  }
+  return nullptr;
+}
+
+core::Result<ReplayResult> replayChain(const MutationChain& chain, const ReplayOptions& options) {
+  const std::optional<json>& base =
+      options.base_object ? options.base_object : chain.request_object;
+  if (!base) {
+    return core::Error{"audit " + chain.audit_id +
+                       ": no requestObject (the event's level is below Request)"};
+  }
+  if (!chain.response_object) {
+    return core::Error{"audit " + chain.audit_id +
+                       ": no responseObject (the event's level is below RequestResponse)"};
+  }
+  json object = *base;
+  for (const MutationStep& step : chain.steps) {
+    const std::string label = stepLabel(step) + " (webhook " + step.webhook + ")";
+    if (!step.patch) {
+      if (step.mutated) {
+        return core::Error{label +
+                           ": mutated but no patch recorded (the event's level is below Request)"};
+      }
+      continue;
+    }
+    auto patch = core::decodePatch(step.patch->dump());
+    if (!patch.ok()) return patch.error().within(label);
+    auto applied = core::applyPatch(object, *patch);
+    if (!applied.ok()) return applied.error().within(label);
+    object = std::move(*applied);
+  }
+
+  ReplayResult result;
+  result.patched = object;
+  json replayed = object;
+  json response = *chain.response_object;
+  std::vector<std::string> ignored = {
+      "/metadata/uid",           "/metadata/resourceVersion", "/metadata/creationTimestamp",
+      "/metadata/managedFields", "/metadata/generation",      "/status"};
+  for (const char* filled : {"/metadata/name", "/metadata/namespace"}) {
+    if (!hasPointer(*base, filled)) ignored.emplace_back(filled);
+  }
+  ignored.insert(ignored.end(), options.ignored_paths.begin(), options.ignored_paths.end());
+  for (const auto& pointer : ignored) {
+    erasePointer(replayed, pointer);
+    erasePointer(response, pointer);
+  }
+  if (auto d = firstDifference(replayed, response, "", options.ignore_fields_only_in_response)) {
+    result.matches = false;
+    result.first_difference = d->pointer;
+    result.detail = d->detail;
+  } else {
+    result.matches = true;
+  }
+  return result;
+}
+
+std::vector<std::string> compareChains(const MutationChain& expected, const MutationChain& actual) {
+  std::vector<std::string> out;
+  std::map<std::pair<int, std::size_t>, const MutationStep*> want;
+  std::map<std::pair<int, std::size_t>, const MutationStep*> got;
+  for (const auto& step : expected.steps) want[{step.round, step.index}] = &step;
+  for (const auto& step : actual.steps) got[{step.round, step.index}] = &step;
+  std::set<std::pair<int, std::size_t>> positions;
+  for (const auto& [at, step] : want) positions.insert(at);
+  for (const auto& [at, step] : got) positions.insert(at);
+
+  for (const auto& at : positions) {
+    const auto w = want.find(at);
+    const auto g = got.find(at);
+    if (g == got.end()) {
+      const MutationStep& s = *w->second;
+      out.push_back(stepLabel(s) + ": webhook " + quoted(s.webhook) + " (configuration " +
+                    quoted(s.configuration) + ") missing in actual");
+      continue;
+    }
+    if (w == want.end()) {
+      const MutationStep& s = *g->second;
+      out.push_back(stepLabel(s) + ": unexpected webhook " + quoted(s.webhook) +
+                    " (configuration " + quoted(s.configuration) + ") in actual");
+      continue;
+    }
+    const MutationStep& e = *w->second;
+    const MutationStep& a = *g->second;
+    const std::string label = stepLabel(e) + " (" + e.webhook + "): ";
+    if (e.webhook != a.webhook) {
+      out.push_back(label + "webhook: expected " + quoted(e.webhook) + ", got " +
+                    quoted(a.webhook));
+      continue;
+    }
+    if (e.configuration != a.configuration) {
+      out.push_back(label + "configuration: expected " + quoted(e.configuration) + ", got " +
+                    quoted(a.configuration));
+    }
+    if (e.mutated != a.mutated) {
+      out.push_back(label + "mutated: expected " + (e.mutated ? "true" : "false") + ", got " +
+                    (a.mutated ? "true" : "false"));
+    }
+    if (e.failed_open != a.failed_open) {
+      out.push_back(label + "failed open: expected " + (e.failed_open ? "true" : "false") +
+                    ", got " + (a.failed_open ? "true" : "false"));
+    }
+    if (e.patch == a.patch) continue;
+    if (e.patch && a.patch && e.patch->is_array() && a.patch->is_array()) {
+      const std::size_t n = std::max(e.patch->size(), a.patch->size());
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::optional<json> eo =
+            i < e.patch->size() ? std::optional<json>((*e.patch)[i]) : std::nullopt;
+        const std::optional<json> ao =
+            i < a.patch->size() ? std::optional<json>((*a.patch)[i]) : std::nullopt;
+        if (eo != ao) {
+          out.push_back(label + "patch differs at operation " + std::to_string(i) + ": expected " +
+                        describe(eo) + ", got " + describe(ao));
+          break;
+        }
+      }
+      continue;
+    }
+    out.push_back(label + "patch: expected " + describe(e.patch) + ", got " + describe(a.patch));
+  }
+  return out;
+}
+
+}  // namespace harness::audit

@@ -1,0 +1,295 @@
+#include "harness/injector/istio/go_patch.h"
+
+#include <string>
+
+// Followed: gomodules/jsonpatch v2/jsonpatch.go (CreatePatch, handleValues, diff, matchesValue,
+// makePath and its rfc6901Encoder, Operation.MarshalJSON), istio/istio pkg/kube/inject/webhook.go
+// (createPatch), and the json tags of k8s.io/api core/v1 types.go for goTypedPod (which fields
+// lack `omitempty`; metav1.Time marshals its zero value as null; resource.Quantity is a struct,
+// so `omitempty` never drops it and its zero value is "0").
+
+namespace harness::injector::istio {
+
+namespace {
+
+using nlohmann::json;
+using core::JsonPatch;
+using core::PatchOperation;
+
+// The kinds Go's encoding/json decodes into interface{}: every number is a float64.
+enum class Kind { kNull, kBool, kNumber, kString, kArray, kObject };
+
+Kind kindOf(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null:
+    case json::value_t::discarded:
+      return Kind::kNull;
+    case json::value_t::boolean:
+      return Kind::kBool;
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+    case json::value_t::number_float:
+      return Kind::kNumber;
+    case json::value_t::string:
+    case json::value_t::binary:
+      return Kind::kString;
+    case json::value_t::array:
+      return Kind::kArray;
+    case json::value_t::object:
+      return Kind::kObject;
+  }
+  return Kind::kNull;
+}
+
+// rfc6901Encoder: strings.NewReplacer("~", "~0", "/", "~1"), one pass.
+void appendPathPart(std::string& path, std::string_view part) {
+  path.push_back('/');
+  for (char c : part) {
+    if (c == '~') {
+      path += "~0";
+    } else if (c == '/') {
+      path += "~1";
+    } else {
+      path.push_back(c);
+    }
+  }
+}
+
+std::string makePath(const std::string& path, std::string_view part) {
+  std::string out = path;
+  appendPathPart(out, part);
+  return out;
+}
+
+std::string makePath(const std::string& path, std::size_t index) {
+  return makePath(path, std::to_string(index));
+}
+
+// matchesValue for scalars of the same kind.
+bool scalarsMatch(const json& a, const json& b) {
+  switch (kindOf(a)) {
+    case Kind::kBool:
+      return a.get<bool>() == b.get<bool>();
+    case Kind::kNumber:
+      return a.get<double>() == b.get<double>();
+    case Kind::kString:
+      return a.get_ref<const std::string&>() == b.get_ref<const std::string&>();
+    default:
+      return false;
+  }
+}
+
+void handleValues(const json& a, const json& b, const std::string& path, JsonPatch& patch);
+
+void diffObjects(const json& a, const json& b, const std::string& path, JsonPatch& patch) {
+  for (auto it = b.begin(); it != b.end(); ++it) {
+    const std::string p = makePath(path, it.key());
+    auto av = a.find(it.key());
+    if (av == a.end()) {
+      patch.push_back(PatchOperation::add(p, *it));
+      continue;
+    }
+    handleValues(*av, *it, p, patch);
+  }
+  for (auto it = a.begin(); it != a.end(); ++it) {
+    if (!b.contains(it.key())) patch.push_back(PatchOperation::remove(makePath(path, it.key())));
+  }
+}
+
+void handleValues(const json& a, const json& b, const std::string& path, JsonPatch& patch) {
+  const Kind ka = kindOf(a);
+  const Kind kb = kindOf(b);
+  if (ka == Kind::kNull && kb == Kind::kNull) return;
+  if (ka != kb) {
+    // Types changed: replace completely (keeps a null in the destination).
+    patch.push_back(PatchOperation::replace(path, b));
+    return;
+  }
+  switch (ka) {
+    case Kind::kObject:
+      diffObjects(a, b, path, patch);
+      break;
+    case Kind::kArray: {
+      const std::size_t n = std::min(a.size(), b.size());
+      for (std::size_t i = a.size(); i > n; --i) {
+        patch.push_back(PatchOperation::remove(makePath(path, i - 1)));
+      }
+      for (std::size_t i = n; i < b.size(); ++i) {
+        patch.push_back(PatchOperation::add(makePath(path, i), b[i]));
+      }
+      for (std::size_t i = 0; i < n; ++i) handleValues(a[i], b[i], makePath(path, i), patch);
+      break;
+    }
+    default:
+      if (!scalarsMatch(a, b)) patch.push_back(PatchOperation::replace(path, b));
+      break;
+  }
+}
+
+// ---- goTypedPod ----------------------------------------------------------------------------
+
+void defaultMember(json& obj, const char* key, const json& value) {
+  if (obj.is_object() && !obj.contains(key)) obj[key] = value;
+}
+
+// Applies `fn` to every object element of obj[key] when it is an array.
+template <typename Fn>
+void eachObject(json& obj, const char* key, Fn fn) {
+  if (!obj.is_object()) return;
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_array()) return;
+  for (auto& e : *it) {
+    if (e.is_object()) fn(e);
+  }
+}
+
+template <typename Fn>
+void member(json& obj, const char* key, Fn fn) {
+  if (!obj.is_object()) return;
+  auto it = obj.find(key);
+  if (it != obj.end() && it->is_object()) fn(*it);
+}
+
+void typedKeyToPath(json& item) {
+  defaultMember(item, "key", "");
+  defaultMember(item, "path", "");
+}
+
+void typedResourceFieldRef(json& r) {
+  defaultMember(r, "resource", "");
+  defaultMember(r, "divisor", "0");
+}
+
+void typedFieldRef(json& r) { defaultMember(r, "fieldPath", ""); }
+
+void typedDownwardApiFile(json& f) {
+  defaultMember(f, "path", "");
+  member(f, "fieldRef", typedFieldRef);
+  member(f, "resourceFieldRef", typedResourceFieldRef);
+}
+
+// ProbeHandler / LifecycleHandler.
+void typedHandler(json& h) {
+  member(h, "httpGet", [](json& g) {
+    defaultMember(g, "port", 0);
+    eachObject(g, "httpHeaders", [](json& hh) {
+      defaultMember(hh, "name", "");
+      defaultMember(hh, "value", "");
+    });
+  });
+  member(h, "tcpSocket", [](json& t) { defaultMember(t, "port", 0); });
+  member(h, "grpc", [](json& g) {
+    defaultMember(g, "port", 0);
+    defaultMember(g, "service", nullptr);  // `json:"service"`: a nil pointer is null
+  });
+  member(h, "sleep", [](json& s) { defaultMember(s, "seconds", 0); });
+}
+
+void typedSecurityProfile(json& sc) {
+  member(sc, "seccompProfile", [](json& p) { defaultMember(p, "type", ""); });
+  member(sc, "appArmorProfile", [](json& p) { defaultMember(p, "type", ""); });
+}
+
+void typedContainer(json& c) {
+  defaultMember(c, "name", "");
+  defaultMember(c, "resources", json::object());
+  eachObject(c, "ports", [](json& p) { defaultMember(p, "containerPort", 0); });
+  eachObject(c, "env", [](json& e) {
+    defaultMember(e, "name", "");
+    member(e, "valueFrom", [](json& vf) {
+      member(vf, "fieldRef", typedFieldRef);
+      member(vf, "resourceFieldRef", typedResourceFieldRef);
+      member(vf, "configMapKeyRef", [](json& r) { defaultMember(r, "key", ""); });
+      member(vf, "secretKeyRef", [](json& r) { defaultMember(r, "key", ""); });
+    });
+  });
+  eachObject(c, "volumeMounts", [](json& m) {
+    defaultMember(m, "name", "");
+    defaultMember(m, "mountPath", "");
+  });
+  eachObject(c, "volumeDevices", [](json& d) {
+    defaultMember(d, "name", "");
+    defaultMember(d, "devicePath", "");
+  });
+  eachObject(c, "resizePolicy", [](json& r) {
+    defaultMember(r, "resourceName", "");
+    defaultMember(r, "restartPolicy", "");
+  });
+  for (const char* probe : {"livenessProbe", "readinessProbe", "startupProbe"}) {
+    member(c, probe, typedHandler);
+  }
+  member(c, "lifecycle", [](json& l) {
+    member(l, "postStart", typedHandler);
+    member(l, "preStop", typedHandler);
+  });
+  member(c, "securityContext", typedSecurityProfile);
+}
+
+void typedVolume(json& v) {
+  defaultMember(v, "name", "");
+  member(v, "configMap", [](json& s) { eachObject(s, "items", typedKeyToPath); });
+  member(v, "secret", [](json& s) { eachObject(s, "items", typedKeyToPath); });
+  member(v, "downwardAPI", [](json& s) { eachObject(s, "items", typedDownwardApiFile); });
+  member(v, "persistentVolumeClaim", [](json& s) { defaultMember(s, "claimName", ""); });
+  member(v, "hostPath", [](json& s) { defaultMember(s, "path", ""); });
+  member(v, "csi", [](json& s) { defaultMember(s, "driver", ""); });
+  member(v, "nfs", [](json& s) {
+    defaultMember(s, "server", "");
+    defaultMember(s, "path", "");
+  });
+  member(v, "projected", [](json& p) {
+    defaultMember(p, "sources", nullptr);  // `json:"sources"`
+    eachObject(p, "sources", [](json& src) {
+      member(src, "serviceAccountToken", [](json& t) { defaultMember(t, "path", ""); });
+      member(src, "configMap", [](json& s) { eachObject(s, "items", typedKeyToPath); });
+      member(src, "secret", [](json& s) { eachObject(s, "items", typedKeyToPath); });
+      member(src, "downwardAPI", [](json& s) { eachObject(s, "items", typedDownwardApiFile); });
+      member(src, "clusterTrustBundle", [](json& s) { defaultMember(s, "path", ""); });
+    });
+  });
+}
+
+}  // namespace
+
+JsonPatch createPatchGomodules(const json& original, const json& modified) {
+  JsonPatch patch;
+  if (original == modified) return patch;  // CreatePatch's byte-equality shortcut
+  handleValues(original, modified, "", patch);
+  return patch;
+}
+
+json goTypedPod(const json& pod) {
+  if (!pod.is_object()) return pod;
+  json out = pod;
+  if (!out.contains("metadata") || !out["metadata"].is_object()) out["metadata"] = json::object();
+  json& meta = out["metadata"];
+  defaultMember(meta, "creationTimestamp", nullptr);
+  eachObject(meta, "ownerReferences", [](json& r) {
+    for (const char* k : {"apiVersion", "kind", "name", "uid"}) defaultMember(r, k, "");
+  });
+  if (!out.contains("spec") || !out["spec"].is_object()) out["spec"] = json::object();
+  json& spec = out["spec"];
+  defaultMember(spec, "containers", nullptr);  // `json:"containers"`: a nil slice is null
+  for (const char* list : {"initContainers", "containers", "ephemeralContainers"}) {
+    eachObject(spec, list, typedContainer);
+  }
+  eachObject(spec, "volumes", typedVolume);
+  eachObject(spec, "hostAliases", [](json& h) { defaultMember(h, "ip", ""); });
+  eachObject(spec, "readinessGates", [](json& g) { defaultMember(g, "conditionType", ""); });
+  eachObject(spec, "topologySpreadConstraints", [](json& t) {
+    defaultMember(t, "maxSkew", 0);
+    defaultMember(t, "topologyKey", "");
+    defaultMember(t, "whenUnsatisfiable", "");
+  });
+  member(spec, "securityContext", [](json& sc) {
+    typedSecurityProfile(sc);
+    eachObject(sc, "sysctls", [](json& s) {
+      defaultMember(s, "name", "");
+      defaultMember(s, "value", "");
+    });
+  });
+  if (!out.contains("status") || out["status"].is_null()) out["status"] = json::object();
+  return out;
+}
+
+}  // namespace harness::injector::istio

@@ -1,0 +1,58 @@
+#pragma once
+
+// In-process X.509 material for tests and the simulator's endpoints (OpenSSL 3, EC P-256 keys,
+// X.509 v3): a CA, serving/client certificates it signs, self-signed certificates, and writing
+// them to files for net::Server. Replaces shelling out to openssl where a process must mint
+// certificates at run time (a scenario starting stub webhooks and the injector).
+//
+// The certificates follow what Go's crypto/x509 verifier expects of a webhook's serving
+// certificate (k8s-admission-chain.md §4.5): host names and IP addresses in the subjectAltName
+// (Go ignores the Common Name), serverAuth in the extended key usage.
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/core/result.h"
+
+namespace harness::net {
+
+struct CertificateAuthority {
+  std::string certificate_pem;  // the CA certificate (a caBundle)
+  std::string private_key_pem;  // PKCS#8 PEM
+
+  // A self-signed CA: basicConstraints CA:TRUE (critical), keyUsage keyCertSign, cRLSign,
+  // digitalSignature (critical). Valid from five minutes ago (clock skew) for `validity`.
+  static core::Result<CertificateAuthority> create(
+      std::string_view common_name, std::chrono::hours validity = std::chrono::hours(24 * 365));
+};
+
+struct IssuedCertificate {
+  std::string certificate_pem;  // the leaf certificate only
+  std::string private_key_pem;  // PKCS#8 PEM
+};
+
+// A serving (and client) certificate signed by `ca`: subject CN=`common_name`, one SAN per entry
+// of `sans` (an entry that parses as an IPv4 or IPv6 address becomes an IP SAN, anything else a
+// DNS SAN), keyUsage digitalSignature+keyEncipherment, extendedKeyUsage serverAuth+clientAuth,
+// CA:FALSE. Errors: an unusable CA (PEM that does not parse, a key that does not match), an empty
+// SAN entry, a non-positive validity.
+core::Result<IssuedCertificate> issueCertificate(
+    const CertificateAuthority& ca, std::string_view common_name,
+    const std::vector<std::string>& sans,
+    std::chrono::hours validity = std::chrono::hours(24 * 365));
+
+// The same kind of leaf, but signed by its own key (issuer == subject): a client that trusts any
+// CA rejects it as "x509: certificate signed by unknown authority".
+core::Result<IssuedCertificate> selfSignedCertificate(std::string_view common_name,
+                                                      const std::vector<std::string>& sans);
+
+// Writes both PEM files atomically (a temporary file in the same directory, then rename), the
+// certificate with mode 0644 and the key with mode 0600; missing parent directories are created.
+core::Result<void> writePemFiles(const IssuedCertificate& certificate,
+                                 const std::filesystem::path& cert_file,
+                                 const std::filesystem::path& key_file);
+
+}  // namespace harness::net

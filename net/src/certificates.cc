@@ -1,0 +1,362 @@
+#include "harness/net/certificates.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <memory>
+#include <system_error>
+
+#include <fmt/format.h>
+#include <openssl/bn.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include "tls_support.h"
+
+namespace harness::net {
+
+namespace {
+
+struct OpenSslFree {
+  void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
+  void operator()(X509* p) const { X509_free(p); }
+  void operator()(BIO* p) const { BIO_free(p); }
+  void operator()(BIGNUM* p) const { BN_free(p); }
+  void operator()(GENERAL_NAMES* p) const { GENERAL_NAMES_free(p); }
+  void operator()(X509_EXTENSION* p) const { X509_EXTENSION_free(p); }
+};
+using KeyPtr = std::unique_ptr<EVP_PKEY, OpenSslFree>;
+using CertPtr = std::unique_ptr<X509, OpenSslFree>;
+using BioPtr = std::unique_ptr<BIO, OpenSslFree>;
+
+// Five minutes of tolerance for clocks that disagree (Go's own test certificates start an hour
+// back; a few minutes is enough between processes on one machine).
+constexpr long kBackdateSeconds = 5 * 60;
+
+core::Error openSslError(std::string_view what) {
+  return core::makeError(fmt::format("{}: {}", what, detail::takeOpenSslErrors()));
+}
+
+core::Result<KeyPtr> generateKey() {
+  KeyPtr key(EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-256"));
+  if (!key) return openSslError("cannot generate an EC P-256 key");
+  return key;
+}
+
+core::Result<std::string> bioContents(BIO* bio) {
+  char* data = nullptr;
+  const long size = BIO_get_mem_data(bio, &data);
+  if (size < 0 || (size > 0 && data == nullptr)) return openSslError("cannot read PEM buffer");
+  return std::string(data, static_cast<std::size_t>(size));
+}
+
+core::Result<std::string> certificatePem(X509* cert) {
+  BioPtr bio(BIO_new(BIO_s_mem()));
+  if (!bio || PEM_write_bio_X509(bio.get(), cert) != 1) {
+    return openSslError("cannot encode certificate");
+  }
+  return bioContents(bio.get());
+}
+
+core::Result<std::string> privateKeyPem(EVP_PKEY* key) {
+  BioPtr bio(BIO_new(BIO_s_mem()));
+  if (!bio ||
+      PEM_write_bio_PrivateKey(bio.get(), key, nullptr, nullptr, 0, nullptr, nullptr) != 1) {
+    return openSslError("cannot encode private key");
+  }
+  return bioContents(bio.get());
+}
+
+// A random positive 127-bit serial number, as Go's tooling uses (RFC 5280 §4.1.2.2: at most
+// 20 octets, positive).
+core::Result<void> setRandomSerial(X509* cert) {
+  unsigned char bytes[16];
+  if (RAND_bytes(bytes, sizeof bytes) != 1) return openSslError("cannot generate a serial number");
+  bytes[0] &= 0x7f;
+  bytes[0] |= 0x01;  // never zero
+  std::unique_ptr<BIGNUM, OpenSslFree> bn(BN_bin2bn(bytes, sizeof bytes, nullptr));
+  if (!bn || !BN_to_ASN1_INTEGER(bn.get(), X509_get_serialNumber(cert))) {
+    return openSslError("cannot set the serial number");
+  }
+  return {};
+}
+
+core::Result<void> setValidity(X509* cert, std::chrono::hours validity) {
+  if (validity.count() <= 0) {
+    return core::makeError(
+        fmt::format("certificate validity must be positive, got {}h", validity.count()));
+  }
+  const std::time_t now = std::time(nullptr);
+  const long hours = static_cast<long>(validity.count());
+  if (!ASN1_TIME_adj(X509_getm_notBefore(cert), now, 0, -kBackdateSeconds) ||
+      !ASN1_TIME_adj(X509_getm_notAfter(cert), now, static_cast<int>(hours / 24),
+                     (hours % 24) * 3600)) {
+    return openSslError("cannot set the validity period");
+  }
+  return {};
+}
+
+core::Result<void> setSubject(X509* cert, std::string_view common_name) {
+  X509_NAME* name = X509_get_subject_name(cert);
+  if (!common_name.empty()) {
+    const std::string cn(common_name);
+    if (X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8,
+                                   reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1,
+                                   0) != 1) {
+      return openSslError(fmt::format("invalid common name \"{}\"", cn));
+    }
+  }
+  return {};
+}
+
+core::Result<void> addExtension(X509* cert, X509V3_CTX* ctx, int nid, const char* value) {
+  std::unique_ptr<X509_EXTENSION, OpenSslFree> ext(
+      X509V3_EXT_conf_nid(nullptr, ctx, nid, value));
+  if (!ext || X509_add_ext(cert, ext.get(), -1) != 1) {
+    return openSslError(fmt::format("cannot add extension {} = {}", OBJ_nid2sn(nid), value));
+  }
+  return {};
+}
+
+// One GENERAL_NAME per entry: an IP SAN when the text parses as an address (inet_pton is
+// strict, unlike OpenSSL's a2i_IPADDRESS, which accepts "1.2.3.4.example.com"), else a DNS SAN.
+// Go's x509.CreateCertificate refuses names that are not IA5 (ASCII); so do we.
+core::Result<void> addSubjectAltNames(X509* cert, const std::vector<std::string>& sans) {
+  if (sans.empty()) return {};
+  std::unique_ptr<GENERAL_NAMES, OpenSslFree> names(sk_GENERAL_NAME_new_null());
+  if (!names) return openSslError("cannot allocate subjectAltName");
+  for (std::size_t i = 0; i < sans.size(); ++i) {
+    const std::string& san = sans[i];
+    if (san.empty()) return core::makeError(fmt::format("sans[{}]: empty name", i));
+    unsigned char address[16];
+    int address_length = 0;
+    if (inet_pton(AF_INET, san.c_str(), address) == 1) {
+      address_length = 4;
+    } else if (inet_pton(AF_INET6, san.c_str(), address) == 1) {
+      address_length = 16;
+    }
+    GENERAL_NAME* name = GENERAL_NAME_new();
+    if (!name) return openSslError("cannot allocate a subjectAltName entry");
+    if (address_length > 0) {
+      ASN1_OCTET_STRING* ip = ASN1_OCTET_STRING_new();
+      if (!ip || ASN1_OCTET_STRING_set(ip, address, address_length) != 1) {
+        ASN1_OCTET_STRING_free(ip);
+        GENERAL_NAME_free(name);
+        return openSslError("cannot encode an IP subjectAltName");
+      }
+      GENERAL_NAME_set0_value(name, GEN_IPADD, ip);
+    } else {
+      for (unsigned char c : san) {
+        if (c < 0x20 || c > 0x7e) {
+          GENERAL_NAME_free(name);
+          return core::makeError(fmt::format(
+              "sans[{}]: x509: \"{}\" cannot be encoded as an IA5String", i, san));
+        }
+      }
+      ASN1_IA5STRING* dns = ASN1_IA5STRING_new();
+      if (!dns || ASN1_STRING_set(dns, san.data(), static_cast<int>(san.size())) != 1) {
+        ASN1_IA5STRING_free(dns);
+        GENERAL_NAME_free(name);
+        return openSslError("cannot encode a DNS subjectAltName");
+      }
+      GENERAL_NAME_set0_value(name, GEN_DNS, dns);
+    }
+    if (sk_GENERAL_NAME_push(names.get(), name) <= 0) {
+      GENERAL_NAME_free(name);
+      return openSslError("cannot add a subjectAltName entry");
+    }
+  }
+  if (X509_add1_ext_i2d(cert, NID_subject_alt_name, names.get(), 0, X509V3_ADD_DEFAULT) != 1) {
+    return openSslError("cannot add subjectAltName");
+  }
+  return {};
+}
+
+core::Result<CertPtr> newCertificate(EVP_PKEY* subject_key, std::string_view common_name,
+                                     std::chrono::hours validity) {
+  CertPtr cert(X509_new());
+  if (!cert || X509_set_version(cert.get(), X509_VERSION_3) != 1) {
+    return openSslError("cannot create a certificate");
+  }
+  if (auto r = setRandomSerial(cert.get()); !r) return r.error();
+  if (auto r = setValidity(cert.get(), validity); !r) return r.error();
+  if (auto r = setSubject(cert.get(), common_name); !r) return r.error();
+  if (X509_set_pubkey(cert.get(), subject_key) != 1) return openSslError("cannot set public key");
+  return cert;
+}
+
+// Builds and signs a leaf. `issuer`/`issuer_key` null: self-signed.
+core::Result<IssuedCertificate> makeLeaf(X509* issuer, EVP_PKEY* issuer_key,
+                                         std::string_view common_name,
+                                         const std::vector<std::string>& sans,
+                                         std::chrono::hours validity) {
+  ERR_clear_error();
+  auto key = generateKey();
+  if (!key) return key.error();
+  auto cert = newCertificate(key->get(), common_name, validity);
+  if (!cert) return cert.error();
+  X509* leaf = cert->get();
+  const bool self_signed = issuer == nullptr;
+  if (self_signed) {
+    issuer = leaf;
+    issuer_key = key->get();
+  }
+  if (X509_set_issuer_name(leaf, X509_get_subject_name(issuer)) != 1) {
+    return openSslError("cannot set issuer");
+  }
+  X509V3_CTX ctx;
+  X509V3_set_ctx(&ctx, issuer, leaf, nullptr, nullptr, 0);
+  if (auto r = addExtension(leaf, &ctx, NID_basic_constraints, "critical,CA:FALSE"); !r) {
+    return r.error();
+  }
+  if (auto r = addExtension(leaf, &ctx, NID_key_usage,
+                            "critical,digitalSignature,keyEncipherment");
+      !r) {
+    return r.error();
+  }
+  if (auto r = addExtension(leaf, &ctx, NID_ext_key_usage, "serverAuth,clientAuth"); !r) {
+    return r.error();
+  }
+  if (auto r = addExtension(leaf, &ctx, NID_subject_key_identifier, "hash"); !r) return r.error();
+  if (!self_signed) {
+    if (auto r = addExtension(leaf, &ctx, NID_authority_key_identifier, "keyid:always"); !r) {
+      return r.error();
+    }
+  }
+  if (auto r = addSubjectAltNames(leaf, sans); !r) return r.error();
+  if (X509_sign(leaf, issuer_key, EVP_sha256()) <= 0) return openSslError("cannot sign");
+  auto cert_pem = certificatePem(leaf);
+  if (!cert_pem) return cert_pem.error();
+  auto key_pem = privateKeyPem(key->get());
+  if (!key_pem) return key_pem.error();
+  return IssuedCertificate{std::move(*cert_pem), std::move(*key_pem)};
+}
+
+core::Result<void> writeFileAtomically(const std::filesystem::path& path,
+                                       const std::string& content, mode_t mode) {
+  static std::atomic<unsigned> counter{0};
+  std::error_code ec;
+  if (path.has_parent_path()) {
+    std::filesystem::create_directories(path.parent_path(), ec);
+    if (ec) {
+      return core::makeError(
+          fmt::format("cannot create {}: {}", path.parent_path().string(), ec.message()));
+    }
+  }
+  const std::string tmp =
+      fmt::format("{}.tmp-{}-{}", path.string(), ::getpid(), counter.fetch_add(1));
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  if (fd < 0) {
+    return core::makeError(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
+  }
+  auto fail = [&](const char* what) {
+    const int saved = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return core::makeError(fmt::format("cannot {} {}: {}", what, tmp, std::strerror(saved)));
+  };
+  if (::fchmod(fd, mode) != 0) return fail("chmod");  // the umask may have narrowed `mode`
+  std::size_t written = 0;
+  while (written < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail("write");
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0) {
+    const int saved = errno;
+    ::unlink(tmp.c_str());
+    return core::makeError(fmt::format("cannot write {}: {}", tmp, std::strerror(saved)));
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int saved = errno;
+    ::unlink(tmp.c_str());
+    return core::makeError(
+        fmt::format("cannot rename {} to {}: {}", tmp, path.string(), std::strerror(saved)));
+  }
+  return {};
+}
+
+}  // namespace
+
+core::Result<CertificateAuthority> CertificateAuthority::create(std::string_view common_name,
+                                                                std::chrono::hours validity) {
+  ERR_clear_error();
+  auto key = generateKey();
+  if (!key) return key.error();
+  auto cert = newCertificate(key->get(), common_name, validity);
+  if (!cert) return cert.error();
+  X509* ca = cert->get();
+  if (X509_set_issuer_name(ca, X509_get_subject_name(ca)) != 1) {
+    return openSslError("cannot set issuer");
+  }
+  X509V3_CTX ctx;
+  X509V3_set_ctx(&ctx, ca, ca, nullptr, nullptr, 0);
+  if (auto r = addExtension(ca, &ctx, NID_basic_constraints, "critical,CA:TRUE"); !r) {
+    return r.error();
+  }
+  if (auto r = addExtension(ca, &ctx, NID_key_usage,
+                            "critical,keyCertSign,cRLSign,digitalSignature");
+      !r) {
+    return r.error();
+  }
+  if (auto r = addExtension(ca, &ctx, NID_subject_key_identifier, "hash"); !r) return r.error();
+  if (X509_sign(ca, key->get(), EVP_sha256()) <= 0) return openSslError("cannot sign the CA");
+  auto cert_pem = certificatePem(ca);
+  if (!cert_pem) return cert_pem.error();
+  auto key_pem = privateKeyPem(key->get());
+  if (!key_pem) return key_pem.error();
+  return CertificateAuthority{std::move(*cert_pem), std::move(*key_pem)};
+}
+
+core::Result<IssuedCertificate> issueCertificate(const CertificateAuthority& ca,
+                                                 std::string_view common_name,
+                                                 const std::vector<std::string>& sans,
+                                                 std::chrono::hours validity) {
+  ERR_clear_error();
+  BioPtr cert_bio(BIO_new_mem_buf(ca.certificate_pem.data(),
+                                  static_cast<int>(ca.certificate_pem.size())));
+  CertPtr ca_cert(cert_bio ? PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr)
+                           : nullptr);
+  if (!ca_cert) return openSslError("CA certificate: cannot parse PEM");
+  BioPtr key_bio(BIO_new_mem_buf(ca.private_key_pem.data(),
+                                 static_cast<int>(ca.private_key_pem.size())));
+  KeyPtr ca_key(key_bio ? PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr)
+                        : nullptr);
+  if (!ca_key) return openSslError("CA private key: cannot parse PEM");
+  if (X509_check_private_key(ca_cert.get(), ca_key.get()) != 1) {
+    ERR_clear_error();
+    return core::makeError("CA private key does not match the CA certificate");
+  }
+  if (X509_check_ca(ca_cert.get()) == 0) {
+    return core::makeError("CA certificate is not a certificate authority (no CA:TRUE)");
+  }
+  return makeLeaf(ca_cert.get(), ca_key.get(), common_name, sans, validity);
+}
+
+core::Result<IssuedCertificate> selfSignedCertificate(std::string_view common_name,
+                                                      const std::vector<std::string>& sans) {
+  return makeLeaf(nullptr, nullptr, common_name, sans, std::chrono::hours(24 * 365));
+}
+
+core::Result<void> writePemFiles(const IssuedCertificate& certificate,
+                                 const std::filesystem::path& cert_file,
+                                 const std::filesystem::path& key_file) {
+  // The key first: a watcher that sees the new certificate then finds its key already there.
+  if (auto r = writeFileAtomically(key_file, certificate.private_key_pem, 0600); !r) return r;
+  return writeFileAtomically(cert_file, certificate.certificate_pem, 0644);
+}
+
+}  // namespace harness::net

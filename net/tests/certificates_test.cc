@@ -1,0 +1,253 @@
+// In-process certificates: issued by a CA, served by net::Server over real TLS on 127.0.0.1,
+// verified by net::HttpClient with Go's error texts; bad CA material; the PEM files.
+
+#include "harness/net/certificates.h"
+
+#include <gtest/gtest.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <memory>
+
+#include "harness/net/client.h"
+#include "harness/net/server.h"
+#include "harness/testing/support.h"
+
+namespace harness::net {
+namespace {
+
+using namespace std::chrono_literals;
+using harness::testing::readFile;
+using harness::testing::ScratchDir;
+
+struct X509Free {
+  void operator()(X509* p) const { X509_free(p); }
+};
+
+std::unique_ptr<X509, X509Free> parsePem(const std::string& pem) {
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+  BIO_free(bio);
+  return std::unique_ptr<X509, X509Free>(cert);
+}
+
+CertificateAuthority makeCa(std::string_view name = "test-ca") {
+  auto ca = CertificateAuthority::create(name);
+  EXPECT_TRUE(ca.ok()) << ca.error().message;
+  return ca.ok() ? *ca : CertificateAuthority{};
+}
+
+class ServedCertificateTest : public ::testing::Test {
+ protected:
+  // Serves `certificate` on 127.0.0.1:0.
+  void serve(const IssuedCertificate& certificate) {
+    auto written = writePemFiles(certificate, dir_ / "tls.crt", dir_ / "tls.key");
+    ASSERT_TRUE(written.ok()) << written.error().message;
+    Router router;
+    router.fallback([](const Request&) { return Response::text(200, "hello"); });
+    ServerOptions options;
+    options.tls = TlsServerConfig{(dir_ / "tls.crt").string(), (dir_ / "tls.key").string()};
+    options.tls->reload_check_interval = 0ms;
+    server_ = std::make_unique<Server>(options, std::move(router));
+    auto started = server_->start();
+    ASSERT_TRUE(started.ok()) << started.error().message;
+  }
+
+  ClientResponse get(const std::string& ca_pem, const std::string& host = "127.0.0.1") {
+    ClientOptions options;
+    options.ca_pem = ca_pem;
+    HttpClient client(options);
+    ClientRequest request;
+    request.method = "POST";
+    request.url = "https://" + host + ":" + std::to_string(server_->port()) + "/";
+    request.connect_to = "127.0.0.1:" + std::to_string(server_->port());
+    request.deadline = std::chrono::steady_clock::now() + 10s;
+    url_ = request.url;
+    return client.sendSync(std::move(request));
+  }
+
+  ScratchDir dir_{"certificates"};
+  std::unique_ptr<Server> server_;
+  std::string url_;
+};
+
+TEST_F(ServedCertificateTest, ClientTrustingTheCaConnectsByIp) {
+  const auto ca = makeCa();
+  auto leaf = issueCertificate(ca, "webhook", {"127.0.0.1", "localhost"});
+  ASSERT_TRUE(leaf.ok()) << leaf.error().message;
+  serve(*leaf);
+  auto res = get(ca.certificate_pem);
+  ASSERT_TRUE(res.ok()) << res.error_message;
+  EXPECT_EQ(res.body, "hello");
+}
+
+TEST_F(ServedCertificateTest, ClientTrustingTheCaConnectsByDnsName) {
+  const auto ca = makeCa();
+  auto leaf = issueCertificate(ca, "webhook", {"127.0.0.1", "webhook.ns.svc"});
+  ASSERT_TRUE(leaf.ok()) << leaf.error().message;
+  serve(*leaf);
+  auto res = get(ca.certificate_pem, "webhook.ns.svc");
+  ASSERT_TRUE(res.ok()) << res.error_message;
+}
+
+TEST_F(ServedCertificateTest, ClientTrustingAnotherCaGetsUnknownAuthority) {
+  const auto ca = makeCa();
+  const auto other = makeCa("other-ca");
+  auto leaf = issueCertificate(ca, "webhook", {"127.0.0.1"});
+  ASSERT_TRUE(leaf.ok()) << leaf.error().message;
+  serve(*leaf);
+  auto res = get(other.certificate_pem);
+  EXPECT_EQ(res.error, ClientErrorKind::kTls);
+  EXPECT_EQ(res.error_message, "Post \"" + url_ +
+                                   "\": tls: failed to verify certificate: x509: certificate "
+                                   "signed by unknown authority");
+}
+
+TEST_F(ServedCertificateTest, SelfSignedCertificateIsAnUnknownAuthority) {
+  const auto ca = makeCa();
+  auto leaf = selfSignedCertificate("webhook", {"127.0.0.1"});
+  ASSERT_TRUE(leaf.ok()) << leaf.error().message;
+  serve(*leaf);
+  auto res = get(ca.certificate_pem);
+  EXPECT_EQ(res.error, ClientErrorKind::kTls);
+  EXPECT_EQ(res.error_message, "Post \"" + url_ +
+                                   "\": tls: failed to verify certificate: x509: certificate "
+                                   "signed by unknown authority");
+}
+
+TEST_F(ServedCertificateTest, WrongHostNameNamesTheValidNames) {
+  const auto ca = makeCa();
+  auto leaf = issueCertificate(ca, "webhook", {"127.0.0.1", "a.ns.svc", "b.ns.svc"});
+  ASSERT_TRUE(leaf.ok()) << leaf.error().message;
+  serve(*leaf);
+  auto res = get(ca.certificate_pem, "c.ns.svc");
+  EXPECT_EQ(res.error, ClientErrorKind::kTls);
+  EXPECT_EQ(res.error_message, "Post \"" + url_ +
+                                   "\": tls: failed to verify certificate: x509: certificate is "
+                                   "valid for a.ns.svc, b.ns.svc, not c.ns.svc");
+}
+
+TEST_F(ServedCertificateTest, WrongIpAddressNamesTheValidAddresses) {
+  const auto ca = makeCa();
+  auto leaf = issueCertificate(ca, "webhook", {"192.0.2.1", "localhost"});
+  ASSERT_TRUE(leaf.ok()) << leaf.error().message;
+  serve(*leaf);
+  auto res = get(ca.certificate_pem);
+  EXPECT_EQ(res.error_message, "Post \"" + url_ +
+                                   "\": tls: failed to verify certificate: x509: certificate is "
+                                   "valid for 192.0.2.1, not 127.0.0.1");
+}
+
+TEST(IssueCertificate, SortsSansIntoIpAndDnsEntries) {
+  const auto ca = makeCa();
+  auto leaf = issueCertificate(ca, "webhook", {"10.0.0.1", "::1", "1.2.3.4.example.com"});
+  ASSERT_TRUE(leaf.ok()) << leaf.error().message;
+  auto cert = parsePem(leaf->certificate_pem);
+  ASSERT_TRUE(cert);
+  auto* names = static_cast<GENERAL_NAMES*>(
+      X509_get_ext_d2i(cert.get(), NID_subject_alt_name, nullptr, nullptr));
+  ASSERT_NE(names, nullptr);
+  ASSERT_EQ(sk_GENERAL_NAME_num(names), 3);
+  EXPECT_EQ(sk_GENERAL_NAME_value(names, 0)->type, GEN_IPADD);
+  EXPECT_EQ(sk_GENERAL_NAME_value(names, 1)->type, GEN_IPADD);
+  EXPECT_EQ(sk_GENERAL_NAME_value(names, 2)->type, GEN_DNS);
+  GENERAL_NAMES_free(names);
+}
+
+TEST(IssueCertificate, CarriesServerAndClientAuthAndIsNotACa) {
+  const auto ca = makeCa();
+  auto leaf = issueCertificate(ca, "webhook", {"localhost"});
+  ASSERT_TRUE(leaf.ok()) << leaf.error().message;
+  auto cert = parsePem(leaf->certificate_pem);
+  ASSERT_TRUE(cert);
+  EXPECT_TRUE(X509_get_extended_key_usage(cert.get()) & XKU_SSL_SERVER);
+  EXPECT_TRUE(X509_get_extended_key_usage(cert.get()) & XKU_SSL_CLIENT);
+  EXPECT_EQ(X509_check_ca(cert.get()), 0);
+  auto ca_cert = parsePem(ca.certificate_pem);
+  ASSERT_TRUE(ca_cert);
+  EXPECT_NE(X509_check_ca(ca_cert.get()), 0);
+  EXPECT_EQ(X509_check_issued(ca_cert.get(), cert.get()), X509_V_OK);
+}
+
+TEST(IssueCertificate, RejectsACaWhosePemDoesNotParse) {
+  CertificateAuthority broken{"not a certificate", "not a key"};
+  auto leaf = issueCertificate(broken, "webhook", {"localhost"});
+  ASSERT_FALSE(leaf.ok());
+  EXPECT_TRUE(leaf.error().message.starts_with("CA certificate: cannot parse PEM"))
+      << leaf.error().message;
+}
+
+TEST(IssueCertificate, RejectsACaKeyThatDoesNotMatch) {
+  auto ca = makeCa();
+  ca.private_key_pem = makeCa("other").private_key_pem;
+  auto leaf = issueCertificate(ca, "webhook", {"localhost"});
+  ASSERT_FALSE(leaf.ok());
+  EXPECT_EQ(leaf.error().message, "CA private key does not match the CA certificate");
+}
+
+TEST(IssueCertificate, RejectsALeafUsedAsCa) {
+  const auto ca = makeCa();
+  auto leaf = issueCertificate(ca, "webhook", {"localhost"});
+  ASSERT_TRUE(leaf.ok());
+  auto grandchild = issueCertificate(
+      CertificateAuthority{leaf->certificate_pem, leaf->private_key_pem}, "x", {"localhost"});
+  ASSERT_FALSE(grandchild.ok());
+  EXPECT_EQ(grandchild.error().message,
+            "CA certificate is not a certificate authority (no CA:TRUE)");
+}
+
+TEST(IssueCertificate, RejectsAnEmptySan) {
+  auto leaf = issueCertificate(makeCa(), "webhook", {"localhost", ""});
+  ASSERT_FALSE(leaf.ok());
+  EXPECT_EQ(leaf.error().message, "sans[1]: empty name");
+}
+
+TEST(IssueCertificate, RejectsANonAsciiDnsName) {
+  auto leaf = issueCertificate(makeCa(), "webhook", {"caf\xc3\xa9.example"});
+  ASSERT_FALSE(leaf.ok());
+  EXPECT_EQ(leaf.error().message,
+            "sans[0]: x509: \"caf\xc3\xa9.example\" cannot be encoded as an IA5String");
+}
+
+TEST(IssueCertificate, RejectsANonPositiveValidity) {
+  auto leaf = issueCertificate(makeCa(), "webhook", {"localhost"}, std::chrono::hours(0));
+  ASSERT_FALSE(leaf.ok());
+  EXPECT_EQ(leaf.error().message, "certificate validity must be positive, got 0h");
+}
+
+TEST(WritePemFiles, WritesTheKeyOwnerOnlyAndTheCertificateWorldReadable) {
+  ScratchDir dir{"pem"};
+  auto leaf = issueCertificate(makeCa(), "webhook", {"localhost"});
+  ASSERT_TRUE(leaf.ok());
+  auto written = writePemFiles(*leaf, dir / "sub/tls.crt", dir / "sub/tls.key");
+  ASSERT_TRUE(written.ok()) << written.error().message;
+  EXPECT_EQ(readFile(dir / "sub/tls.crt"), leaf->certificate_pem);
+  EXPECT_EQ(readFile(dir / "sub/tls.key"), leaf->private_key_pem);
+  struct stat key_stat {};
+  struct stat cert_stat {};
+  ASSERT_EQ(::stat((dir / "sub/tls.key").c_str(), &key_stat), 0);
+  ASSERT_EQ(::stat((dir / "sub/tls.crt").c_str(), &cert_stat), 0);
+  EXPECT_EQ(key_stat.st_mode & 0777, 0600u);
+  EXPECT_EQ(cert_stat.st_mode & 0777, 0644u);
+  // Nothing but the two files is left behind.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir / "sub"),
+                          std::filesystem::directory_iterator()),
+            2);
+}
+
+TEST(WritePemFiles, ReportsAnUnwritableLocation) {
+  ScratchDir dir{"pem"};
+  harness::testing::writeFile(dir / "file", "x");
+  auto leaf = issueCertificate(makeCa(), "webhook", {"localhost"});
+  ASSERT_TRUE(leaf.ok());
+  auto written = writePemFiles(*leaf, dir / "file/tls.crt", dir / "file/tls.key");
+  ASSERT_FALSE(written.ok());
+  EXPECT_NE(written.error().message.find((dir / "file").string()), std::string::npos)
+      << written.error().message;
+}
+
+}  // namespace
+}  // namespace harness::net
