@@ -37,6 +37,17 @@ std::string_view toString(CallOutcome outcome) {
   return "Unknown";
 }
 
+void createDefaultServiceAccount(ObjectStore& store, const std::string& namespace_name) {
+  // pkg/controller/serviceaccount/serviceaccounts_controller.go: syncNamespace creates each of
+  // DefaultServiceAccountsControllerOptions' accounts ({Name: "default"}) that is missing; an
+  // existing one is left alone.
+  if (namespace_name.empty()) return;
+  (void)store.create({"", "serviceaccounts"},
+                     {{"apiVersion", "v1"},
+                      {"kind", "ServiceAccount"},
+                      {"metadata", {{"name", "default"}, {"namespace", namespace_name}}}});
+}
+
 core::UserInfo defaultAdminUser() {
   // k3s writes an admin kubeconfig whose client certificate is CN=system:admin,
   // O=system:masters; authenticated users also get system:authenticated.
@@ -254,6 +265,9 @@ AdmissionResult AdmissionChain::handle(const WriteRequest& request) {
   const core::GroupResource group_resource{request.resource.group, request.resource.resource};
   const auto info = core::findResource(request.resource, request.subresource);
   const bool namespaced = info ? info->namespaced : !request.namespace_name.empty();
+  // RequestInfo gives a request on namespaces/<n> the namespace <n>; cluster-scoped objects are
+  // stored without one.
+  const std::string storage_namespace = namespaced ? request.namespace_name : std::string();
 
   AuditRecorder audit(options_, result, verb, request, attributes);
   audit.requestReceived();
@@ -312,7 +326,7 @@ AdmissionResult AdmissionChain::handle(const WriteRequest& request) {
       if (request.old_object) {
         attributes.old_object = *request.old_object;
       } else {
-        auto stored = impl_->store.get(group_resource, request.namespace_name, attributes.name);
+        auto stored = impl_->store.get(group_resource, storage_namespace, attributes.name);
         if (!stored) {
           return finish(Failure{core::newNotFound(group_resource, attributes.name), "decode"});
         }
@@ -322,7 +336,7 @@ AdmissionResult AdmissionChain::handle(const WriteRequest& request) {
   } else if (request.operation == kOperationDelete) {
     auto stored = request.old_object
                       ? request.old_object
-                      : impl_->store.get(group_resource, request.namespace_name, request.name);
+                      : impl_->store.get(group_resource, storage_namespace, request.name);
     if (!stored) return finish(Failure{core::newNotFound(group_resource, request.name), "decode"});
     attributes.old_object = std::move(*stored);
     if (auto gvk = core::groupVersionKindOf(*attributes.old_object); gvk.ok()) {
@@ -407,6 +421,8 @@ AdmissionResult AdmissionChain::handle(const WriteRequest& request) {
             stringAt(object, "metadata", "generateName") + impl_->store.randomSuffix();
       }
       prepareForCreate(object);
+    } else if (request.subresource == "status") {
+      prepareForStatusUpdate(object, *attributes.old_object);
     } else {
       prepareForUpdate(object, *attributes.old_object);
     }
@@ -489,6 +505,12 @@ AdmissionResult AdmissionChain::handle(const WriteRequest& request) {
         return finish(Failure{*status, "storage"});
       }
       result.object = std::get<nlohmann::json>(stored);
+      if (options_.default_service_accounts && group_resource.group.empty() &&
+          group_resource.resource == "namespaces" && request.subresource.empty()) {
+        if (auto name = core::nameOf(*result.object); name.ok()) {
+          createDefaultServiceAccount(impl_->store, *name);
+        }
+      }
     }
   } else if (request.operation == kOperationUpdate) {
     result.code = 200;
@@ -506,7 +528,7 @@ AdmissionResult AdmissionChain::handle(const WriteRequest& request) {
     if (request.dry_run) {
       result.object = attributes.old_object;
     } else {
-      auto removed = impl_->store.remove(group_resource, request.namespace_name, request.name);
+      auto removed = impl_->store.remove(group_resource, storage_namespace, request.name);
       if (auto* status = std::get_if<core::Status>(&removed)) {
         return finish(Failure{*status, "storage"});
       }

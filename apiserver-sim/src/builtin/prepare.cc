@@ -243,6 +243,30 @@ void prepareForCreate(json& object) {
   object = std::move(copy);
 }
 
+void prepareForStatusUpdate(json& object, const json& old_object) {
+  // The *StatusStrategy PrepareForUpdate of pkg/registry (e.g. core/pod/strategy.go
+  // podStatusStrategy, apps/deployment/strategy.go deploymentStatusStrategy): the new status over
+  // the old object, whose spec (and, for pods, ownerReferences) stays.
+  if (!object.is_object() || !old_object.is_object()) return;
+  json updated = old_object;
+  if (object.contains("status")) {
+    updated["status"] = object["status"];
+  } else {
+    updated.erase("status");
+  }
+  if (object.contains("metadata") && object["metadata"].is_object()) {
+    // Labels and annotations may change through status like through the main resource.
+    for (const char* key : {"labels", "annotations", "resourceVersion"}) {
+      if (object["metadata"].contains(key)) {
+        updated["metadata"][key] = object["metadata"][key];
+      } else if (std::string_view(key) != "resourceVersion") {
+        updated["metadata"].erase(key);
+      }
+    }
+  }
+  object = std::move(updated);
+}
+
 void prepareForUpdate(json& object, const json& old_object) {
   if (!object.is_object() || !old_object.is_object()) return;
   json copy = object;

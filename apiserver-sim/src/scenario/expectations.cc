@@ -393,10 +393,10 @@ std::string lineDiff(std::string_view expected, std::string_view actual) {
         lines.push_back("  " + a[i]);
         ++i;
         ++j;
-      } else if (j < b.size() && (i == a.size() || lcs[i][j + 1] >= lcs[i + 1][j])) {
-        lines.push_back("+ " + b[j++]);
+      } else if (i < a.size() && (j == b.size() || lcs[i + 1][j] >= lcs[i][j + 1])) {
+        lines.push_back("- " + a[i++]);  // removals before additions, as diff -u shows them
       } else {
-        lines.push_back("- " + a[i++]);
+        lines.push_back("+ " + b[j++]);
       }
     }
   }

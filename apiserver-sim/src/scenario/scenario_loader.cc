@@ -565,8 +565,10 @@ void readEndpoints(Reader& reader, const View& spec, Scenario& scenario) {
         endpoint.services.push_back(*parsed);
       }
     }
+    bool hosts_given = false;
     if (auto hosts = reader.get(item, "hosts")) {
       if (auto values = reader.stringsValue(*hosts)) {
+        hosts_given = !values->empty();
         for (std::size_t j = 0; j < values->size(); ++j) {
           if (!validHostPort((*values)[j])) {
             reader.fail(detail::indexPath(hosts->path, j),
@@ -578,7 +580,7 @@ void readEndpoints(Reader& reader, const View& spec, Scenario& scenario) {
       }
     }
     if (endpoint.type != EndpointType::kExternal && endpoint.services.empty() &&
-        endpoint.hosts.empty()) {
+        endpoint.hosts.empty() && !hosts_given) {
       reader.fail(item.path,
                   "a service or hosts entry is required: webhook configurations reach an "
                   "endpoint through the addresses routed to it");

@@ -30,6 +30,9 @@ class RestHandlerTest : public ::testing::Test {
                            {"metadata", {{"name", "default"}}}, {"status", {{"phase", "Active"}}}});
     put("", "namespaces", {{"apiVersion", "v1"}, {"kind", "Namespace"},
                            {"metadata", {{"name", "team"}}}, {"status", {{"phase", "Active"}}}});
+    // As on a cluster, each namespace has its default ServiceAccount (the plugin requires it).
+    createDefaultServiceAccount(store_, "default");
+    createDefaultServiceAccount(store_, "team");
   }
 
   ChainOptions chainOptions() {
@@ -175,9 +178,33 @@ TEST_F(RestHandlerTest, UnknownPathIsNotFoundStatusWithoutDetails) {
       "reason":"NotFound","code":404})"));
 }
 
-TEST_F(RestHandlerTest, OpenApiIsNotServed) {
+TEST_F(RestHandlerTest, OpenApiV2IsNotServed) {
   EXPECT_EQ(send("GET", "/openapi/v2").status, 404);
-  EXPECT_EQ(send("GET", "/openapi/v3").status, 404);
+}
+
+// What kubectl's query_param_verifier_v3.go reads to decide on server-side field validation.
+TEST_F(RestHandlerTest, OpenApiV3DeclaresFieldValidationOnPatchOfEveryResource) {
+  const json root = body(send("GET", "/openapi/v3"));
+  ASSERT_TRUE(root["paths"].contains("api/v1")) << root.dump();
+  ASSERT_TRUE(root["paths"].contains("apis/apps/v1"));
+  const std::string url = root["paths"]["api/v1"]["serverRelativeURL"];
+  ASSERT_EQ(url.rfind("/openapi/v3/api/v1?hash=", 0), 0u) << url;
+  const auto response = send("GET", url);
+  ASSERT_EQ(response.status, 200);
+  const json doc = body(response);
+  const json& pods = doc["paths"]["/api/v1/namespaces/{namespace}/pods/{name}"]["patch"];
+  EXPECT_EQ(pods["x-kubernetes-group-version-kind"],
+            json::parse(R"({"group":"","version":"v1","kind":"Pod"})"));
+  bool field_validation = false;
+  for (const auto& p : pods["parameters"]) field_validation |= p["name"] == "fieldValidation";
+  EXPECT_TRUE(field_validation);
+  const json ns = body(send("GET", "/openapi/v3/api/v1"));
+  EXPECT_TRUE(ns["paths"].contains("/api/v1/namespaces/{name}"));
+  const json apps = body(send("GET", root["paths"]["apis/apps/v1"]["serverRelativeURL"]));
+  EXPECT_EQ(apps["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]["patch"]
+                ["x-kubernetes-group-version-kind"]["kind"],
+            "Deployment");
+  EXPECT_EQ(send("GET", "/openapi/v3/apis/widgets.example.com/v1").status, 404);
 }
 
 // --- discovery ---
@@ -243,7 +270,8 @@ TEST_F(RestHandlerTest, CoreResourceListIsSortedByName) {
 
 TEST_F(RestHandlerTest, ShortNamesOfCommonResources) {
   auto shortNames = [this](const std::string& path, const std::string& name) {
-    for (const auto& r : body(send("GET", path))["resources"]) {
+    const json doc = body(send("GET", path));
+    for (const auto& r : doc["resources"]) {
       if (r["name"] == name) return r.value("shortNames", json::array());
     }
     return json();
@@ -272,7 +300,8 @@ TEST_F(RestHandlerTest, WebhookConfigurationsHaveNoShortNamesLikeUpstream) {
 
 TEST_F(RestHandlerTest, ScaleSubresourceNamesItsAutoscalingKind) {
   json scale;
-  for (const auto& r : body(send("GET", "/apis/apps/v1"))["resources"]) {
+  const json apps = body(send("GET", "/apis/apps/v1"));
+  for (const auto& r : apps["resources"]) {
     if (r["name"] == "deployments/scale") scale = r;
   }
   EXPECT_EQ(scale["group"], "autoscaling");
@@ -282,7 +311,8 @@ TEST_F(RestHandlerTest, ScaleSubresourceNamesItsAutoscalingKind) {
 
 TEST_F(RestHandlerTest, NamespacesCannotBeDeletedAsACollection) {
   json namespaces;
-  for (const auto& r : body(send("GET", "/api/v1"))["resources"]) {
+  const json core_v1 = body(send("GET", "/api/v1"));
+  for (const auto& r : core_v1["resources"]) {
     if (r["name"] == "namespaces") namespaces = r;
   }
   EXPECT_EQ(namespaces["verbs"], json({"create", "delete", "get", "list", "patch", "update",
@@ -363,7 +393,8 @@ TEST_F(RestHandlerTest, ListFiltersByLabelSelector) {
   ASSERT_EQ(createPod("default", "c").status, 201);
   auto names = [this](const std::string& query) {
     std::vector<std::string> out;
-    for (const auto& item : body(send("GET", "/api/v1/namespaces/default/pods?" + query))["items"]) {
+    const json list = body(send("GET", "/api/v1/namespaces/default/pods?" + query));
+    for (const auto& item : list["items"]) {
       out.push_back(item["metadata"]["name"]);
     }
     return out;
@@ -742,7 +773,7 @@ TEST_F(RestHandlerWebhookTest, RequestAttributesReachTheAuditEvent) {
     EXPECT_EQ(event.user_agent, "rest-handler-test/1.0");
     EXPECT_EQ(event.source_ips, std::vector<std::string>({"10.1.2.3"}));
     EXPECT_EQ(event.request_uri, "/api/v1/namespaces/default/configmaps");
-    EXPECT_EQ(event.user.username, "kubernetes-admin");
+    EXPECT_EQ(event.user.username, "system:admin");  // k3s's admin identity
   }
   EXPECT_TRUE(seen);
 }
@@ -844,15 +875,30 @@ TEST_F(RestHandlerTest, MalformedMergePatchIsBadRequest) {
 
 TEST_F(RestHandlerTest, StrategicMergePatchMergesContainersByName) {
   ASSERT_EQ(createPod("default", "web").status, 201);
+  // A list of containers in a strategic merge patch merges by name: only the image of "app"
+  // changes (pod updates may change images), its other fields stay.
+  const auto response = send(
+      "PATCH", "/api/v1/namespaces/default/pods/web",
+      R"({"spec":{"containers":[{"name":"app","image":"nginx:1.28"}]}})",
+      "application/strategic-merge-patch+json");
+  ASSERT_EQ(response.status, 200) << response.body;
+  const json containers = body(response)["spec"]["containers"];
+  ASSERT_EQ(containers.size(), 1u);
+  EXPECT_EQ(containers[0]["name"], "app");
+  EXPECT_EQ(containers[0]["image"], "nginx:1.28");
+  EXPECT_EQ(containers[0]["terminationMessagePath"], "/dev/termination-log");
+}
+
+TEST_F(RestHandlerTest, PodUpdatesMayNotAddContainers) {
+  ASSERT_EQ(createPod("default", "web").status, 201);
   const auto response = send(
       "PATCH", "/api/v1/namespaces/default/pods/web",
       R"({"spec":{"containers":[{"name":"sidecar","image":"proxy:2"}]}})",
       "application/strategic-merge-patch+json");
-  ASSERT_EQ(response.status, 200) << response.body;
-  const json containers = body(response)["spec"]["containers"];
-  ASSERT_EQ(containers.size(), 2u);
-  EXPECT_EQ(containers[0]["name"], "sidecar");
-  EXPECT_EQ(containers[1]["name"], "app");
+  EXPECT_EQ(response.status, 422);
+  EXPECT_NE(body(response)["message"].get<std::string>().find(
+                "pod updates may not change fields other than"),
+            std::string::npos);
 }
 
 TEST_F(RestHandlerTest, StrategicDirectivesAreNotStoredForKindsWithoutASchema) {

@@ -219,7 +219,7 @@ TEST_F(ScenarioLoaderTest, RequestDefaultsComeFromTheObject) {
           kind: Deployment
           metadata: {name: d}
     - request:
-        object: {apiVersion: v1, kind: Namespace, metadata: {name: n}}
+        object: {apiVersion: v1, kind: Namespace, metadata: {name: nsx}}
         operation: UPDATE
     - request:
         object: {apiVersion: example.com/v1, kind: Policy, metadata: {name: w, namespace: x}}
@@ -232,7 +232,7 @@ TEST_F(ScenarioLoaderTest, RequestDefaultsComeFromTheObject) {
   EXPECT_EQ(scenario->steps[0].request.namespace_name, "default");
   EXPECT_EQ(scenario->steps[1].request.resource,
             (core::GroupVersionResource{"", "v1", "namespaces"}));
-  EXPECT_EQ(scenario->steps[1].request.namespace_name, "n");  // RequestInfo for namespaces/n
+  EXPECT_EQ(scenario->steps[1].request.namespace_name, "nsx");  // RequestInfo for namespaces/nsx
   EXPECT_EQ(scenario->steps[2].request.resource,
             (core::GroupVersionResource{"example.com", "v1", "policies"}));
   EXPECT_EQ(scenario->steps[2].request.namespace_name, "x");
@@ -315,7 +315,7 @@ TEST_F(ScenarioLoaderTest, StubErrorIsLocatedAtItsField) {
 )" + kPodStep);
   ASSERT_FALSE(scenario.ok());
   EXPECT_THAT(scenario.error().message,
-              StartsWith(file() + ":11:31: spec.endpoints[0].stub.responses[0].respond.delay: "));
+              StartsWith(file() + ":11:30: spec.endpoints[0].stub.responses[0].respond.delay: "));
 }
 
 TEST_F(ScenarioLoaderTest, EndpointNeedsAnAddress) {
@@ -352,7 +352,7 @@ TEST_F(ScenarioLoaderTest, HostsMustBeHostPort) {
                        kPodStep);
   ASSERT_FALSE(scenario.ok());
   EXPECT_EQ(scenario.error().message,
-            file() + ":7:36: spec.endpoints[0].hosts[0]: \"example.com\" is not host:port");
+            file() + ":7:35: spec.endpoints[0].hosts[0]: \"example.com\" is not host:port");
 }
 
 TEST_F(ScenarioLoaderTest, InvalidMessageRegexIsAnError) {
@@ -378,7 +378,7 @@ TEST_F(ScenarioLoaderTest, StubExpectationMustNameAStubEndpoint) {
                        "      expect:\n        stub: {nope: {calls: 1}}\n");
   ASSERT_FALSE(scenario.ok());
   EXPECT_EQ(scenario.error().message,
-            file() + ":15:16: spec.steps[0].expect.stub[nope]: no stub endpoint named \"nope\"");
+            file() + ":15:16: spec.steps[0].expect.stub.nope: no stub endpoint named \"nope\"");
 }
 
 TEST_F(ScenarioLoaderTest, AuditEventExpectationNeedsAPolicy) {
@@ -450,7 +450,7 @@ TEST_F(ScenarioLoaderTest, CallOutcomeMustBeKnown) {
                        "      expect:\n        calls: [{outcome: Rejected}]\n");
   ASSERT_FALSE(scenario.ok());
   EXPECT_THAT(scenario.error().message,
-              StartsWith(file() + ":15:28: spec.steps[0].expect.calls[0].outcome: unsupported "
+              StartsWith(file() + ":15:27: spec.steps[0].expect.calls[0].outcome: unsupported "
                                   "value \"Rejected\" (expected one of: Allowed, Patched,"));
 }
 

@@ -52,7 +52,7 @@ struct WriteRequest {
   std::optional<nlohmann::json> old_object;
   std::optional<nlohmann::json> options;  // Create/Update/DeleteOptions; defaulted when unset
   bool dry_run = false;
-  core::UserInfo user_info;  // default: kubernetes-admin in system:masters
+  core::UserInfo user_info;  // default: system:admin in system:masters (k3s)
   // The client's ?timeout= (shortens the request deadline; default 60 s, --request-timeout).
   std::optional<std::chrono::milliseconds> timeout;
   // For the audit event.
@@ -159,6 +159,10 @@ struct ChainOptions {
   // Evaluates matchConditions (CEL); without one, webhooks with matchConditions error when
   // matched (matching.h).
   MatchConditionEvaluator match_conditions;
+  // Plays kube-controller-manager's serviceaccounts controller: a namespace created through the
+  // chain gets its "default" ServiceAccount at once (on a cluster, a moment later), so that the
+  // ServiceAccount plugin admits the pods a client creates there next.
+  bool default_service_accounts = true;
 };
 
 class AdmissionChain {
@@ -197,5 +201,9 @@ class AdmissionChain {
 
 // The default client identity: kubectl with the admin kubeconfig of a k3s cluster.
 core::UserInfo defaultAdminUser();
+
+// What the serviceaccounts controller does for a new namespace: creates its "default"
+// ServiceAccount unless it exists.
+void createDefaultServiceAccount(ObjectStore& store, const std::string& namespace_name);
 
 }  // namespace harness::sim

@@ -29,6 +29,9 @@ void prepareForCreate(nlohmann::json& object);
 // generation when their spec changed (Deployments also on annotation changes); a Namespace keeps
 // its finalizers. Never throws.
 void prepareForUpdate(nlohmann::json& object, const nlohmann::json& old_object);
+// The same for an update of the status subresource: the new status, labels and annotations over
+// the old object (its spec is kept). Never throws.
+void prepareForStatusUpdate(nlohmann::json& object, const nlohmann::json& old_object);
 
 // Strategy validation (Validate, or ValidateUpdate when old_object is given) for the known kinds:
 //   * ObjectMeta: name/generateName by kind (DNS-1123 subdomain, DNS-1123 label for Namespace and

@@ -53,7 +53,7 @@ struct RestApiOptions {
   std::uint16_t port = 0;  // 0: any free port (see RestApiServer::url())
   // Where the serving certificate and key are written (required by RestApiServer::start).
   std::filesystem::path scratch_dir;
-  // The one accepted bearer token (kubernetes-admin, system:masters). Generated when empty.
+  // The one accepted bearer token (system:admin, system:masters, as k3s). Generated when empty.
   std::string bearer_token;
   int threads = 2;
   // Served at /metrics (the chain's registry); an empty exposition when null.
