@@ -87,6 +87,16 @@ void HttpsWebhookCaller::clearRoutes() {
   routes_.clear();
 }
 
+std::string HttpsWebhookCaller::caBundleProblem(const std::string& ca_bundle) {
+  std::lock_guard lock(mutex_);
+  auto it = ca_problems_.find(ca_bundle);
+  if (it == ca_problems_.end()) {
+    auto ca = core::checkCaBundle(ca_bundle);
+    it = ca_problems_.emplace(ca_bundle, ca.ok() ? std::string() : ca.error().message).first;
+  }
+  return it->second;
+}
+
 std::shared_ptr<net::HttpClient> HttpsWebhookCaller::clientFor(const std::string& ca_bundle) {
   std::lock_guard lock(mutex_);
   auto& client = clients_[ca_bundle];
@@ -108,10 +118,9 @@ CallResult HttpsWebhookCaller::call(const WebhookCall& call) {
   // "could not get REST client: ..." (webhook/client.go; the caBundle is parsed here, not when
   // the configuration was created).
   if (!call.client_config.ca_bundle.empty()) {
-    auto ca = core::checkCaBundle(call.client_config.ca_bundle);
-    if (!ca.ok()) {
+    if (std::string problem = caBundleProblem(call.client_config.ca_bundle); !problem.empty()) {
       return callingError(CallErrorKind::kClientConfig,
-                          fmt::format("could not get REST client: {}", ca.error().message),
+                          fmt::format("could not get REST client: {}", problem),
                           core::newInternalError("error getting REST client"));
     }
   }

@@ -141,22 +141,24 @@ bool quantitiesEqual(const nlohmann::json& a, const nlohmann::json& b) {
 bool equalIn(const nlohmann::json& a, const nlohmann::json& b, std::string_view parent_key) {
   if (a.is_object() && b.is_object()) {
     const bool quantity_map = kQuantityMaps.count(parent_key) != 0;
-    auto check = [&](const nlohmann::json& x, const nlohmann::json& y) {
-      for (const auto& [key, value] : x.items()) {
-        auto other = y.find(key);
-        if (other == y.end()) {
-          if (!isEmptyValue(value)) return false;
-          continue;
-        }
-        if (quantity_map || key == "sizeLimit") {
-          if (!quantitiesEqual(value, *other)) return false;
-        } else if (!equalIn(value, *other, key)) {
-          return false;
-        }
+    // One recursive comparison per key of `a`; keys only `b` has must hold empty values. (Not
+    // a symmetric check per level, which would compare each subtree 2^depth times.)
+    for (const auto& [key, value] : a.items()) {
+      auto other = b.find(key);
+      if (other == b.end()) {
+        if (!isEmptyValue(value)) return false;
+        continue;
       }
-      return true;
-    };
-    return check(a, b) && check(b, a);
+      if (quantity_map || key == "sizeLimit") {
+        if (!quantitiesEqual(value, *other)) return false;
+      } else if (!equalIn(value, *other, key)) {
+        return false;
+      }
+    }
+    for (const auto& [key, value] : b.items()) {
+      if (!a.contains(key) && !isEmptyValue(value)) return false;
+    }
+    return true;
   }
   if (a.is_array() && b.is_array()) {
     if (a.size() != b.size()) return false;
