@@ -5,7 +5,8 @@
 //   apiserver-sim run PATH... [-o table|json|junit] [--run REGEX] [--explain] [--time-scale X]
 //                             [--audit-log FILE] [--work-dir DIR] [--injector PATH]
 //   apiserver-sim explain SCENARIO...          (= run --explain)
-//   apiserver-sim serve SCENARIO [--kubeconfig-out FILE] [--port N]
+//   apiserver-sim serve SCENARIO [--kubeconfig-out FILE] [--port N] [--audit-log FILE]
+//   apiserver-sim audit LOG [--compare OTHER_LOG] [--all]
 //
 // Exit status: 0 every selected step passed, 1 an expectation failed, 2 bad input or a harness
 // error.
@@ -15,7 +16,9 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,6 +27,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "harness/audit/chain.h"
 #include "harness/audit/event.h"
 #include "harness/audit/log.h"
 #include "harness/net/server.h"
@@ -61,6 +65,7 @@ struct ServeArgs {
   std::optional<double> time_scale;
   std::string work_dir;
   std::string injector;
+  std::string audit_log;
 };
 
 void addRunOptions(CLI::App& command, RunArgs& args) {
@@ -142,6 +147,15 @@ int serveCommand(const ServeArgs& args) {
     std::cerr << scenario.error().message << "\n";
     return kExitBadInput;
   }
+  std::optional<harness::audit::LogWriter> audit_log;  // thread-safe: one line per event
+  if (!args.audit_log.empty()) {
+    auto writer = harness::audit::LogWriter::open(args.audit_log);
+    if (!writer.ok()) {
+      std::cerr << "apiserver-sim: " << writer.error().message << "\n";
+      return kExitBadInput;
+    }
+    audit_log.emplace(std::move(*writer));
+  }
   fs::path work_dir = args.work_dir;
   bool remove_work_dir = false;
   std::error_code ec;
@@ -164,6 +178,9 @@ int serveCommand(const ServeArgs& args) {
     options.start_rest_api = true;
     options.rest_api_port = args.port;
     options.injector_binary = args.injector;
+    if (audit_log) {
+      options.audit_sink = [&](const harness::audit::Event& event) { audit_log->write(event); };
+    }
     auto environment = sim::ScenarioEnvironment::start(*scenario, options);
     if (!environment.ok()) {
       std::cerr << "apiserver-sim: " << environment.error().message << "\n";
@@ -200,6 +217,83 @@ int serveCommand(const ServeArgs& args) {
   return status;
 }
 
+struct AuditArgs {
+  std::string log;
+  std::string compare;
+  bool all = false;
+};
+
+// Reads an audit log (JSON lines) or says why not; bad lines are reported and skipped.
+std::optional<std::vector<harness::audit::Event>> readAuditLog(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::cerr << "apiserver-sim: cannot read " << path << "\n";
+    return std::nullopt;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto result = harness::audit::readLog(text.str(), path);
+  for (const auto& error : result.errors) std::cerr << error << "\n";
+  return std::move(result.events);
+}
+
+// `apiserver-sim audit LOG [--compare OTHER]`: the mutation chains an audit log records (the
+// simulator's or a real cluster's), replayed; with --compare, each chain of LOG against the chain
+// of OTHER for the same object and verb. Exit 1 when a comparison finds differences.
+int auditCommand(const AuditArgs& args) {
+  auto events = readAuditLog(args.log);
+  if (!events) return kExitBadInput;
+  const auto chains = harness::audit::reconstructChains(*events, args.all);
+  if (args.compare.empty()) {
+    for (const auto& chain : chains) std::cout << harness::audit::formatChain(chain);
+    std::cout << chains.size() << " mutation chain" << (chains.size() == 1 ? "" : "s") << " in "
+              << args.log << "\n";
+    return 0;
+  }
+  auto other_events = readAuditLog(args.compare);
+  if (!other_events) return kExitBadInput;
+  const auto others = harness::audit::reconstructChains(*other_events, true);
+  int differing = 0;
+  for (const auto& chain : chains) {
+    const auto* other = harness::audit::findChain(others, chain.resource, chain.namespace_name,
+                                                  chain.name, chain.verb);
+    if (other == nullptr) {
+      // Objects created with generateName get another random name in each run: pair them by
+      // their generateName instead.
+      auto generate_name = [](const harness::audit::MutationChain& c) -> std::string {
+        if (!c.request_object || !c.request_object->is_object()) return {};
+        const auto& metadata = c.request_object->value("metadata", nlohmann::json::object());
+        return metadata.is_object() ? metadata.value("generateName", "") : std::string();
+      };
+      const std::string wanted = generate_name(chain);
+      for (const auto& candidate : others) {
+        if (!wanted.empty() && candidate.resource == chain.resource &&
+            candidate.namespace_name == chain.namespace_name && candidate.verb == chain.verb &&
+            generate_name(candidate) == wanted) {
+          other = &candidate;
+          break;
+        }
+      }
+    }
+    std::cout << harness::audit::formatChain(chain);
+    if (other == nullptr) {
+      std::cout << "  compare: no " << chain.verb << " of this object in " << args.compare
+                << "\n";
+      ++differing;
+      continue;
+    }
+    const auto differences = harness::audit::compareChains(chain, *other);
+    if (differences.empty()) {
+      std::cout << "  compare: the same chain in " << args.compare << "\n";
+    } else {
+      ++differing;
+      for (const auto& line : differences) std::cout << "  compare: " << line << "\n";
+    }
+  }
+  std::cout << chains.size() << " chains compared, " << differing << " differ\n";
+  return differing == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -231,6 +325,17 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   serve->add_option("--work-dir", serve_args.work_dir, "Certificates and logs (default: temporary)");
   serve->add_option("--injector", serve_args.injector, "The injector binary");
+  serve->add_option("--audit-log", serve_args.audit_log,
+                    "Append audit events (the scenario's auditPolicy) as JSON lines");
+
+  AuditArgs audit_args;
+  auto* audit = app.add_subcommand(
+      "audit", "Mutation chains from an audit log (the simulator's or a cluster's), replayed and "
+               "optionally compared with another log");
+  audit->add_option("log", audit_args.log, "Audit log (JSON lines)")->required();
+  audit->add_option("--compare", audit_args.compare,
+                    "Compare each chain with the same object's chain in this log");
+  audit->add_flag("--all", audit_args.all, "Also list requests no mutating webhook touched");
 
   try {
     app.parse(argc, argv);
@@ -242,6 +347,7 @@ int main(int argc, char** argv) {
     if (run->parsed()) return runCommand(run_args);
     if (explain->parsed()) return runCommand(explain_args);
     if (serve->parsed()) return serveCommand(serve_args);
+    if (audit->parsed()) return auditCommand(audit_args);
   } catch (const std::exception& error) {
     std::cerr << "apiserver-sim: " << error.what() << "\n";
     return kExitBadInput;

@@ -396,4 +396,57 @@ std::vector<std::string> compareChains(const MutationChain& expected, const Muta
   return out;
 }
 
+std::string formatChain(const MutationChain& chain) {
+  std::string group_resource = chain.resource;
+  if (!chain.api_group.empty()) group_resource += "." + chain.api_group;
+  if (!chain.subresource.empty()) group_resource += "/" + chain.subresource;
+  const std::string object =
+      chain.namespace_name.empty() ? chain.name : chain.namespace_name + "/" + chain.name;
+  std::string out = chain.verb + " " + group_resource + " " + object + " (auditID " +
+                    chain.audit_id + ")\n";
+  if (chain.steps.empty()) out += "  no mutating webhook was called\n";
+  for (const auto& step : chain.steps) {
+    out += "  round " + std::to_string(step.round) + " index " + std::to_string(step.index) +
+           "  " + step.webhook + " (" + step.configuration + "): ";
+    if (step.failed_open) {
+      out += "failed open";
+    } else {
+      out += step.mutated ? "mutated" : "not mutated";
+    }
+    if (step.patch) {
+      const std::size_t operations = step.patch->is_array() ? step.patch->size() : 0;
+      out += ", patch of " + std::to_string(operations) + " operation" +
+             (operations == 1 ? "" : "s");
+    } else if (step.mutated) {
+      out += ", patch not recorded (level below Request)";
+    }
+    out += "\n";
+  }
+  for (const auto& [key, value] : chain.webhook_annotations) {
+    out += "  annotation " + key + " = " + value + "\n";
+  }
+  for (const auto& problem : chain.problems) out += "  problem: " + problem + "\n";
+  if (!chain.steps.empty()) {
+    ReplayOptions options;
+    options.ignore_fields_only_in_response = true;
+    auto replay = replayChain(chain, options);
+    if (!replay.ok()) {
+      out += "  replay: not possible: " + replay.error().message + "\n";
+      if (replay.error().message.find("does not apply") != std::string::npos) {
+        // k8s-admission-chain.md §7.2: requestObject is the body as received.
+        out += "    (the requestObject is the request as the client sent it, before defaulting "
+               "and the in-tree plugins the webhooks saw; see ReplayOptions::base_object)\n";
+      }
+    } else if (replay->matches) {
+      out += "  replay: the patches turn the requestObject into the responseObject\n";
+    } else {
+      out += "  replay: differs at " +
+             (replay->first_difference.empty() ? std::string("the root")
+                                               : replay->first_difference) +
+             ": " + replay->detail + "\n";
+    }
+  }
+  return out;
+}
+
 }  // namespace harness::audit

@@ -278,3 +278,51 @@ TEST(CompareChains, PatchPresentOnlyOnOneSide) {
 
 }  // namespace
 }  // namespace harness::audit
+
+namespace harness::audit {
+namespace {
+
+TEST(FormatChain, ListsStepsAndTheReplay) {
+  const auto chains = reconstructChains(eventsOf("simulator_chains.log"));
+  ASSERT_EQ(chains.size(), 1u);
+  const std::string text = formatChain(chains[0]);
+  EXPECT_THAT(text, ::testing::StartsWith("create pods shop/web-0 (auditID sim-0001)\n"));
+  EXPECT_THAT(text, ::testing::HasSubstr("  round 0 index 0  "));
+  EXPECT_THAT(text, ::testing::HasSubstr(
+                        "  replay: the patches turn the requestObject into the responseObject\n"));
+}
+
+TEST(FormatChain, RealClusterChainWithItsAnnotations) {
+  const auto chains = reconstructChains(eventsOf("k3d_linkerd_pod_create.log"));
+  ASSERT_EQ(chains.size(), 1u);
+  const std::string text = formatChain(chains[0]);
+  EXPECT_THAT(text, ::testing::HasSubstr(
+                        "  round 0 index 0  linkerd-proxy-injector.linkerd.io "
+                        "(linkerd-proxy-injector-webhook-config): mutated, patch of 14 "
+                        "operations\n"));
+  EXPECT_THAT(text, ::testing::HasSubstr(
+                        "  annotation policy.example.com/image-check = tag <latest> & no digest\n"));
+  EXPECT_THAT(text, ::testing::HasSubstr("  replay: "));
+}
+
+TEST(FormatChain, MutationWithoutPatchSaysTheLevelWasTooLow) {
+  MutationChain chain;
+  chain.audit_id = "a";
+  chain.verb = "create";
+  chain.resource = "deployments";
+  chain.api_group = "apps";
+  chain.namespace_name = "ns";
+  chain.name = "d";
+  MutationStep step;
+  step.webhook = "w.example.com";
+  step.configuration = "c";
+  step.mutated = true;
+  chain.steps.push_back(step);
+  const std::string text = formatChain(chain);
+  EXPECT_THAT(text, ::testing::StartsWith("create deployments.apps ns/d (auditID a)\n"));
+  EXPECT_THAT(text, ::testing::HasSubstr("mutated, patch not recorded (level below Request)\n"));
+  EXPECT_THAT(text, ::testing::HasSubstr("  replay: not possible: "));
+}
+
+}  // namespace
+}  // namespace harness::audit

@@ -301,8 +301,17 @@ std::string explainStep(const Step& step, const AdmissionResult& result) {
   if (!result.annotations.empty()) {
     out += "  audit annotations:\n";
     for (const auto& [key, entry] : result.annotations.entries()) {
-      out += fmt::format("    {} = {} (level {})\n", key, entry.value,
-                         audit::toString(entry.level));
+      // A patch annotation can be kilobytes long; the patch is shown above operation by
+      // operation and the whole value is in the audit event.
+      constexpr std::size_t kShown = 200;
+      std::string value = entry.value;
+      if (value.size() > kShown + 40) {
+        std::size_t cut = kShown;
+        // Not inside a UTF-8 sequence.
+        while (cut > 0 && (static_cast<unsigned char>(value[cut]) & 0xC0) == 0x80) --cut;
+        value = fmt::format("{}... ({} bytes)", value.substr(0, cut), entry.value.size());
+      }
+      out += fmt::format("    {} = {} (level {})\n", key, value, audit::toString(entry.level));
     }
   }
   if (result.audit_event) {

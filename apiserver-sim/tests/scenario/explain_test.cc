@@ -140,6 +140,25 @@ TEST(ExplainStepTest, SummarisesTheRequestPluginsAndWebhooks) {
                               "Metadata)\n"));
 }
 
+TEST(ExplainStepTest, LongAnnotationValuesAreShortened) {
+  Step step;
+  step.name = "create";
+  step.request.operation = "CREATE";
+  step.request.resource = {"", "v1", "pods"};
+  step.request.namespace_name = "demo";
+  step.request.name = "web";
+  AdmissionResult result;
+  result.allowed = true;
+  result.code = 201;
+  const std::string patch = "{\"patch\":\"" + std::string(1000, 'x') + "\"}";
+  result.annotations.add("patch.webhook.admission.k8s.io/round_0_index_0", patch,
+                         audit::Level::kRequest);
+  const std::string text = explainStep(step, result);
+  EXPECT_THAT(text, HasSubstr("patch.webhook.admission.k8s.io/round_0_index_0 = {\"patch\":\"xxx"));
+  EXPECT_THAT(text, HasSubstr("x... (1012 bytes) (level Request)\n"));
+  EXPECT_THAT(text, Not(HasSubstr(std::string(300, 'x'))));
+}
+
 TEST(FormatDurationTest, PicksAUnit) {
   EXPECT_EQ(formatDuration(std::chrono::nanoseconds(999)), "999ns");
   EXPECT_EQ(formatDuration(std::chrono::microseconds(850)), "850µs");

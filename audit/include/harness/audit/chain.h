@@ -101,4 +101,11 @@ core::Result<ReplayResult> replayChain(const MutationChain& chain,
 //       {...}, got {...}
 std::vector<std::string> compareChains(const MutationChain& expected, const MutationChain& actual);
 
+// A chain for people, e.g.
+//   create pods simple-app/simple-app-v1-7b9c6f5d4-82hcz (auditID 9f0c...)
+//     round 0 index 0  linkerd-proxy-injector.linkerd.io (linkerd-proxy-injector-webhook-config): mutated, patch of 14 operations
+//     replay: the patches turn the requestObject into the responseObject
+// The replay line says why a replay was not possible (level too low...) or where it diverged.
+std::string formatChain(const MutationChain& chain);
+
 }  // namespace harness::audit
