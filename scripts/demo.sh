@@ -1,66 +1,85 @@
 #!/usr/bin/env bash
-# The main job: a demo of the sidecar injector on the seed tutorial (namespace simple-app
-# annotated linkerd.io/inject: enabled, Deployment simple-app-v1 and its Pod).
-#   1. offline: `injector inject --explain` on the tutorial's application.yaml;
-#   2. online: the injector as an HTTPS webhook on 127.0.0.1 with freshly generated certificates,
-#      sent the Pod's AdmissionReview as kube-apiserver sends it; the JSON patch it answers, the
-#      Event it would post, its health and metrics endpoints; then a graceful SIGTERM.
+# The main job: the seed tutorial (shared/seeds/000, Linkerd's proxy-injector on k3d) played
+# against the simulated kube-apiserver, with the real injector binary as the webhook over HTTPS.
+#   1. `apiserver-sim explain` on scenarios/seed-tutorial/scenario.yaml: for every request, which
+#      webhook matched and why (rules, selectors, matchPolicy), the call, its latency against the
+#      timeout, the patch, reinvocation, the audit annotations;
+#   2. the mutation chain read back from the audit log the simulator wrote (the same command reads
+#      a real cluster's log, e.g. the k3d one in audit/tests/testdata);
+#   3. the same cluster served over the Kubernetes REST API and driven with the real kubectl:
+#      apply the tutorial's application.yaml (annotated namespace, Deployment), create the Pod its
+#      ReplicaSet would create, and see the proxy the injector added and the Event it posted;
+#   4. (with --injector-webhook) the injector alone: offline `inject --explain`, and the webhook
+#      answering one AdmissionReview over HTTPS (scripts/demo-injector.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+injector_webhook=0
+for arg in "$@"; do
+  case "$arg" in
+    --injector-webhook) injector_webhook=1 ;;
+    *) echo "usage: scripts/demo.sh [--injector-webhook]" >&2; exit 2 ;;
+  esac
+done
 bash scripts/install-deps.sh
-echo "== building the injector (the first build takes a few minutes)"
+echo "== building apiserver-sim and the injector (the first build takes a few minutes)"
+export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=true
 cmake --preset default >/dev/null
-cmake --build --preset default --target injector | tail -1
+cmake --build --preset default --target apiserver-sim injector | tail -1
+sim="$root/build/default/apiserver-sim/apiserver-sim"
 injector="$root/build/default/injector/injector"
-seed="$root/scenarios/seed-tutorial"
+seed="scenarios/seed-tutorial"
 work="$root/build/demo"
 rm -rf "$work" && mkdir -p "$work"
 
 echo
-echo "== 1. offline: what the webhook does to the tutorial's objects"
-echo "\$ injector inject scenarios/seed-tutorial/application.yaml --explain"
-"$injector" inject "$seed/application.yaml" --explain
+echo "== 1. the seed tutorial against the simulated kube-apiserver, explained"
+echo "\$ apiserver-sim explain $seed/scenario.yaml --audit-log audit.log"
+"$sim" explain "$seed/scenario.yaml" --audit-log "$work/audit.log" --injector "$injector" \
+  --work-dir "$work/explain" 2>/dev/null
 
 echo
-echo "== 2. online: the webhook over HTTPS"
-bash scripts/gen-certs.sh --out "$work/certs" \
-  --dns linkerd-proxy-injector.linkerd.svc --dns localhost --ip 127.0.0.1
-cp "$work/certs/ca.crt" "$work/trust-anchors.pem"
-echo "proxy: {}" > "$work/values.yaml"
-"$injector" serve --address 127.0.0.1 --port 0 --admin-port 0 \
-  --tls-cert "$work/certs/tls.crt" --tls-key "$work/certs/tls.key" \
-  --values "$work/values.yaml" --trust-anchors "$work/trust-anchors.pem" \
-  --objects "$seed/application.yaml" --objects "$seed/owners.yaml" \
-  --ports-file "$work/ports.json" 2> "$work/injector.log" &
+echo "== 2. the mutation chains in the audit log ($(wc -l < "$work/audit.log") events)"
+echo "\$ apiserver-sim audit audit.log"
+"$sim" audit "$work/audit.log"
+
+echo
+echo "== 3. the same cluster over the Kubernetes REST API, with kubectl"
+echo "\$ apiserver-sim serve $seed/scenario.yaml --kubeconfig-out kubeconfig --audit-log serve-audit.log &"
+"$sim" serve "$seed/scenario.yaml" --kubeconfig-out "$work/kubeconfig" \
+  --audit-log "$work/serve-audit.log" --injector "$injector" --work-dir "$work/serve" \
+  > "$work/serve.out" 2> "$work/serve.err" &
 pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do [[ -s "$work/ports.json" ]] && break; sleep 0.1; done
-[[ -s "$work/ports.json" ]] || { echo "the injector did not start:"; cat "$work/injector.log"; exit 1; }
-webhook_port=$(sed -E 's/.*"webhook":([0-9]+).*/\1/' "$work/ports.json")
-admin_port=$(sed -E 's/.*"admin":([0-9]+).*/\1/' "$work/ports.json")
-echo "injector listening on https://127.0.0.1:$webhook_port (admin http://127.0.0.1:$admin_port)"
-
-echo "\$ injector review scenarios/seed-tutorial/pod.yaml > review.json   # what kube-apiserver sends"
-"$injector" review "$seed/pod.yaml" --uid 7f0c2a52-5e2b-4d1c-9a43-3b2f0c6d1e99 \
-  --user system:serviceaccount:kube-system:replicaset-controller > "$work/review.json"
-echo "\$ curl --cacert ca.crt https://127.0.0.1:$webhook_port/?timeout=10s --data @review.json"
-curl -sS --cacert "$work/certs/ca.crt" -H 'Content-Type: application/json' \
-  --data @"$work/review.json" "https://127.0.0.1:$webhook_port/?timeout=10s" > "$work/response.json"
-echo "response: $(grep -o '"response":{"allowed":[a-z]*' "$work/response.json" | head -1)..."
-patch=$(grep -o '"patch":"[^"]*"' "$work/response.json" | sed -E 's/"patch":"(.*)"/\1/' | base64 -d)
-echo "the JSON patch, one line per operation (values elided):"
-echo "$patch" | grep -o '{"op":"[a-z]*","path":"[^"]*"' | sed -E 's/\{"op":"([a-z]*)","path":"([^"]*)"/  \1 \2/'
-
-echo
-echo "\$ curl http://127.0.0.1:$admin_port/metrics | grep proxy_inject"
-curl -sS "http://127.0.0.1:$admin_port/metrics" | grep '^proxy_inject' | cut -c1-200
-echo "\$ curl http://127.0.0.1:$admin_port/readyz"
-curl -sS "http://127.0.0.1:$admin_port/readyz"
-
+for _ in $(seq 1 100); do [[ -s "$work/kubeconfig" ]] && break; sleep 0.1; done
+[[ -s "$work/kubeconfig" ]] || { echo "apiserver-sim serve did not start:"; cat "$work/serve.err"; exit 1; }
+cat "$work/serve.out"
+export KUBECONFIG="$work/kubeconfig"
+# kubectl before 1.27 validates against the OpenAPI v2 document, which the simulator does not
+# serve (it serves OpenAPI v3, which newer kubectl uses to validate on the server side).
+validate=()
+minor=$(kubectl version --client -o json 2>/dev/null | sed -n 's/.*"minor": *"\([0-9]*\).*/\1/p' | head -1)
+if [[ -n "$minor" && "$minor" -lt 27 ]]; then validate=(--validate=false); fi
+run() { echo "\$ $*"; "$@"; }
+echo "# as in the tutorial: the simple-app namespace (linkerd.io/inject: enabled) and the Deployment"
+run kubectl apply "${validate[@]}" -f "$seed/application.yaml"
+echo "# the Pod the ReplicaSet controller would create (generateName, owned by the ReplicaSet):"
+run kubectl create "${validate[@]}" -f "$seed/pod.yaml"
+run kubectl get pods -n simple-app
+echo "\$ kubectl get pods -n simple-app -o jsonpath=... # containers after injection"
+kubectl get pods -n simple-app -o jsonpath='{range .items[*]}{.metadata.name}{"\n  initContainers: "}{range .spec.initContainers[*]}{.name}{" "}{end}{"\n  containers: "}{range .spec.containers[*]}{.name}{" "}{end}{"\n"}{end}'
+run kubectl get events -n simple-app
 kill -TERM $pid
-wait $pid && echo "injector stopped gracefully (exit 0)"
+wait $pid || true
 trap - EXIT
+echo "\$ apiserver-sim audit serve-audit.log"
+"$sim" audit "$work/serve-audit.log"
+
+if [[ $injector_webhook == 1 ]]; then
+  echo
+  echo "== 4. the injector on its own"
+  bash scripts/demo-injector.sh
+fi
 echo
-echo "== the injector's log"
-cat "$work/injector.log"
+echo "Next: scenarios/FORMAT.md (write your own scenarios), apiserver-sim run scenarios (the library),"
+echo "      scripts/demo.sh --injector-webhook (the injector alone), scripts/test.sh (all tests)."

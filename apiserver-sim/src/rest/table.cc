@@ -7,6 +7,8 @@
 
 #include "table.h"
 
+#include <algorithm>
+#include <cctype>
 #include <ctime>
 
 #include <fmt/format.h>
@@ -209,6 +211,62 @@ Printer printerFor(const core::ResourceInfo& info) {
              ageColumn()},
             [](const nlohmann::json& o, const std::string& name, const std::string& age) {
               return nlohmann::json{name, str(at(o, {"type"})), count(at(o, {"data"})), age};
+            }};
+  }
+  if (group.empty() && resource == "events") {
+    // pkg/printers/internalversion/printers.go eventColumnDefinitions and printEvent.
+    return {{{"Last Seen", "string", "", "The time at which the most recent occurrence of this "
+                                         "event was recorded."},
+             {"Type", "string", "", "Type of this event (Normal, Warning), new types could be "
+                                    "added in the future"},
+             {"Reason", "string", "", "This should be a short, machine understandable string "
+                                      "that gives the reason for the transition into the "
+                                      "object's current status."},
+             {"Object", "string", "", "The object that this event is about."},
+             {"Subobject", "string", "", "The subobject (fieldPath) of the involved object.", 1},
+             {"Source", "string", "", "The component reporting this event.", 1},
+             {"Message", "string", "", "A human-readable description of the status of this "
+                                       "operation."},
+             {"First Seen", "string", "", "The time at which the event was first recorded.", 1},
+             {"Count", "string", "", "The number of times this event has occurred.", 1},
+             {"Name", "string", "name", "Name must be unique within a namespace.", 1}},
+            [](const nlohmann::json& o, const std::string& name, const std::string&) {
+              const auto now = std::chrono::system_clock::now();
+              auto since = [&](const nlohmann::json& stamp) {
+                const std::string text = str(stamp);
+                return text.empty() ? std::string("<unknown>") : ageSince(text, now);
+              };
+              const nlohmann::json& last_stamp = at(o, {"lastTimestamp"}).is_string()
+                                                     ? at(o, {"lastTimestamp"})
+                                                     : at(o, {"eventTime"});
+              const nlohmann::json& first_stamp = at(o, {"firstTimestamp"}).is_string()
+                                                      ? at(o, {"firstTimestamp"})
+                                                      : at(o, {"eventTime"});
+              const std::int64_t count = at(o, {"count"}).is_number_integer()
+                                             ? integer(at(o, {"count"}))
+                                             : 1;
+              std::string last_seen = since(last_stamp);
+              if (count > 1) {
+                last_seen = fmt::format("{} (x{} over {})", last_seen, count, since(first_stamp));
+              }
+              std::string kind = str(at(o, {"involvedObject", "kind"}));
+              std::transform(kind.begin(), kind.end(), kind.begin(),
+                             [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+              std::string source = str(at(o, {"source", "component"}));
+              if (source.empty()) source = str(at(o, {"reportingComponent"}));
+              if (const std::string host = str(at(o, {"source", "host"})); !host.empty()) {
+                source += ", " + host;
+              }
+              return nlohmann::json{last_seen,
+                                    str(at(o, {"type"})),
+                                    str(at(o, {"reason"})),
+                                    kind + "/" + str(at(o, {"involvedObject", "name"})),
+                                    str(at(o, {"involvedObject", "fieldPath"})),
+                                    source,
+                                    str(at(o, {"message"})),
+                                    since(first_stamp),
+                                    std::to_string(count),
+                                    name};
             }};
   }
   if (resource == "mutatingwebhookconfigurations" ||

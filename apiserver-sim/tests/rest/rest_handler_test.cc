@@ -499,6 +499,31 @@ TEST_F(RestHandlerTest, TableIsServedWhenAsked) {
   EXPECT_EQ(table["rows"][0]["object"]["metadata"]["namespace"], "default");
 }
 
+TEST_F(RestHandlerTest, EventTableHasKubectlsColumns) {
+  put("", "events",
+      json::parse(R"({"apiVersion":"v1","kind":"Event","metadata":{"name":"web.1","namespace":
+      "default","creationTimestamp":"2026-01-01T00:00:00Z"},"involvedObject":{"kind":"Deployment",
+      "name":"web","namespace":"default"},"reason":"Injected","message":"Linkerd sidecar proxy injected",
+      "type":"Normal","source":{"component":"linkerd-proxy-injector"},"count":1,
+      "firstTimestamp":"2026-01-01T00:00:00Z","lastTimestamp":"2026-01-01T00:00:00Z"})"));
+  const json table = body(send("GET", "/api/v1/namespaces/default/events", "", "",
+                               "application/json;as=Table;v=v1;g=meta.k8s.io"));
+  std::vector<std::string> columns;
+  for (const auto& c : table["columnDefinitions"]) {
+    if (c["priority"] == 0) columns.push_back(c["name"]);
+  }
+  EXPECT_EQ(columns,
+            std::vector<std::string>({"Last Seen", "Type", "Reason", "Object", "Message"}));
+  ASSERT_EQ(table["rows"].size(), 1u);
+  const json& cells = table["rows"][0]["cells"];
+  EXPECT_EQ(cells[1], "Normal");
+  EXPECT_EQ(cells[2], "Injected");
+  EXPECT_EQ(cells[3], "deployment/web");
+  EXPECT_EQ(cells[5], "linkerd-proxy-injector");
+  EXPECT_EQ(cells[6], "Linkerd sidecar proxy injected");
+  EXPECT_EQ(cells[9], "web.1");
+}
+
 TEST_F(RestHandlerTest, TableOfOneObjectHasOneRow) {
   const json table = body(send("GET", "/api/v1/namespaces/team", "", "",
                                "application/json;as=Table;v=v1;g=meta.k8s.io"));
