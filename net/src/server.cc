@@ -388,8 +388,11 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       X509_free(cert);
     }
     co_await self->serveRequests(tls_stream, buffer, *control, peer, true, subject);
-    // TLS close_notify; only stream_truncated is an expected error here (Beast example).
-    beast::get_lowest_layer(tls_stream).expires_after(std::chrono::seconds(2));
+    // TLS close_notify; only stream_truncated is an expected error here (Beast example). A
+    // stopping server does not wait long for the peer's close_notify: an idle pooled client
+    // connection is not read by its owner and would never answer.
+    beast::get_lowest_layer(tls_stream).expires_after(
+        self->stopping ? std::chrono::milliseconds(50) : std::chrono::milliseconds(2000));
     co_await tls_stream.async_shutdown(kNoThrow);
   }
 

@@ -289,7 +289,8 @@ TEST_F(TlsServerTest, StopClosesIdleKeepAliveConnectionsPromptly) {
   ASSERT_TRUE(client.sendSync(post("/echo")).ok());  // leaves a pooled connection open
   const auto started = std::chrono::steady_clock::now();
   server_->stop(5000ms);
-  EXPECT_LT(std::chrono::steady_clock::now() - started, 1000ms);
+  // Not the 5 s grace period, nor the 2 s wait for a close_notify the idle client never sends.
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 1900ms);
 }
 
 TEST_F(TlsServerTest, VerifiesClientCertificatesWhenConfigured) {
