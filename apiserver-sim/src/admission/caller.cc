@@ -230,6 +230,19 @@ CallResult InProcessWebhookCaller::call(const WebhookCall& call) {
     result.url = url;
     return result;
   }
+  if (Clock::now() > call.deadline) {
+    // The handler took longer than the call's deadline: what the HTTP client reports then.
+    result = callingError(CallErrorKind::kTransport,
+                          fmt::format("failed to call webhook: Post \"{}\": context deadline "
+                                      "exceeded",
+                                      url),
+                          transportStatus());
+    result.deadline_exceeded = true;
+    result.url = url;
+    result.attempts = 1;
+    result.latency = Clock::now() - started;
+    return result;
+  }
   result.http_status = 200;
   result.review = std::move(*answer);
   result.latency = Clock::now() - started;

@@ -1,0 +1,286 @@
+// The admission chain with in-process webhooks (no TLS): deadline arithmetic (the ?timeout= each
+// webhook sees, one request deadline shared by every call: k8s-admission-chain.md §4.3),
+// reinvocation bookkeeping (§6: at most one more round, only IfNeeded webhooks that ran in round
+// 0, not for a webhook's own change, the in-tree plugins again) and the calls' records.
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "../../src/admission/dispatch.h"
+#include "harness/core/metrics.h"
+#include "harness/sim/admission_chain.h"
+#include "harness/sim/caller.h"
+#include "harness/sim/store.h"
+
+namespace harness::sim {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+// --- deadline arithmetic (pure) ---
+
+TEST(TimeoutParamTest, RoundsTheRemainingTimeUpToWholeSeconds) {
+  const auto now = detail::Clock::now();
+  EXPECT_EQ(detail::timeoutParam(now + 10s, 1.0), "10s");
+  EXPECT_EQ(detail::timeoutParam(now + 7300ms, 1.0), "8s");
+  EXPECT_EQ(detail::timeoutParam(now + 200ms, 1.0), "1s");
+  EXPECT_EQ(detail::timeoutParam(now + 90s, 1.0), "1m30s");
+}
+
+TEST(TimeoutParamTest, ReportsUnscaledSecondsUnderATimeScale) {
+  const auto now = detail::Clock::now();
+  // 100 ms of real time at scale 0.01 stand for 10 s.
+  EXPECT_EQ(detail::timeoutParam(now + 100ms, 0.01), "10s");
+  EXPECT_EQ(detail::timeoutParam(now + 73ms, 0.01), "8s");
+}
+
+TEST(TimeoutParamTest, EmptyOnceTheDeadlineHasPassed) {
+  EXPECT_EQ(detail::timeoutParam(detail::Clock::now() - 1ms, 1.0), "");
+}
+
+TEST(GoDurationStringTest, FormatsLikeTimeDuration) {
+  EXPECT_EQ(detail::goDurationString(0s), "0s");
+  EXPECT_EQ(detail::goDurationString(10s), "10s");
+  EXPECT_EQ(detail::goDurationString(60s), "1m0s");
+  EXPECT_EQ(detail::goDurationString(3600s), "1h0m0s");
+}
+
+// --- the chain ---
+
+json webhook(const std::string& name, int timeout_seconds, const std::string& reinvocation) {
+  json hook = {{"name", name},
+               {"clientConfig", {{"url", "https://" + name + "/"}}},
+               {"rules",
+                json::array({{{"operations", {"CREATE"}},
+                              {"apiGroups", {""}},
+                              {"apiVersions", {"v1"}},
+                              {"resources", {"configmaps"}}}})},
+               {"sideEffects", "None"},
+               {"admissionReviewVersions", {"v1"}},
+               {"timeoutSeconds", timeout_seconds}};
+  if (!reinvocation.empty()) hook["reinvocationPolicy"] = reinvocation;
+  return hook;
+}
+
+json configuration(const std::string& kind, const std::string& name, json hooks) {
+  return {{"apiVersion", "admissionregistration.k8s.io/v1"},
+          {"kind", kind},
+          {"metadata", {{"name", name}}},
+          {"webhooks", std::move(hooks)}};
+}
+
+// What an in-process webhook does: optional work (sleep), an optional label to set.
+struct Behaviour {
+  std::chrono::milliseconds work{0};
+  std::string label;  // "key=value" set by a JSON patch unless the object already has it
+};
+
+class ChainTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_.put({"", "namespaces"}, {{"apiVersion", "v1"},
+                                    {"kind", "Namespace"},
+                                    {"metadata", {{"name", "demo"}}},
+                                    {"status", {{"phase", "Active"}}}});
+  }
+
+  void addWebhook(const std::string& name, Behaviour behaviour) {
+    caller_.handle("https://" + name + "/", [this, name, behaviour](
+                                                const core::AdmissionReview& review) {
+      {
+        std::lock_guard lock(mutex_);
+        timeouts_[name].push_back(review.request ? review.request->uid : "");
+        calls_[name]++;
+      }
+      if (behaviour.work.count() > 0) std::this_thread::sleep_for(behaviour.work);
+      core::AdmissionReview answer;
+      answer.api_version = review.api_version;
+      answer.kind = review.kind;
+      core::AdmissionResponse response;
+      response.uid = review.request->uid;
+      response.allowed = true;
+      if (!behaviour.label.empty()) {
+        const auto eq = behaviour.label.find('=');
+        const std::string key = behaviour.label.substr(0, eq);
+        const std::string value = behaviour.label.substr(eq + 1);
+        const json object = review.request->object.value_or(json::object());
+        const json labels =
+            object.value("metadata", json::object()).value("labels", json::object());
+        if (labels.value(key, "") != value) {
+          const json patch = json::array(
+              {{{"op", "add"}, {"path", "/metadata/labels/" + key}, {"value", value}}});
+          response.patch = patch.dump();
+          response.patch_type = "JSONPatch";
+        }
+      }
+      answer.response = response;
+      return answer;
+    });
+  }
+
+  AdmissionResult create(std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
+    WriteRequest request;
+    request.operation = "CREATE";
+    request.resource = {"", "v1", "configmaps"};
+    request.namespace_name = "demo";
+    request.name = "settings";
+    request.object = json{{"apiVersion", "v1"},
+                          {"kind", "ConfigMap"},
+                          {"metadata", {{"name", "settings"}, {"labels", {{"app", "web"}}}}},
+                          {"data", {{"k", "v"}}}};
+    request.timeout = timeout;
+    return chain().handle(request);
+  }
+
+  AdmissionChain& chain() {
+    if (!chain_) chain_ = std::make_unique<AdmissionChain>(store_, caller_, metrics_, options_);
+    return *chain_;
+  }
+
+  static std::vector<std::string> sent(const AdmissionResult& result) {
+    std::vector<std::string> out;
+    for (const auto& call : result.calls) {
+      out.push_back(call.webhook + " r" + std::to_string(call.round) + " " + call.timeout_param);
+    }
+    return out;
+  }
+
+  ObjectStore store_;
+  InProcessWebhookCaller caller_;
+  core::MetricsRegistry metrics_;
+  ChainOptions options_;
+  std::unique_ptr<AdmissionChain> chain_;
+  std::mutex mutex_;
+  std::map<std::string, std::vector<std::string>> timeouts_;
+  std::map<std::string, int> calls_;
+};
+
+// The reference's timeout_test.go case (§4.3): request timeout 10 s; mutating webhooks of 20 s,
+// 5 s and 20 s each doing 1 s of work see 10s, 5s and 8s; a validating webhook of 30 s then sees
+// what is left of the request's deadline (7 s). At time scale 0.1 (1 s of work = 100 ms).
+TEST_F(ChainTest, EveryCallSharesTheRequestDeadline) {
+  options_.time_scale = 0.1;
+  addWebhook("a.example.com", {100ms, ""});
+  addWebhook("b.example.com", {100ms, ""});
+  addWebhook("c.example.com", {100ms, ""});
+  addWebhook("v.example.com", {0ms, ""});
+  store_.put({"admissionregistration.k8s.io", "mutatingwebhookconfigurations"},
+             configuration("MutatingWebhookConfiguration", "m",
+                           json::array({webhook("a.example.com", 20, ""),
+                                        webhook("b.example.com", 5, ""),
+                                        webhook("c.example.com", 20, "")})));
+  store_.put({"admissionregistration.k8s.io", "validatingwebhookconfigurations"},
+             configuration("ValidatingWebhookConfiguration", "v",
+                           json::array({webhook("v.example.com", 30, "")})));
+  const AdmissionResult result = create(10s);
+  ASSERT_TRUE(result.allowed) << (result.status ? result.status->message : "");
+  EXPECT_EQ(sent(result), std::vector<std::string>({"a.example.com r0 10s", "b.example.com r0 5s",
+                                                    "c.example.com r0 8s",
+                                                    "v.example.com r0 7s"}));
+}
+
+TEST_F(ChainTest, AWebhookTimeoutIsACallingErrorWithTheRoundedTimeout) {
+  options_.time_scale = 0.01;
+  addWebhook("slow.example.com", {50ms, ""});  // 5 s of work against timeoutSeconds: 1
+  store_.put({"admissionregistration.k8s.io", "mutatingwebhookconfigurations"},
+             configuration("MutatingWebhookConfiguration", "m",
+                           json::array({webhook("slow.example.com", 1, "")})));
+  const AdmissionResult result = create();
+  EXPECT_FALSE(result.allowed);
+  EXPECT_EQ(result.code, 500);
+  ASSERT_EQ(result.calls.size(), 1u);
+  EXPECT_EQ(result.calls[0].outcome, CallOutcome::kCallingError);
+  EXPECT_EQ(result.calls[0].timeout_param, "1s");
+  ASSERT_TRUE(result.status.has_value());
+  EXPECT_EQ(result.status->message,
+            "Internal error occurred: failed calling webhook \"slow.example.com\": failed to call "
+            "webhook: Post \"https://slow.example.com/?timeout=1s\": context deadline exceeded");
+}
+
+// §6: a later webhook's change reinvokes an earlier IfNeeded webhook once, in round 1; a Never
+// webhook is not reinvoked; the in-tree plugins run again.
+TEST_F(ChainTest, IfNeededWebhookIsReinvokedOnceAfterALaterChange) {
+  addWebhook("a.example.com", {0ms, ""});            // IfNeeded, changes nothing
+  addWebhook("b.example.com", {0ms, "injected=yes"});  // Never, changes the object
+  store_.put({"admissionregistration.k8s.io", "mutatingwebhookconfigurations"},
+             configuration("MutatingWebhookConfiguration", "m",
+                           json::array({webhook("a.example.com", 10, "IfNeeded"),
+                                        webhook("b.example.com", 10, "Never")})));
+  const AdmissionResult result = create();
+  ASSERT_TRUE(result.allowed) << (result.status ? result.status->message : "");
+  EXPECT_TRUE(result.reinvoked);
+  EXPECT_EQ(sent(result), std::vector<std::string>({"a.example.com r0 10s", "b.example.com r0 10s",
+                                                    "a.example.com r1 10s"}));
+  EXPECT_EQ(result.calls[1].outcome, CallOutcome::kPatched);
+  EXPECT_TRUE(result.calls[1].changed);
+  bool plugins_in_round_1 = false;
+  for (const auto& plugin : result.plugins) plugins_in_round_1 |= plugin.round == 1;
+  EXPECT_TRUE(plugins_in_round_1);
+  EXPECT_EQ((*result.object)["metadata"]["labels"]["injected"], "yes");
+}
+
+TEST_F(ChainTest, AWebhooksOwnChangeDoesNotReinvokeIt) {
+  addWebhook("a.example.com", {0ms, "injected=yes"});  // IfNeeded, the only change
+  addWebhook("b.example.com", {0ms, ""});
+  store_.put({"admissionregistration.k8s.io", "mutatingwebhookconfigurations"},
+             configuration("MutatingWebhookConfiguration", "m",
+                           json::array({webhook("a.example.com", 10, "IfNeeded"),
+                                        webhook("b.example.com", 10, "IfNeeded")})));
+  const AdmissionResult result = create();
+  ASSERT_TRUE(result.allowed) << (result.status ? result.status->message : "");
+  // Round 1 happens (the object changed) but neither webhook is called again: a is added to
+  // previouslyInvoked after its own change, and b ran after the only change.
+  EXPECT_EQ(sent(result),
+            std::vector<std::string>({"a.example.com r0 10s", "b.example.com r0 10s"}));
+  EXPECT_TRUE(result.reinvoked);
+}
+
+TEST_F(ChainTest, NoSecondRoundWithoutAChange) {
+  addWebhook("a.example.com", {0ms, ""});
+  store_.put({"admissionregistration.k8s.io", "mutatingwebhookconfigurations"},
+             configuration("MutatingWebhookConfiguration", "m",
+                           json::array({webhook("a.example.com", 10, "IfNeeded")})));
+  const AdmissionResult result = create();
+  ASSERT_TRUE(result.allowed) << (result.status ? result.status->message : "");
+  EXPECT_FALSE(result.reinvoked);
+  EXPECT_EQ(sent(result), std::vector<std::string>({"a.example.com r0 10s"}));
+  for (const auto& plugin : result.plugins) EXPECT_EQ(plugin.round, 0) << plugin.name;
+}
+
+// Two IfNeeded webhooks that keep changing the object: still exactly one extra round.
+TEST_F(ChainTest, NeverAThirdRound) {
+  int flips = 0;
+  for (const std::string name : {"a.example.com", "b.example.com"}) {
+    caller_.handle("https://" + name + "/", [name, &flips](const core::AdmissionReview& review) {
+      core::AdmissionReview answer{review.api_version, review.kind, std::nullopt, std::nullopt};
+      core::AdmissionResponse response;
+      response.uid = review.request->uid;
+      response.allowed = true;
+      const json patch = json::array({{{"op", "add"},
+                                       {"path", "/metadata/labels/owner"},
+                                       {"value", name + std::to_string(flips++)}}});
+      response.patch = patch.dump();
+      response.patch_type = "JSONPatch";
+      answer.response = response;
+      return std::optional<core::AdmissionReview>(answer);
+    });
+  }
+  store_.put({"admissionregistration.k8s.io", "mutatingwebhookconfigurations"},
+             configuration("MutatingWebhookConfiguration", "m",
+                           json::array({webhook("a.example.com", 10, "IfNeeded"),
+                                        webhook("b.example.com", 10, "IfNeeded")})));
+  const AdmissionResult result = create();
+  ASSERT_TRUE(result.allowed) << (result.status ? result.status->message : "");
+  EXPECT_EQ(sent(result), std::vector<std::string>({"a.example.com r0 10s", "b.example.com r0 10s",
+                                                    "a.example.com r1 10s",
+                                                    "b.example.com r1 10s"}));
+}
+
+}  // namespace
+}  // namespace harness::sim
