@@ -255,8 +255,13 @@ void prepareForStatusUpdate(json& object, const json& old_object) {
     updated.erase("status");
   }
   if (object.contains("metadata") && object["metadata"].is_object()) {
-    // Labels and annotations may change through status like through the main resource.
+    // Labels and annotations may change through status like through the main resource, except
+    // on the apps workloads, whose status strategies keep the old labels
+    // (apps/deployment/strategy.go: newDeployment.Labels = oldDeployment.Labels).
+    const std::string type = builtin_internal::typeKey(old_object);
+    const bool keeps_labels = type.rfind("apps/", 0) == 0;
     for (const char* key : {"labels", "annotations", "resourceVersion"}) {
+      if (keeps_labels && std::string_view(key) == "labels") continue;
       if (object["metadata"].contains(key)) {
         updated["metadata"][key] = object["metadata"][key];
       } else if (std::string_view(key) != "resourceVersion") {
