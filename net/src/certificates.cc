@@ -9,7 +9,9 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <initializer_list>
 #include <memory>
+#include <utility>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -128,6 +130,15 @@ core::Result<void> addExtension(X509* cert, X509V3_CTX* ctx, int nid, const char
   return {};
 }
 
+// The extensions in order; the first that cannot be added is the error.
+core::Result<void> addExtensions(X509* cert, X509V3_CTX* ctx,
+                                 std::initializer_list<std::pair<int, const char*>> extensions) {
+  for (const auto& [nid, value] : extensions) {
+    if (auto r = addExtension(cert, ctx, nid, value); !r) return r;
+  }
+  return {};
+}
+
 // One GENERAL_NAME per entry: an IP SAN when the text parses as an address (inet_pton is
 // strict, unlike OpenSSL's a2i_IPADDRESS, which accepts "1.2.3.4.example.com"), else a DNS SAN.
 // Go's x509.CreateCertificate refuses names that are not IA5 (ASCII); so do we.
@@ -216,18 +227,14 @@ core::Result<IssuedCertificate> makeLeaf(X509* issuer, EVP_PKEY* issuer_key,
   }
   X509V3_CTX ctx;
   X509V3_set_ctx(&ctx, issuer, leaf, nullptr, nullptr, 0);
-  if (auto r = addExtension(leaf, &ctx, NID_basic_constraints, "critical,CA:FALSE"); !r) {
-    return r.error();
-  }
-  if (auto r = addExtension(leaf, &ctx, NID_key_usage,
-                            "critical,digitalSignature,keyEncipherment");
+  if (auto r = addExtensions(leaf, &ctx,
+                             {{NID_basic_constraints, "critical,CA:FALSE"},
+                              {NID_key_usage, "critical,digitalSignature,keyEncipherment"},
+                              {NID_ext_key_usage, "serverAuth,clientAuth"},
+                              {NID_subject_key_identifier, "hash"}});
       !r) {
     return r.error();
   }
-  if (auto r = addExtension(leaf, &ctx, NID_ext_key_usage, "serverAuth,clientAuth"); !r) {
-    return r.error();
-  }
-  if (auto r = addExtension(leaf, &ctx, NID_subject_key_identifier, "hash"); !r) return r.error();
   if (!self_signed) {
     if (auto r = addExtension(leaf, &ctx, NID_authority_key_identifier, "keyid:always"); !r) {
       return r.error();
@@ -304,15 +311,13 @@ core::Result<CertificateAuthority> CertificateAuthority::create(std::string_view
   }
   X509V3_CTX ctx;
   X509V3_set_ctx(&ctx, ca, ca, nullptr, nullptr, 0);
-  if (auto r = addExtension(ca, &ctx, NID_basic_constraints, "critical,CA:TRUE"); !r) {
-    return r.error();
-  }
-  if (auto r = addExtension(ca, &ctx, NID_key_usage,
-                            "critical,keyCertSign,cRLSign,digitalSignature");
+  if (auto r = addExtensions(ca, &ctx,
+                             {{NID_basic_constraints, "critical,CA:TRUE"},
+                              {NID_key_usage, "critical,keyCertSign,cRLSign,digitalSignature"},
+                              {NID_subject_key_identifier, "hash"}});
       !r) {
     return r.error();
   }
-  if (auto r = addExtension(ca, &ctx, NID_subject_key_identifier, "hash"); !r) return r.error();
   if (X509_sign(ca, key->get(), EVP_sha256()) <= 0) return openSslError("cannot sign the CA");
   auto cert_pem = certificatePem(ca);
   if (!cert_pem) return cert_pem.error();
