@@ -87,6 +87,19 @@ void addRunOptions(CLI::App& command, RunArgs& args) {
                    "Stop a scenario at its first failing step");
 }
 
+// --audit-log: opens the log for appending when a path is given; false (with the error printed)
+// when it cannot be opened.
+bool openAuditLog(const std::string& path, std::optional<harness::audit::LogWriter>& log) {
+  if (path.empty()) return true;
+  auto writer = harness::audit::LogWriter::open(path);
+  if (!writer.ok()) {
+    std::cerr << "apiserver-sim: " << writer.error().message << "\n";
+    return false;
+  }
+  log.emplace(std::move(*writer));
+  return true;
+}
+
 int runCommand(const RunArgs& args) {
   std::optional<harness::audit::LogWriter> audit_log;  // thread-safe: one line per event
   sim::RunOptions options;
@@ -95,13 +108,8 @@ int runCommand(const RunArgs& args) {
   options.stop_on_failure = args.stop_on_failure;
   options.work_dir = args.work_dir;
   options.injector_binary = args.injector;
-  if (!args.audit_log.empty()) {
-    auto writer = harness::audit::LogWriter::open(args.audit_log);
-    if (!writer.ok()) {
-      std::cerr << "apiserver-sim: " << writer.error().message << "\n";
-      return kExitBadInput;
-    }
-    audit_log.emplace(std::move(*writer));
+  if (!openAuditLog(args.audit_log, audit_log)) return kExitBadInput;
+  if (audit_log) {
     options.audit_sink = [&](const harness::audit::Event& event) { audit_log->write(event); };
   }
   if (!args.work_dir.empty()) {
@@ -148,14 +156,7 @@ int serveCommand(const ServeArgs& args) {
     return kExitBadInput;
   }
   std::optional<harness::audit::LogWriter> audit_log;  // thread-safe: one line per event
-  if (!args.audit_log.empty()) {
-    auto writer = harness::audit::LogWriter::open(args.audit_log);
-    if (!writer.ok()) {
-      std::cerr << "apiserver-sim: " << writer.error().message << "\n";
-      return kExitBadInput;
-    }
-    audit_log.emplace(std::move(*writer));
-  }
+  if (!openAuditLog(args.audit_log, audit_log)) return kExitBadInput;
   fs::path work_dir = args.work_dir;
   bool remove_work_dir = false;
   std::error_code ec;
