@@ -80,9 +80,8 @@ void admitRepeatedly(benchmark::State& state, const fs::path& scenario_file,
       break;
     }
     // Keep the store at its starting size.
-    const auto stored_namespace = request.namespace_name;
     (void)(*env)->store().remove({request.resource.group, request.resource.resource},
-                                 stored_namespace, name);
+                                 request.namespace_name, name);
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
   (*env)->stop();

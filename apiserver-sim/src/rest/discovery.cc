@@ -211,8 +211,9 @@ nlohmann::json queryParameter(const char* name, const char* description) {
 
 }  // namespace
 
-std::optional<nlohmann::json> openApiV3Document(std::string_view group, std::string_view version) {
-  if (!servesGroupVersion(group, version)) return std::nullopt;
+namespace {
+
+nlohmann::json buildOpenApiV3Document(std::string_view group, std::string_view version) {
   const std::string prefix = group.empty() ? "/api/" + std::string(version)
                                            : "/apis/" + std::string(group) + "/" +
                                                  std::string(version);
@@ -253,20 +254,43 @@ std::optional<nlohmann::json> openApiV3Document(std::string_view group, std::str
                         {"components", {{"schemas", nlohmann::json::object()}}}};
 }
 
-nlohmann::json openApiV3Root() {
-  nlohmann::json paths = nlohmann::json::object();
-  auto add = [&](const std::string& group, const std::string& version) {
-    auto doc = openApiV3Document(group, version);
-    if (!doc) return;
-    const std::string key = openApiKey(group, version);
-    paths[key] = {{"serverRelativeURL", "/openapi/v3/" + key + "?hash=" + documentHash(*doc)}};
-  };
-  add("", "v1");
-  for (const auto& [group, versions] : servedGroups()) {
-    for (const auto& version : versions) add(group, version);
-  }
-  return {{"paths", std::move(paths)}};
+// The served resources are fixed, so the documents and the root (with their hashes) are built
+// once, on first use.
+struct OpenApiV3 {
+  std::map<std::string, nlohmann::json, std::less<>> documents;  // by openApiKey
+  nlohmann::json root;
+};
+
+const OpenApiV3& openApiV3() {
+  static const OpenApiV3 built = [] {
+    OpenApiV3 out;
+    nlohmann::json paths = nlohmann::json::object();
+    auto add = [&](const std::string& group, const std::string& version) {
+      const std::string key = openApiKey(group, version);
+      nlohmann::json doc = buildOpenApiV3Document(group, version);
+      paths[key] = {{"serverRelativeURL", "/openapi/v3/" + key + "?hash=" + documentHash(doc)}};
+      out.documents.emplace(key, std::move(doc));
+    };
+    add("", "v1");
+    for (const auto& [group, versions] : servedGroups()) {
+      for (const auto& version : versions) add(group, version);
+    }
+    out.root = {{"paths", std::move(paths)}};
+    return out;
+  }();
+  return built;
 }
+
+}  // namespace
+
+std::optional<nlohmann::json> openApiV3Document(std::string_view group, std::string_view version) {
+  const auto& documents = openApiV3().documents;
+  auto it = documents.find(openApiKey(group, version));
+  if (it == documents.end()) return std::nullopt;
+  return it->second;
+}
+
+nlohmann::json openApiV3Root() { return openApiV3().root; }
 
 bool returnsDeletedObject(const core::GroupVersionResource& resource) {
   static const std::set<std::string, std::less<>> kCore = {
