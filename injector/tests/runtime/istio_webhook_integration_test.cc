@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <signal.h>
 
 #include <filesystem>
 
@@ -17,6 +16,7 @@
 #include "harness/injector/istio/go_patch.h"
 #include "harness/net/client.h"
 #include "harness/testing/support.h"
+#include "served_injector.h"
 
 namespace harness::injector {
 namespace {
@@ -65,50 +65,25 @@ class IstioInjectorProcessTest : public ::testing::Test {
     for (const char* f : {"sidecar-injector-config.yaml", "values.json", "mesh.yaml"}) {
       fs::copy_file(dataDir() / f, dir_ / f);
     }
-    process_ = std::make_unique<t::ChildProcess>(
-        std::vector<std::string>{
-            HARNESS_INJECTOR_BINARY, "--log-level", "debug", "serve", "--profile", "istio",
-            "--address", "127.0.0.1", "--port", "0", "--admin-port", "0",
-            "--tls-cert", (dir_ / "webhook" / "tls.crt").string(),
-            "--tls-key", (dir_ / "webhook" / "tls.key").string(),
-            "--istio-config", (dir_ / "sidecar-injector-config.yaml").string(),
-            "--istio-values", (dir_ / "values.json").string(),
-            "--istio-mesh", (dir_ / "mesh.yaml").string(),
-            "--istio-native-sidecars",
-            "--ports-file", (dir_ / "ports.json").string()},
-        dir_ / "injector.log");
-    ASSERT_TRUE(t::waitForFile(dir_ / "ports.json", 15000)) << t::readFile(dir_ / "injector.log");
-    auto ports = json::parse(t::readFile(dir_ / "ports.json"));
-    webhook_port_ = ports["webhook"];
-    admin_port_ = ports["admin"];
-    net::ClientOptions o;
-    o.ca_pem = t::readFile(dir_ / "webhook" / "ca.crt");
-    client_ = std::make_unique<net::HttpClient>(o);
+    ASSERT_NO_FATAL_FAILURE(injector_.start(
+        dir_.path(), {HARNESS_INJECTOR_BINARY, "--log-level", "debug", "serve", "--profile", "istio",
+               "--address", "127.0.0.1", "--port", "0", "--admin-port", "0",
+               "--tls-cert", (dir_ / "webhook" / "tls.crt").string(),
+               "--tls-key", (dir_ / "webhook" / "tls.key").string(),
+               "--istio-config", (dir_ / "sidecar-injector-config.yaml").string(),
+               "--istio-values", (dir_ / "values.json").string(),
+               "--istio-mesh", (dir_ / "mesh.yaml").string(),
+               "--istio-native-sidecars"}));
   }
 
-  void TearDown() override {
-    if (process_) {
-      EXPECT_EQ(process_->stop(SIGTERM), 0) << t::readFile(dir_ / "injector.log");
-    }
-  }
+  void TearDown() override { injector_.stop(); }
 
   net::ClientResponse post(const std::string& body, const std::string& path = "/inject",
                            const std::string& content_type = "application/json") {
-    net::ClientRequest r;
-    r.url = "https://127.0.0.1:" + std::to_string(webhook_port_) + path + "?timeout=10s";
-    if (!content_type.empty()) r.headers.set("Content-Type", content_type);
-    r.body = body;
-    r.deadline = std::chrono::steady_clock::now() + 10s;
-    return client_->sendSync(std::move(r));
+    return injector_.post(body, path, content_type);
   }
-
-  net::ClientResponse get(const std::string& url) {
-    net::ClientRequest r;
-    r.method = "GET";
-    r.url = url;
-    r.deadline = std::chrono::steady_clock::now() + 10s;
-    return client_->sendSync(std::move(r));
-  }
+  net::ClientResponse get(const std::string& url) { return injector_.get(url); }
+  std::string admin(const std::string& path) { return injector_.admin(path); }
 
   json admit(const json& pod, const std::string& path = "/inject",
              const std::string& api_version = "admission.k8s.io/v1") {
@@ -139,14 +114,10 @@ class IstioInjectorProcessTest : public ::testing::Test {
     return kNone;
   }
 
-  std::string admin(const std::string& path) {
-    return "http://127.0.0.1:" + std::to_string(admin_port_) + path;
-  }
 
   t::ScratchDir dir_{"istio-injector"};
-  std::unique_ptr<t::ChildProcess> process_;
-  std::unique_ptr<net::HttpClient> client_;
-  int webhook_port_ = 0, admin_port_ = 0, uid_ = 0;
+  tests::ServedInjector injector_;
+  int uid_ = 0;
 };
 
 TEST_F(IstioInjectorProcessTest, ThePatchTurnsThePodIntoTheGoldenInjectedPod) {
@@ -246,7 +217,7 @@ TEST_F(IstioInjectorProcessTest, CountsRequestsOnTheAdminPortMetrics) {
     EXPECT_NE(metrics.body.find(line), std::string::npos) << line << "\n" << metrics.body;
   }
   EXPECT_EQ(get(admin("/ready")).status, 200);
-  EXPECT_EQ(get("https://127.0.0.1:" + std::to_string(webhook_port_) + "/ready").status, 200);
+  EXPECT_EQ(get(injector_.webhookUrl("/ready")).status, 200);
 }
 
 TEST_F(IstioInjectorProcessTest, ReloadsValuesAndKeepsTheLastGoodConfigOnAParseError) {

@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include <signal.h>
 
 #include <mutex>
 #include <thread>
@@ -15,6 +14,7 @@
 #include "harness/net/client.h"
 #include "harness/net/server.h"
 #include "harness/testing/support.h"
+#include "served_injector.h"
 
 namespace harness::injector {
 namespace {
@@ -140,49 +140,23 @@ class InjectorProcessTest : public ::testing::Test {
                      std::to_string(api_->port()) + "\n    certificate-authority-data: " + ca_data +
                      "\nusers:\n- name: injector\n  user:\n    token: s3cr3t\n"
                      "contexts:\n- name: test\n  context:\n    cluster: fake\n    user: injector\n");
-    process_ = std::make_unique<t::ChildProcess>(
-        std::vector<std::string>{HARNESS_INJECTOR_BINARY, "--log-level", "debug", "serve",
-                                 "--address", "127.0.0.1", "--port", "0", "--admin-port", "0",
-                                 "--tls-cert", (dir_ / "webhook" / "tls.crt").string(),
-                                 "--tls-key", (dir_ / "webhook" / "tls.key").string(),
-                                 "--values", (dir_ / "values.yaml").string(),
-                                 "--trust-anchors", (dir_ / "trust.pem").string(),
-                                 "--kubeconfig", (dir_ / "kubeconfig").string(),
-                                 "--ports-file", (dir_ / "ports.json").string()},
-        dir_ / "injector.log");
-    ASSERT_TRUE(t::waitForFile(dir_ / "ports.json", 15000)) << t::readFile(dir_ / "injector.log");
-    auto ports = json::parse(t::readFile(dir_ / "ports.json"));
-    webhook_port_ = ports["webhook"];
-    admin_port_ = ports["admin"];
-    net::ClientOptions o;
-    o.ca_pem = t::readFile(dir_ / "webhook" / "ca.crt");
-    client_ = std::make_unique<net::HttpClient>(o);
+    ASSERT_NO_FATAL_FAILURE(injector_.start(
+        dir_.path(), {HARNESS_INJECTOR_BINARY, "--log-level", "debug", "serve",
+               "--address", "127.0.0.1", "--port", "0", "--admin-port", "0",
+               "--tls-cert", (dir_ / "webhook" / "tls.crt").string(),
+               "--tls-key", (dir_ / "webhook" / "tls.key").string(),
+               "--values", (dir_ / "values.yaml").string(),
+               "--trust-anchors", (dir_ / "trust.pem").string(),
+               "--kubeconfig", (dir_ / "kubeconfig").string()}));
   }
 
-  void TearDown() override {
-    if (process_) {
-      EXPECT_EQ(process_->stop(SIGTERM), 0) << t::readFile(dir_ / "injector.log");
-    }
-  }
+  void TearDown() override { injector_.stop(); }
 
   net::ClientResponse post(const std::string& body, const std::string& path = "/") {
-    net::ClientRequest r;
-    r.url = "https://127.0.0.1:" + std::to_string(webhook_port_) + path + "?timeout=10s";
-    r.headers.set("Content-Type", "application/json");
-    r.body = body;
-    r.deadline = std::chrono::steady_clock::now() + 10s;
-    return client_->sendSync(std::move(r));
+    return injector_.post(body, path);
   }
-
-  net::ClientResponse get(const std::string& url) {
-    net::ClientRequest r;
-    r.method = "GET";
-    r.url = url;
-    r.deadline = std::chrono::steady_clock::now() + 10s;
-    return client_->sendSync(std::move(r));
-  }
-
-  std::string admin(const std::string& path) { return "http://127.0.0.1:" + std::to_string(admin_port_) + path; }
+  net::ClientResponse get(const std::string& url) { return injector_.get(url); }
+  std::string admin(const std::string& path) { return injector_.admin(path); }
 
   static json decodedPatch(const json& review) {
     auto bytes = core::base64Decode(review["response"]["patch"].get<std::string>());
@@ -192,9 +166,7 @@ class InjectorProcessTest : public ::testing::Test {
 
   t::ScratchDir dir_{"injector"};
   std::unique_ptr<FakeApiServer> api_;
-  std::unique_ptr<t::ChildProcess> process_;
-  std::unique_ptr<net::HttpClient> client_;
-  int webhook_port_ = 0, admin_port_ = 0;
+  tests::ServedInjector injector_;
 };
 
 TEST_F(InjectorProcessTest, InjectsAPodOwnedByADeploymentOverV1) {
@@ -266,7 +238,7 @@ TEST_F(InjectorProcessTest, DeniesWhenTheNamespaceIsUnknown) {
 
 TEST_F(InjectorProcessTest, ServesHealthAndMetricsOnBothPorts) {
   ASSERT_EQ(post(podReview("admission.k8s.io/v1", "uid-4").dump()).status, 200);
-  for (const std::string& base : {"https://127.0.0.1:" + std::to_string(webhook_port_), admin("")}) {
+  for (const std::string& base : {injector_.webhookUrl(""), admin("")}) {
     EXPECT_EQ(get(base + "/healthz").status, 200) << base;
     EXPECT_EQ(get(base + "/readyz").status, 200) << base;
     auto metrics = get(base + "/metrics");
@@ -296,7 +268,7 @@ TEST_F(InjectorProcessTest, ReloadsValuesWhenTheFileChanges) {
 }
 
 TEST_F(InjectorProcessTest, AnswersPlaintextAndOversizedRequestsLikeTheRealServer) {
-  auto plain = get("http://127.0.0.1:" + std::to_string(webhook_port_) + "/");
+  auto plain = get("http://127.0.0.1:" + std::to_string(injector_.webhookPort()) + "/");
   ASSERT_TRUE(plain.ok()) << plain.error_message;
   EXPECT_EQ(plain.status, 400);
   auto huge = post(std::string(11 * 1024 * 1024, ' '));
