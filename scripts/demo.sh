@@ -45,35 +45,37 @@ echo "\$ apiserver-sim audit audit.log"
 
 echo
 echo "== 3. the same cluster over the Kubernetes REST API, with kubectl"
-echo "\$ apiserver-sim serve $seed/scenario.yaml --kubeconfig-out kubeconfig --audit-log serve-audit.log &"
-"$sim" serve "$seed/scenario.yaml" --kubeconfig-out "$work/kubeconfig" \
-  --audit-log "$work/serve-audit.log" --injector "$injector" --work-dir "$work/serve" \
-  > "$work/serve.out" 2> "$work/serve.err" &
-pid=$!
-trap 'kill $pid 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do [[ -s "$work/kubeconfig" ]] && break; sleep 0.1; done
-[[ -s "$work/kubeconfig" ]] || { echo "apiserver-sim serve did not start:"; cat "$work/serve.err"; exit 1; }
-cat "$work/serve.out"
-export KUBECONFIG="$work/kubeconfig"
-# kubectl before 1.27 validates against the OpenAPI v2 document, which the simulator does not
-# serve (it serves OpenAPI v3, which newer kubectl uses to validate on the server side).
-validate=()
-minor=$(kubectl version --client -o json 2>/dev/null | sed -n 's/.*"minor": *"\([0-9]*\).*/\1/p' | head -1)
-if [[ -n "$minor" && "$minor" -lt 27 ]]; then validate=(--validate=false); fi
-run() { echo "\$ $*"; "$@"; }
-echo "# as in the tutorial: the simple-app namespace (linkerd.io/inject: enabled) and the Deployment"
-run kubectl apply "${validate[@]}" -f "$seed/application.yaml"
-echo "# the Pod the ReplicaSet controller would create (generateName, owned by the ReplicaSet):"
-run kubectl create "${validate[@]}" -f "$seed/pod.yaml"
-run kubectl get pods -n simple-app
-echo "\$ kubectl get pods -n simple-app -o jsonpath=... # containers after injection"
-kubectl get pods -n simple-app -o jsonpath='{range .items[*]}{.metadata.name}{"\n  initContainers: "}{range .spec.initContainers[*]}{.name}{" "}{end}{"\n  containers: "}{range .spec.containers[*]}{.name}{" "}{end}{"\n"}{end}'
-run kubectl get events -n simple-app
-kill -TERM $pid
-wait $pid || true
-trap - EXIT
-echo "\$ apiserver-sim audit serve-audit.log"
-"$sim" audit "$work/serve-audit.log"
+# The real kubectl built from the Kubernetes modules pinned in kube/go.mod (or $HARNESS_KUBECTL).
+kubectl_bin="${HARNESS_KUBECTL:-$root/build/kube/bin/kubectl}"
+if [[ ! -x "$kubectl_bin" ]]; then
+  echo "demo: skipped: $kubectl_bin is not built (bash scripts/build-kube.sh builds it; needs Go 1.26)"
+else
+  echo "\$ apiserver-sim serve $seed/scenario.yaml --kubeconfig-out kubeconfig --audit-log serve-audit.log &"
+  "$sim" serve "$seed/scenario.yaml" --kubeconfig-out "$work/kubeconfig" \
+    --audit-log "$work/serve-audit.log" --injector "$injector" --work-dir "$work/serve" \
+    > "$work/serve.out" 2> "$work/serve.err" &
+  pid=$!
+  trap 'kill $pid 2>/dev/null || true' EXIT
+  for _ in $(seq 1 100); do [[ -s "$work/kubeconfig" ]] && break; sleep 0.1; done
+  [[ -s "$work/kubeconfig" ]] || { echo "apiserver-sim serve did not start:"; cat "$work/serve.err"; exit 1; }
+  cat "$work/serve.out"
+  export KUBECONFIG="$work/kubeconfig"
+  kubectl() { "$kubectl_bin" "$@"; }
+  run() { echo "\$ $*"; "$@"; }
+  echo "# as in the tutorial: the simple-app namespace (linkerd.io/inject: enabled) and the Deployment"
+  run kubectl apply -f "$seed/application.yaml"
+  echo "# the Pod the ReplicaSet controller would create (generateName, owned by the ReplicaSet):"
+  run kubectl create -f "$seed/pod.yaml"
+  run kubectl get pods -n simple-app
+  echo "\$ kubectl get pods -n simple-app -o jsonpath=... # containers after injection"
+  kubectl get pods -n simple-app -o jsonpath='{range .items[*]}{.metadata.name}{"\n  initContainers: "}{range .spec.initContainers[*]}{.name}{" "}{end}{"\n  containers: "}{range .spec.containers[*]}{.name}{" "}{end}{"\n"}{end}'
+  run kubectl get events -n simple-app
+  kill -TERM $pid
+  wait $pid || true
+  trap - EXIT
+  echo "\$ apiserver-sim audit serve-audit.log"
+  "$sim" audit "$work/serve-audit.log"
+fi
 
 if [[ $injector_webhook == 1 ]]; then
   echo

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command (README quick start, .ci/run): installs dependencies, builds the
-# default preset and runs every CTest test (labels unit, scenario, property, integration, e2e).
+# default preset and, when Go is present, the real control plane and kubectl
+# (scripts/build-kube.sh), then runs every CTest test (labels unit, scenario, property,
+# integration, e2e, real). Without Go the tests needing those binaries skip, each with one line.
 #   scripts/test.sh                 # everything
 #   scripts/test.sh -L unit         # extra arguments go to ctest
 #   SANITIZE=1 scripts/test.sh      # the asan preset (AddressSanitizer + UBSan) instead
@@ -12,5 +14,6 @@ if [[ "${SANITIZE:-0}" == "1" ]]; then preset=asan; fi
 start=$(date +%s)
 bash scripts/build.sh "$preset"
 echo "test.sh: build took $(( $(date +%s) - start ))s"
+bash scripts/build-kube.sh
 cd "build/$preset"
 ctest --output-on-failure -j 2 --timeout 600 "$@"

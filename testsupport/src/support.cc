@@ -28,6 +28,25 @@ fs::path binaryDir() {
   return HARNESS_DEFAULT_BINARY_DIR;
 }
 
+fs::path kubeBinDir() {
+  if (const char* dir = std::getenv("HARNESS_KUBE_BIN_DIR"); dir != nullptr && *dir != '\0') {
+    return dir;
+  }
+  return sourceDir() / "build" / "kube" / "bin";
+}
+
+fs::path kubectlPath() {
+  if (const char* path = std::getenv("HARNESS_KUBECTL"); path != nullptr && *path != '\0') {
+    return path;
+  }
+  return kubeBinDir() / "kubectl";
+}
+
+std::string notBuiltReason(const fs::path& binary) {
+  if (::access(binary.c_str(), X_OK) == 0 && !fs::is_directory(binary)) return {};
+  return binary.string() + " is not built (bash scripts/build-kube.sh builds it; needs Go 1.26)";
+}
+
 ScratchDir::ScratchDir(const std::string& prefix) {
   static std::atomic<int> counter{0};
   path_ = fs::current_path() / "test-scratch" /

@@ -1,6 +1,7 @@
 // The real kubectl against the simulator's REST API with the kubeconfig it writes: create, get,
 // apply, delete, and raw requests. HOME and KUBECONFIG point into a scratch directory so that
-// nothing reads or touches the user's configuration. Skipped when /usr/bin/kubectl is absent.
+// nothing reads or touches the user's configuration. The kubectl is the one scripts/build-kube.sh
+// builds from the pinned Kubernetes modules (or $HARNESS_KUBECTL); skipped when it is not built.
 
 #include <sys/wait.h>
 
@@ -23,8 +24,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kKubectl = "/usr/bin/kubectl";
-
 struct KubectlRun {
   int status = -1;
   std::string out;
@@ -46,8 +45,9 @@ std::string shellQuote(const std::string& s) {
 class KubectlTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!std::filesystem::exists(kKubectl)) {
-      GTEST_SKIP() << kKubectl << " is not installed; the kubectl integration test needs it";
+    kubectl_ = testing::kubectlPath();
+    if (const std::string reason = testing::notBuiltReason(kubectl_); !reason.empty()) {
+      GTEST_SKIP() << reason;
     }
     auto ca = net::CertificateAuthority::create("apiserver-sim-kubectl-ca");
     ASSERT_TRUE(ca.ok()) << ca.error().message;
@@ -77,7 +77,7 @@ class KubectlTest : public ::testing::Test {
     std::string command = "env HOME=" + shellQuote(home_.string()) +
                           " KUBECONFIG=" + shellQuote(kubeconfig_.string()) +
                           " CLOUDSDK_CONFIG=" + shellQuote((home_ / "gcloud").string()) + " " +
-                          kKubectl + " --request-timeout=30s";
+                          shellQuote(kubectl_.string()) + " --request-timeout=30s";
     for (const auto& arg : args) command += " " + shellQuote(arg);
     command += " 2>" + shellQuote(err_file.string());
     KubectlRun run;
@@ -104,6 +104,7 @@ class KubectlTest : public ::testing::Test {
   core::MetricsRegistry metrics_;
   std::unique_ptr<AdmissionChain> chain_;
   std::unique_ptr<RestApiServer> server_;
+  std::filesystem::path kubectl_;
   std::filesystem::path home_;
   std::filesystem::path kubeconfig_;
 };

@@ -72,6 +72,17 @@ class ChildProcess {
   int status_ = -1;
 };
 
+// The binaries scripts/build-kube.sh builds from Kubernetes' Go modules (kube-apiserver,
+// kube-controller-manager, kubectl, etcd): $HARNESS_KUBE_BIN_DIR, else build/kube/bin in the
+// source tree.
+std::filesystem::path kubeBinDir();
+// The kubectl tests drive: $HARNESS_KUBECTL, else kubeBinDir()/kubectl (never one from PATH, whose
+// version is unknown).
+std::filesystem::path kubectlPath();
+// Empty when `binary` is an executable file; otherwise the one-line reason a test skips, naming
+// the command that builds it.
+std::string notBuiltReason(const std::filesystem::path& binary);
+
 // Polls until `path` exists and is non-empty (e.g. a ports file), up to `timeout_ms`.
 bool waitForFile(const std::filesystem::path& path, int timeout_ms);
 
