@@ -7,6 +7,8 @@
 #   scripts/build-kube.sh --require  # without Go: exit 3 instead
 # Exit status: 0 built (or skipped without Go), 1 the build failed (one line and the log's
 # tail), 3 Go missing or too old with --require.
+# Environment: GO (the go command, default go), HARNESS_KUBE_OUT (default build/kube: bin/ and
+# build.log go there).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -17,23 +19,24 @@ for arg in "$@"; do
     *) echo "usage: scripts/build-kube.sh [--require]" >&2; exit 2 ;;
   esac
 done
-out="$root/build/kube/bin"
-log="$root/build/kube/build.log"
+go="${GO:-go}"
+out="${HARNESS_KUBE_OUT:-$root/build/kube}/bin"
+log="${HARNESS_KUBE_OUT:-$root/build/kube}/build.log"
 skip() {
   echo "build-kube: skipped: $1 (the real control plane and kubectl are not built; their tests skip)"
   if [[ $require == 1 ]]; then exit 3; fi
   exit 0
 }
-command -v go >/dev/null 2>&1 || skip "no Go toolchain on PATH (Go 1.26 or newer is needed)"
+command -v "$go" >/dev/null 2>&1 || skip "no Go toolchain ($go not found; Go 1.26 or newer is needed)"
 # kube/go.mod says go 1.26.0; a local toolchain is used, never a downloaded one.
 export GOTOOLCHAIN=local GOFLAGS="${GOFLAGS:--buildvcs=false}"
-version=$(go env GOVERSION)
+version=$("$go" env GOVERSION 2>/dev/null || true)
 if ! [[ $version =~ ^go1\.([0-9]+) ]] || (( BASH_REMATCH[1] < 26 )); then
-  skip "$version is older than go1.26, which kube/go.mod needs"
+  skip "${version:-$go} is older than go1.26, which kube/go.mod needs"
 fi
 mkdir -p "$out"
 start=$(date +%s)
-if ! (cd kube && go build -p 2 -trimpath -o "$out/kube" ./cmd/kube) > "$log" 2>&1; then
+if ! (cd kube && "$go" build -p 2 -trimpath -o "$out/kube" ./cmd/kube) > "$log" 2>&1; then
   echo "build-kube: the Go build failed after $(( $(date +%s) - start ))s (full log: $log):"
   tail -n 20 "$log"
   exit 1

@@ -108,8 +108,17 @@ core::Result<void> setValidity(X509* cert, std::chrono::hours validity) {
   return {};
 }
 
-core::Result<void> setSubject(X509* cert, std::string_view common_name) {
+core::Result<void> setSubject(X509* cert, std::string_view common_name,
+                              const std::vector<std::string>& organizations = {}) {
   X509_NAME* name = X509_get_subject_name(cert);
+  for (const auto& organization : organizations) {
+    if (organization.empty() ||
+        X509_NAME_add_entry_by_txt(name, "O", MBSTRING_UTF8,
+                                   reinterpret_cast<const unsigned char*>(organization.c_str()),
+                                   -1, -1, 0) != 1) {
+      return openSslError(fmt::format("invalid organization \"{}\"", organization));
+    }
+  }
   if (!common_name.empty()) {
     const std::string cn(common_name);
     if (X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8,
@@ -194,14 +203,15 @@ core::Result<void> addSubjectAltNames(X509* cert, const std::vector<std::string>
 }
 
 core::Result<CertPtr> newCertificate(EVP_PKEY* subject_key, std::string_view common_name,
-                                     std::chrono::hours validity) {
+                                     std::chrono::hours validity,
+                                     const std::vector<std::string>& organizations = {}) {
   CertPtr cert(X509_new());
   if (!cert || X509_set_version(cert.get(), X509_VERSION_3) != 1) {
     return openSslError("cannot create a certificate");
   }
   if (auto r = setRandomSerial(cert.get()); !r) return r.error();
   if (auto r = setValidity(cert.get(), validity); !r) return r.error();
-  if (auto r = setSubject(cert.get(), common_name); !r) return r.error();
+  if (auto r = setSubject(cert.get(), common_name, organizations); !r) return r.error();
   if (X509_set_pubkey(cert.get(), subject_key) != 1) return openSslError("cannot set public key");
   return cert;
 }
@@ -210,11 +220,12 @@ core::Result<CertPtr> newCertificate(EVP_PKEY* subject_key, std::string_view com
 core::Result<IssuedCertificate> makeLeaf(X509* issuer, EVP_PKEY* issuer_key,
                                          std::string_view common_name,
                                          const std::vector<std::string>& sans,
-                                         std::chrono::hours validity) {
+                                         std::chrono::hours validity,
+                                         const std::vector<std::string>& organizations = {}) {
   ERR_clear_error();
   auto key = generateKey();
   if (!key) return key.error();
-  auto cert = newCertificate(key->get(), common_name, validity);
+  auto cert = newCertificate(key->get(), common_name, validity, organizations);
   if (!cert) return cert.error();
   X509* leaf = cert->get();
   const bool self_signed = issuer == nullptr;
@@ -249,8 +260,70 @@ core::Result<IssuedCertificate> makeLeaf(X509* issuer, EVP_PKEY* issuer_key,
   return IssuedCertificate{std::move(*cert_pem), std::move(*key_pem)};
 }
 
+
+}  // namespace
+
+core::Result<CertificateAuthority> CertificateAuthority::create(std::string_view common_name,
+                                                                std::chrono::hours validity) {
+  ERR_clear_error();
+  auto key = generateKey();
+  if (!key) return key.error();
+  auto cert = newCertificate(key->get(), common_name, validity);
+  if (!cert) return cert.error();
+  X509* ca = cert->get();
+  if (X509_set_issuer_name(ca, X509_get_subject_name(ca)) != 1) {
+    return openSslError("cannot set issuer");
+  }
+  X509V3_CTX ctx;
+  X509V3_set_ctx(&ctx, ca, ca, nullptr, nullptr, 0);
+  if (auto r = addExtensions(ca, &ctx,
+                             {{NID_basic_constraints, "critical,CA:TRUE"},
+                              {NID_key_usage, "critical,keyCertSign,cRLSign,digitalSignature"},
+                              {NID_subject_key_identifier, "hash"}});
+      !r) {
+    return r.error();
+  }
+  if (X509_sign(ca, key->get(), EVP_sha256()) <= 0) return openSslError("cannot sign the CA");
+  auto cert_pem = certificatePem(ca);
+  if (!cert_pem) return cert_pem.error();
+  auto key_pem = privateKeyPem(key->get());
+  if (!key_pem) return key_pem.error();
+  return CertificateAuthority{std::move(*cert_pem), std::move(*key_pem)};
+}
+
+core::Result<IssuedCertificate> issueCertificate(const CertificateAuthority& ca,
+                                                 std::string_view common_name,
+                                                 const std::vector<std::string>& sans,
+                                                 std::chrono::hours validity,
+                                                 const std::vector<std::string>& organizations) {
+  ERR_clear_error();
+  BioPtr cert_bio(BIO_new_mem_buf(ca.certificate_pem.data(),
+                                  static_cast<int>(ca.certificate_pem.size())));
+  CertPtr ca_cert(cert_bio ? PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr)
+                           : nullptr);
+  if (!ca_cert) return openSslError("CA certificate: cannot parse PEM");
+  BioPtr key_bio(BIO_new_mem_buf(ca.private_key_pem.data(),
+                                 static_cast<int>(ca.private_key_pem.size())));
+  KeyPtr ca_key(key_bio ? PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr)
+                        : nullptr);
+  if (!ca_key) return openSslError("CA private key: cannot parse PEM");
+  if (X509_check_private_key(ca_cert.get(), ca_key.get()) != 1) {
+    ERR_clear_error();
+    return core::makeError("CA private key does not match the CA certificate");
+  }
+  if (X509_check_ca(ca_cert.get()) == 0) {
+    return core::makeError("CA certificate is not a certificate authority (no CA:TRUE)");
+  }
+  return makeLeaf(ca_cert.get(), ca_key.get(), common_name, sans, validity, organizations);
+}
+
+core::Result<IssuedCertificate> selfSignedCertificate(std::string_view common_name,
+                                                      const std::vector<std::string>& sans) {
+  return makeLeaf(nullptr, nullptr, common_name, sans, std::chrono::hours(24 * 365));
+}
+
 core::Result<void> writeFileAtomically(const std::filesystem::path& path,
-                                       const std::string& content, mode_t mode) {
+                                       const std::string& content, unsigned mode) {
   static std::atomic<unsigned> counter{0};
   std::error_code ec;
   if (path.has_parent_path()) {
@@ -296,64 +369,11 @@ core::Result<void> writeFileAtomically(const std::filesystem::path& path,
   return {};
 }
 
-}  // namespace
-
-core::Result<CertificateAuthority> CertificateAuthority::create(std::string_view common_name,
-                                                                std::chrono::hours validity) {
+core::Result<std::string> generatePrivateKeyPem() {
   ERR_clear_error();
   auto key = generateKey();
   if (!key) return key.error();
-  auto cert = newCertificate(key->get(), common_name, validity);
-  if (!cert) return cert.error();
-  X509* ca = cert->get();
-  if (X509_set_issuer_name(ca, X509_get_subject_name(ca)) != 1) {
-    return openSslError("cannot set issuer");
-  }
-  X509V3_CTX ctx;
-  X509V3_set_ctx(&ctx, ca, ca, nullptr, nullptr, 0);
-  if (auto r = addExtensions(ca, &ctx,
-                             {{NID_basic_constraints, "critical,CA:TRUE"},
-                              {NID_key_usage, "critical,keyCertSign,cRLSign,digitalSignature"},
-                              {NID_subject_key_identifier, "hash"}});
-      !r) {
-    return r.error();
-  }
-  if (X509_sign(ca, key->get(), EVP_sha256()) <= 0) return openSslError("cannot sign the CA");
-  auto cert_pem = certificatePem(ca);
-  if (!cert_pem) return cert_pem.error();
-  auto key_pem = privateKeyPem(key->get());
-  if (!key_pem) return key_pem.error();
-  return CertificateAuthority{std::move(*cert_pem), std::move(*key_pem)};
-}
-
-core::Result<IssuedCertificate> issueCertificate(const CertificateAuthority& ca,
-                                                 std::string_view common_name,
-                                                 const std::vector<std::string>& sans,
-                                                 std::chrono::hours validity) {
-  ERR_clear_error();
-  BioPtr cert_bio(BIO_new_mem_buf(ca.certificate_pem.data(),
-                                  static_cast<int>(ca.certificate_pem.size())));
-  CertPtr ca_cert(cert_bio ? PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr)
-                           : nullptr);
-  if (!ca_cert) return openSslError("CA certificate: cannot parse PEM");
-  BioPtr key_bio(BIO_new_mem_buf(ca.private_key_pem.data(),
-                                 static_cast<int>(ca.private_key_pem.size())));
-  KeyPtr ca_key(key_bio ? PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr)
-                        : nullptr);
-  if (!ca_key) return openSslError("CA private key: cannot parse PEM");
-  if (X509_check_private_key(ca_cert.get(), ca_key.get()) != 1) {
-    ERR_clear_error();
-    return core::makeError("CA private key does not match the CA certificate");
-  }
-  if (X509_check_ca(ca_cert.get()) == 0) {
-    return core::makeError("CA certificate is not a certificate authority (no CA:TRUE)");
-  }
-  return makeLeaf(ca_cert.get(), ca_key.get(), common_name, sans, validity);
-}
-
-core::Result<IssuedCertificate> selfSignedCertificate(std::string_view common_name,
-                                                      const std::vector<std::string>& sans) {
-  return makeLeaf(nullptr, nullptr, common_name, sans, std::chrono::hours(24 * 365));
+  return privateKeyPem(key->get());
 }
 
 core::Result<void> writePemFiles(const IssuedCertificate& certificate,

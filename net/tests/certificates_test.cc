@@ -172,6 +172,33 @@ TEST(IssueCertificate, CarriesServerAndClientAuthAndIsNotACa) {
   EXPECT_EQ(X509_check_issued(ca_cert.get(), cert.get()), X509_V_OK);
 }
 
+TEST(IssueCertificate, OrganizationsBecomeSubjectOEntries) {
+  const auto ca = makeCa();
+  auto leaf = issueCertificate(ca, "admin", {}, std::chrono::hours(24),
+                               {"system:masters", "team:a"});
+  ASSERT_TRUE(leaf.ok()) << leaf.error().message;
+  auto cert = parsePem(leaf->certificate_pem);
+  ASSERT_TRUE(cert);
+  char subject[256];
+  X509_NAME_oneline(X509_get_subject_name(cert.get()), subject, sizeof subject);
+  EXPECT_STREQ(subject, "/O=system:masters/O=team:a/CN=admin");
+  EXPECT_FALSE(issueCertificate(ca, "admin", {}, std::chrono::hours(24), {""}).ok());
+}
+
+TEST(GeneratePrivateKeyPem, IsAFreshPkcs8EcKey) {
+  auto first = generatePrivateKeyPem();
+  auto second = generatePrivateKeyPem();
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_EQ(first->rfind("-----BEGIN PRIVATE KEY-----", 0), 0u);
+  EXPECT_NE(*first, *second);
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(
+      BIO_new_mem_buf(first->data(), static_cast<int>(first->size())), BIO_free);
+  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(
+      PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr), EVP_PKEY_free);
+  ASSERT_TRUE(key);
+  EXPECT_EQ(EVP_PKEY_get_base_id(key.get()), EVP_PKEY_EC);
+}
+
 TEST(IssueCertificate, RejectsACaWhosePemDoesNotParse) {
   CertificateAuthority broken{"not a certificate", "not a key"};
   auto leaf = issueCertificate(broken, "webhook", {"localhost"});

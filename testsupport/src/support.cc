@@ -9,6 +9,7 @@
 #include <thread>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -110,6 +111,28 @@ int runCommand(const std::string& command) {
   const int status = std::system(command.c_str());
   if (status == -1) return -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+CommandOutput runCapture(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+  CommandOutput result;
+  char err_template[] = "run-capture-stderr-XXXXXX";
+  const int err_fd = ::mkstemp(err_template);
+  if (err_fd < 0) return result;
+  ::close(err_fd);
+  std::string command = "env";
+  for (const auto& variable : env) command += " " + shellQuote(variable);
+  for (const auto& arg : argv) command += " " + shellQuote(arg);
+  command += " 2>" + shellQuote(err_template);
+  if (FILE* pipe = ::popen(command.c_str(), "r")) {
+    char buffer[4096];
+    std::size_t n = 0;
+    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.out.append(buffer, n);
+    const int status = ::pclose(pipe);
+    result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    result.err = readFile(err_template);
+  }
+  ::unlink(err_template);
+  return result;
 }
 
 ChildProcess::ChildProcess(const std::vector<std::string>& argv, const fs::path& log_file) {

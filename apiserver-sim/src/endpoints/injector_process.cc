@@ -3,10 +3,6 @@
 
 #include "harness/sim/injector_process.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -104,110 +100,6 @@ core::Result<fs::path> readableFile(ObjectFields& fields, std::string_view key,
     return core::makeError(fmt::format("{}: \"{}\" is a directory", field, path.string()));
   }
   return path;
-}
-
-std::string tailOf(const fs::path& file, std::size_t max_lines) {
-  if (max_lines == 0) return {};
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return {};
-  constexpr std::streamoff kMaxBytes = 64 * 1024;
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  in.seekg(std::max<std::streamoff>(0, size - kMaxBytes));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  while (!text.empty() && text.back() == '\n') text.pop_back();
-  std::size_t start = text.size();
-  for (std::size_t lines = 0; lines < max_lines; ++lines) {
-    const auto newline = start == 0 ? std::string::npos : text.rfind('\n', start - 1);
-    if (newline == std::string::npos) return text;
-    start = newline;
-  }
-  return text.substr(start + 1);
-}
-
-int decodeWaitStatus(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return -1;
-}
-
-struct SpawnResult {
-  pid_t pid = -1;
-  std::string error;
-};
-
-// fork + execv with stdin from /dev/null and stdout/stderr appended to `log_file`. Between fork
-// and exec the child only makes async-signal-safe calls (the parent may have many threads).
-// Every inherited descriptor above 2 is closed at exec, so the child holds none of the parent's
-// sockets (a stub's listening port must close when the stub stops).
-SpawnResult spawn(const std::vector<std::string>& argv, const fs::path& log_file) {
-  SpawnResult result;
-  std::vector<char*> args;
-  for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-  args.push_back(nullptr);
-
-  const int log_fd = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (log_fd < 0) {
-    result.error = fmt::format("cannot open {}: {}", log_file.string(), std::strerror(errno));
-    return result;
-  }
-  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  int error_pipe[2];
-  if (null_fd < 0 || ::pipe2(error_pipe, O_CLOEXEC) != 0) {
-    result.error = fmt::format("cannot prepare the child: {}", std::strerror(errno));
-    ::close(log_fd);
-    if (null_fd >= 0) ::close(null_fd);
-    return result;
-  }
-  const long open_max = std::min(::sysconf(_SC_OPEN_MAX), 65536L);
-  const pid_t parent = ::getpid();
-
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);  // the parent died before prctl
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::signal(SIGPIPE, SIG_DFL);
-    ::signal(SIGTERM, SIG_DFL);
-    ::signal(SIGINT, SIG_DFL);
-    ::dup2(null_fd, 0);
-    ::dup2(log_fd, 1);
-    ::dup2(log_fd, 2);
-    if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
-      for (int fd = 3; fd < open_max; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-    }
-    ::execv(args[0], args.data());
-    const int saved = errno;
-    ssize_t ignored = ::write(error_pipe[1], &saved, sizeof saved);
-    (void)ignored;
-    ::_exit(127);
-  }
-  const int fork_errno = errno;
-  ::close(error_pipe[1]);
-  ::close(log_fd);
-  ::close(null_fd);
-  if (pid < 0) {
-    ::close(error_pipe[0]);
-    result.error = fmt::format("fork: {}", std::strerror(fork_errno));
-    return result;
-  }
-  int child_errno = 0;
-  ssize_t n;
-  do {
-    n = ::read(error_pipe[0], &child_errno, sizeof child_errno);
-  } while (n < 0 && errno == EINTR);
-  ::close(error_pipe[0]);
-  if (n == static_cast<ssize_t>(sizeof child_errno)) {
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    result.error = fmt::format("exec {}: {}", argv[0], std::strerror(child_errno));
-    return result;
-  }
-  result.pid = pid;
-  return result;
 }
 
 core::Result<std::pair<std::uint16_t, std::uint16_t>> readPorts(const fs::path& file) {
@@ -332,10 +224,9 @@ core::Result<std::unique_ptr<InjectorProcess>> InjectorProcess::start(
 
   std::unique_ptr<InjectorProcess> process(new InjectorProcess());
   process->name_ = std::move(name);
-  process->log_file_ = dir / "injector.log";
   process->stop_timeout_ = options.stop_timeout;
-  auto& argv = process->argv_;
-  argv.push_back(binary->string());
+  const fs::path log_file = dir / "injector.log";
+  std::vector<std::string> argv = {binary->string()};
   if (spec.log_level) argv.insert(argv.end(), {"--log-level", *spec.log_level});
   argv.insert(argv.end(), {"serve", "--address", "127.0.0.1", "--port", "0", "--admin-port", "0",
                            "--ports-file", ports_file.string(), "--tls-cert",
@@ -363,11 +254,11 @@ core::Result<std::unique_ptr<InjectorProcess>> InjectorProcess::start(
   argv.insert(argv.end(), spec.args.begin(), spec.args.end());
 
   {
-    std::ofstream(process->log_file_, std::ios::trunc);  // a fresh log per start
+    std::ofstream(log_file, std::ios::trunc);  // a fresh log per start
   }
-  auto spawned = spawn(argv, process->log_file_);
-  if (spawned.pid < 0) return core::makeError(fmt::format("{}: {}", where, spawned.error));
-  process->pid_ = spawned.pid;
+  auto child = process::ChildProcess::start(std::move(argv), log_file);
+  if (!child) return child.error().within(where);
+  process->child_ = std::move(*child);
 
   const auto deadline = std::chrono::steady_clock::now() + options.startup_timeout;
   while (true) {
@@ -383,14 +274,14 @@ core::Result<std::unique_ptr<InjectorProcess>> InjectorProcess::start(
     }
     if (!process->running()) {
       return core::makeError(fmt::format("{} exited with status {} before listening; log {}:\n{}",
-                                         where, process->stop(), process->log_file_.string(),
+                                         where, process->stop(), log_file.string(),
                                          process->logTail()));
     }
     if (std::chrono::steady_clock::now() >= deadline) {
       process->stop();
       return core::makeError(fmt::format(
           "{} did not start listening within {}ms (no {}); log {}:\n{}", where,
-          options.startup_timeout.count(), ports_file.string(), process->log_file_.string(),
+          options.startup_timeout.count(), ports_file.string(), log_file.string(),
           process->logTail()));
     }
     std::this_thread::sleep_for(10ms);
@@ -402,39 +293,11 @@ InjectorProcess::~InjectorProcess() { stop(); }
 std::string InjectorProcess::url() const { return fmt::format("https://127.0.0.1:{}/", port_); }
 
 std::string InjectorProcess::logTail(std::size_t max_lines) const {
-  return tailOf(log_file_, max_lines);
+  return child_->logTail(max_lines);
 }
 
-bool InjectorProcess::reap(bool block) {
-  if (reaped_ || pid_ <= 0) return true;
-  int status = 0;
-  pid_t r;
-  do {
-    r = ::waitpid(pid_, &status, block ? 0 : WNOHANG);
-  } while (r < 0 && errno == EINTR);
-  if (r == 0) return false;
-  reaped_ = true;
-  exit_status_ = r == pid_ ? decodeWaitStatus(status) : -1;
-  return true;
-}
+bool InjectorProcess::running() { return child_->running(); }
 
-bool InjectorProcess::running() {
-  std::lock_guard lock(mutex_);
-  return !reap(false);
-}
-
-int InjectorProcess::stop() {
-  std::lock_guard lock(mutex_);
-  if (reap(false)) return exit_status_;
-  ::kill(pid_, SIGTERM);
-  const auto deadline = std::chrono::steady_clock::now() + stop_timeout_;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (reap(false)) return exit_status_;
-    std::this_thread::sleep_for(10ms);
-  }
-  ::kill(pid_, SIGKILL);
-  reap(true);
-  return exit_status_;
-}
+int InjectorProcess::stop() { return child_ ? child_->stop(stop_timeout_) : -1; }
 
 }  // namespace harness::sim

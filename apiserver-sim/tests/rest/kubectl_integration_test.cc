@@ -3,9 +3,6 @@
 // nothing reads or touches the user's configuration. The kubectl is the one scripts/build-kube.sh
 // builds from the pinned Kubernetes modules (or $HARNESS_KUBECTL); skipped when it is not built.
 
-#include <sys/wait.h>
-
-#include <cstdio>
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -24,23 +21,7 @@ namespace {
 
 using nlohmann::json;
 
-struct KubectlRun {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string shellQuote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out + "'";
-}
+using KubectlRun = testing::CommandOutput;
 
 class KubectlTest : public ::testing::Test {
  protected:
@@ -73,23 +54,10 @@ class KubectlTest : public ::testing::Test {
   }
 
   KubectlRun kubectl(const std::vector<std::string>& args) {
-    const auto err_file = scratch_.path() / "kubectl.err";
-    std::string command = "env HOME=" + shellQuote(home_.string()) +
-                          " KUBECONFIG=" + shellQuote(kubeconfig_.string()) +
-                          " CLOUDSDK_CONFIG=" + shellQuote((home_ / "gcloud").string()) + " " +
-                          shellQuote(kubectl_.string()) + " --request-timeout=30s";
-    for (const auto& arg : args) command += " " + shellQuote(arg);
-    command += " 2>" + shellQuote(err_file.string());
-    KubectlRun run;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (pipe == nullptr) return run;
-    char buffer[4096];
-    std::size_t n = 0;
-    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
-    const int status = ::pclose(pipe);
-    run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    run.err = testing::readFile(err_file);
-    return run;
+    std::vector<std::string> argv = {kubectl_.string(), "--request-timeout=30s"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return testing::runCapture(
+        argv, {"HOME=" + home_.string(), "KUBECONFIG=" + kubeconfig_.string()});
   }
 
   std::string writeManifest(const std::string& name, const std::string& yaml) {

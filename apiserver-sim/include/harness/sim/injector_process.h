@@ -22,7 +22,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,6 +31,7 @@
 
 #include "harness/core/result.h"
 #include "harness/net/certificates.h"
+#include "harness/process/child_process.h"
 
 namespace harness::sim {
 
@@ -94,9 +94,11 @@ class InjectorProcess {
   [[nodiscard]] std::string url() const;
   [[nodiscard]] std::uint16_t port() const { return port_; }
   [[nodiscard]] std::uint16_t adminPort() const { return admin_port_; }  // plain HTTP
-  [[nodiscard]] pid_t pid() const { return pid_; }
-  [[nodiscard]] const std::vector<std::string>& commandLine() const { return argv_; }
-  [[nodiscard]] const std::filesystem::path& logFile() const { return log_file_; }
+  [[nodiscard]] pid_t pid() const { return child_->pid(); }
+  [[nodiscard]] const std::vector<std::string>& commandLine() const {
+    return child_->commandLine();
+  }
+  [[nodiscard]] const std::filesystem::path& logFile() const { return child_->logFile(); }
   // The last `max_lines` lines of the injector's log.
   [[nodiscard]] std::string logTail(std::size_t max_lines = 20) const;
 
@@ -108,19 +110,12 @@ class InjectorProcess {
 
  private:
   InjectorProcess() = default;
-  // waitpid without blocking (or blocking); true once the child has been reaped.
-  bool reap(bool block);
 
   std::string name_;
-  std::vector<std::string> argv_;
-  std::filesystem::path log_file_;
   std::chrono::milliseconds stop_timeout_{5'000};
   std::uint16_t port_ = 0;
   std::uint16_t admin_port_ = 0;
-  pid_t pid_ = -1;
-  std::mutex mutex_;
-  bool reaped_ = false;
-  int exit_status_ = -1;
+  std::unique_ptr<process::ChildProcess> child_;
 };
 
 }  // namespace harness::sim

@@ -38,16 +38,32 @@ struct IssuedCertificate {
 // of `sans` (an entry that parses as an IPv4 or IPv6 address becomes an IP SAN, anything else a
 // DNS SAN), keyUsage digitalSignature+keyEncipherment, extendedKeyUsage serverAuth+clientAuth,
 // CA:FALSE. Errors: an unusable CA (PEM that does not parse, a key that does not match), an empty
-// SAN entry, a non-positive validity.
+// SAN entry, a non-positive validity, an empty organization.
+//
+// `organizations` become O= entries of the subject: kube-apiserver's client-certificate
+// authenticator takes the user name from CN and the groups from O (k8s.io/apiserver
+// pkg/authentication/request/x509/x509.go, CommonNameUserConversion), e.g. CN=admin,
+// O=system:masters for a cluster administrator.
 core::Result<IssuedCertificate> issueCertificate(
     const CertificateAuthority& ca, std::string_view common_name,
     const std::vector<std::string>& sans,
-    std::chrono::hours validity = std::chrono::hours(24 * 365));
+    std::chrono::hours validity = std::chrono::hours(24 * 365),
+    const std::vector<std::string>& organizations = {});
+
+// A fresh EC P-256 private key as PKCS#8 PEM (e.g. a service-account signing key, which
+// kube-apiserver and kube-controller-manager accept as ES256).
+core::Result<std::string> generatePrivateKeyPem();
 
 // The same kind of leaf, but signed by its own key (issuer == subject): a client that trusts any
 // CA rejects it as "x509: certificate signed by unknown authority".
 core::Result<IssuedCertificate> selfSignedCertificate(std::string_view common_name,
                                                       const std::vector<std::string>& sans);
+
+// Writes `content` to `path` atomically (a temporary file in the same directory, then rename)
+// with permission bits `mode` whatever the umask; missing parent directories are created. Errors
+// name the file.
+core::Result<void> writeFileAtomically(const std::filesystem::path& path, const std::string& content,
+                                       unsigned mode);
 
 // Writes both PEM files atomically (a temporary file in the same directory, then rename), the
 // certificate with mode 0644 and the key with mode 0600; missing parent directories are created.

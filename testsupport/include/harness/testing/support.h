@@ -50,6 +50,16 @@ void writeFile(const std::filesystem::path& path, const std::string& content);
 // Runs a shell command, returns its exit status; output goes to the test log.
 int runCommand(const std::string& command);
 
+struct CommandOutput {
+  int status = -1;  // the exit code, 128 + signal when killed, -1 when it could not run
+  std::string out;
+  std::string err;
+};
+// Runs `argv` (no shell interpretation of the arguments) with `env` ("NAME=value") added to the
+// environment, and captures its stdout and stderr.
+CommandOutput runCapture(const std::vector<std::string>& argv,
+                         const std::vector<std::string>& env = {});
+
 // A child process started with execv (no shell); stdout/stderr go to `log_file` when given.
 // The destructor sends SIGKILL if it is still running, so no test leaves a process behind.
 class ChildProcess {
