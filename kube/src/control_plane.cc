@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -105,6 +106,17 @@ std::string kubeconfigYaml(const std::string& server, const std::string& ca_pem,
       {"current-context", "kube-local"},
   };
   return core::toYaml(config);
+}
+
+// A fresh, empty log for each start, so that a retry reads only its own attempt's output.
+core::Result<std::unique_ptr<process::ChildProcess>> startChild(std::vector<std::string> argv,
+                                                               const fs::path& log_file,
+                                                               const std::string& name) {
+  std::error_code ec;
+  fs::remove(log_file, ec);
+  auto child = process::ChildProcess::start(std::move(argv), log_file);
+  if (!child) return child.error().within(name);
+  return child;
 }
 
 core::Result<void> writeFile(const fs::path& file, const std::string& content,
@@ -324,6 +336,26 @@ core::Result<void> ControlPlane::prepare() {
        }) {
     if (!r) return r.error();
   }
+  if (options_.connect_proxy) {
+    if (!proxy_) {
+      auto proxy = ConnectProxy::start({});
+      if (!proxy) return proxy.error();
+      proxy_ = std::move(*proxy);
+    }
+    // k8s.io/apiserver pkg/apis/apiserver/v1beta1 EgressSelectorConfiguration; an http:// URL
+    // takes no tlsConfig (pkg/server/egressselector/config.go validateTCPConnection). The
+    // selections not listed (controlplane, etcd) dial directly.
+    const json egress = {
+        {"apiVersion", "apiserver.k8s.io/v1beta1"},
+        {"kind", "EgressSelectorConfiguration"},
+        {"egressSelections",
+         json::array({{{"name", "cluster"},
+                       {"connection",
+                        {{"proxyProtocol", "HTTPConnect"},
+                         {"transport",
+                          {{"tcp", {{"url", fmt::format("http://127.0.0.1:{}", proxy_->port())}}}}}}}}})}};
+    if (auto r = writeFile(work_dir_ / "egress-selector.yaml", core::toYaml(egress)); !r) return r;
+  }
   if (options_.admission_config_file.empty()) {
     const json webhook = {{"apiVersion", "apiserver.config.k8s.io/v1"},
                           {"kind", "WebhookAdmissionConfiguration"},
@@ -376,7 +408,7 @@ core::Result<void> ControlPlane::waitReady(process::ChildProcess& child, const s
 core::Result<void> ControlPlane::startEtcd() {
   const std::string client_url = fmt::format("http://127.0.0.1:{}", etcd_port_);
   const std::string peer_url = fmt::format("http://127.0.0.1:{}", etcd_peer_port_);
-  auto child = process::ChildProcess::start(
+  auto child = startChild(
       {options_.binaries.etcd.string(), "--name=kube-local",
        "--data-dir=" + (work_dir_ / "etcd-data").string(), "--listen-client-urls=" + client_url,
        "--advertise-client-urls=" + client_url, "--listen-peer-urls=" + peer_url,
@@ -384,8 +416,8 @@ core::Result<void> ControlPlane::startEtcd() {
        "--initial-cluster=kube-local=" + peer_url, "--initial-cluster-state=new",
        // Metrics would listen on the client URL anyway; no extra port.
        "--log-level=warn"},
-      work_dir_ / "etcd.log");
-  if (!child) return child.error().within("etcd");
+      work_dir_ / "etcd.log", "etcd");
+  if (!child) return child.error();
   etcd_ = std::move(*child);
   return waitReady(*etcd_, "etcd", "", "listening");
 }
@@ -421,6 +453,9 @@ core::Result<void> ControlPlane::startApiserver() {
                : options_.admission_config_file.string()),
       "--profiling=false",
   };
+  if (proxy_) {
+    argv.push_back("--egress-selector-config-file=" + (work_dir_ / "egress-selector.yaml").string());
+  }
   if (!options_.enable_admission_plugins.empty()) {
     argv.push_back("--enable-admission-plugins=" + join(options_.enable_admission_plugins));
   }
@@ -429,15 +464,15 @@ core::Result<void> ControlPlane::startApiserver() {
   }
   argv.insert(argv.end(), options_.extra_apiserver_args.begin(),
               options_.extra_apiserver_args.end());
-  auto child = process::ChildProcess::start(std::move(argv), work_dir_ / "kube-apiserver.log");
-  if (!child) return child.error().within("kube-apiserver");
+  auto child = startChild(std::move(argv), work_dir_ / "kube-apiserver.log", "kube-apiserver");
+  if (!child) return child.error();
   apiserver_ = std::move(*child);
   return waitReady(*apiserver_, "kube-apiserver", "/readyz", "ready");
 }
 
 core::Result<void> ControlPlane::startControllerManager() {
   const fs::path kubeconfig_file = work_dir_ / "controller-manager.kubeconfig";
-  auto child = process::ChildProcess::start(
+  auto child = startChild(
       {options_.binaries.kube_controller_manager.string(),
        "--kubeconfig=" + kubeconfig_file.string(),
        "--authentication-kubeconfig=" + kubeconfig_file.string(),
@@ -451,8 +486,8 @@ core::Result<void> ControlPlane::startControllerManager() {
        "--root-ca-file=" + (work_dir_ / "pki" / "server-ca.crt").string(),
        "--service-cluster-ip-range=" + std::string(kServiceCidr),
        "--controllers=" + join(options_.controllers)},
-      work_dir_ / "kube-controller-manager.log");
-  if (!child) return child.error().within("kube-controller-manager");
+      work_dir_ / "kube-controller-manager.log", "kube-controller-manager");
+  if (!child) return child.error();
   controller_manager_ = std::move(*child);
   const auto& controllers = options_.controllers;
   const bool makes_service_accounts =
@@ -492,6 +527,7 @@ void ControlPlane::stop() {
   for (auto* child : {&controller_manager_, &apiserver_, &etcd_}) {
     if (*child) (*child)->stop(10s);
   }
+  if (proxy_) proxy_->stop();
   if (owns_work_dir_ && !options_.keep_work_dir) {
     std::error_code ec;
     fs::remove_all(work_dir_, ec);

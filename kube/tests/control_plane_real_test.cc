@@ -66,8 +66,10 @@ class RealControlPlaneTest : public ::testing::Test {
   }
 
   core::Result<std::unique_ptr<ControlPlane>> start(bool controller_manager = true,
-                                                    std::vector<std::string> extra_args = {}) {
+                                                    std::vector<std::string> extra_args = {},
+                                                    bool connect_proxy = false) {
     ControlPlaneOptions options;
+    options.connect_proxy = connect_proxy;
     options.binaries = binaries_;
     options.work_dir = workDir();
     options.controller_manager = controller_manager;
@@ -183,6 +185,21 @@ TEST_F(RealControlPlaneTest, AnApiserverThatCannotStartIsReportedAndNothingIsLef
       << plane.error().message;
   EXPECT_NE(plane.error().message.find("unknown flag: --no-such-flag"), std::string::npos)
       << plane.error().message;
+  expectNothingLeft();
+}
+
+TEST_F(RealControlPlaneTest, StartsWithTheEgressSelectorThroughTheConnectProxy) {
+  auto plane = start(false, {}, true);
+  ASSERT_TRUE(plane.ok()) << plane.error().message;
+  ASSERT_NE((*plane)->connectProxy(), nullptr);
+  const std::string config = testing::readFile((*plane)->workDir() / "egress-selector.yaml");
+  EXPECT_NE(config.find("http://127.0.0.1:" + std::to_string((*plane)->connectProxy()->port())),
+            std::string::npos)
+      << config;
+  auto run = kubectl(**plane, {"get", "--raw", "/readyz"});
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out, "ok");
+  (*plane)->stop();
   expectNothingLeft();
 }
 

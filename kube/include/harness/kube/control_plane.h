@@ -20,9 +20,11 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/core/result.h"
+#include "harness/kube/connect_proxy.h"
 #include "harness/process/child_process.h"
 
 namespace harness::kube {
@@ -65,6 +67,11 @@ struct ControlPlaneOptions {
   // An AdmissionConfiguration file; empty: one written into the work directory that gives the
   // webhook plugins a kubeConfigFile (how the apiserver authenticates to webhooks; empty there).
   std::filesystem::path admission_config_file;
+  // Start a ConnectProxy and give kube-apiserver an EgressSelectorConfiguration whose `cluster`
+  // selection tunnels through it (HTTPConnect over TCP): webhooks referenced by `service` are
+  // then dialled through the proxy (see connect_proxy.h); routes are added with
+  // connectProxy()->setRoute("<clusterIP>:<port>", <loopback port>).
+  bool connect_proxy = false;
   // Appended to kube-apiserver's command line (e.g. --feature-gates, --runtime-config).
   std::vector<std::string> extra_apiserver_args;
 
@@ -110,6 +117,8 @@ class ControlPlane {
   [[nodiscard]] process::ChildProcess* etcd() { return etcd_.get(); }
   [[nodiscard]] process::ChildProcess* apiserver() { return apiserver_.get(); }
   [[nodiscard]] process::ChildProcess* controllerManager() { return controller_manager_.get(); }
+  // The egress proxy (nullptr unless connect_proxy).
+  [[nodiscard]] ConnectProxy* connectProxy() { return proxy_.get(); }
   // Seconds from start() to a ready control plane.
   [[nodiscard]] double startupSeconds() const { return startup_seconds_; }
 
@@ -130,6 +139,7 @@ class ControlPlane {
   std::uint16_t etcd_peer_port_ = 0;
   std::chrono::steady_clock::time_point deadline_;
   std::string ca_pem_, admin_cert_pem_, admin_key_pem_;
+  std::unique_ptr<ConnectProxy> proxy_;
   std::unique_ptr<process::ChildProcess> etcd_, apiserver_, controller_manager_;
   double startup_seconds_ = 0;
   bool stopped_ = false;
