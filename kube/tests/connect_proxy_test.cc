@@ -17,21 +17,10 @@
 
 #include <gtest/gtest.h>
 
+#include "harness/testing/support.h"
+
 namespace harness::kube {
 namespace {
-
-int listenLoopback(std::uint16_t& port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  EXPECT_EQ(::listen(fd, 8), 0);
-  socklen_t length = sizeof address;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  port = ntohs(address.sin_port);
-  return fd;
-}
 
 int connectTo(std::uint16_t port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -71,9 +60,9 @@ std::string readExactly(int fd, std::size_t size) {
 // A peer that answers "upper-cased:" + everything it read once the client half-closes.
 class UpperCaseServer {
  public:
-  UpperCaseServer() : listener_(listenLoopback(port_)) {
+  UpperCaseServer() {
     thread_ = std::thread([this] {
-      const int peer = ::accept(listener_, nullptr, nullptr);
+      const int peer = ::accept(listener_.fd(), nullptr, nullptr);
       if (peer < 0) return;
       std::string text = readAll(peer);
       for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -82,15 +71,13 @@ class UpperCaseServer {
     });
   }
   ~UpperCaseServer() {
-    ::shutdown(listener_, SHUT_RDWR);
+    ::shutdown(listener_.fd(), SHUT_RDWR);  // ends an accept() that got no connection
     thread_.join();
-    ::close(listener_);
   }
-  [[nodiscard]] std::uint16_t port() const { return port_; }
+  [[nodiscard]] std::uint16_t port() const { return listener_.port(); }
 
  private:
-  std::uint16_t port_ = 0;
-  int listener_;
+  testing::ListeningSocket listener_;
   std::thread thread_;
 };
 
@@ -143,9 +130,8 @@ TEST(ConnectProxyTest, AnUnknownTargetIs502AndARouteCanBeAddedLater) {
 }
 
 TEST(ConnectProxyTest, OtherMethodsAre400AndStopEndsOpenTunnels) {
-  std::uint16_t silent_port = 0;
-  const int silent = listenLoopback(silent_port);  // accepts (backlog), never answers
-  auto proxy = ConnectProxy::start({{"svc:443", silent_port}});
+  testing::ListeningSocket silent;  // accepts (backlog), never answers
+  auto proxy = ConnectProxy::start({{"svc:443", silent.port()}});
   ASSERT_TRUE(proxy.ok()) << proxy.error().message;
   int client = connectTo((*proxy)->port());
   sendText(client, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
@@ -159,7 +145,6 @@ TEST(ConnectProxyTest, OtherMethodsAre400AndStopEndsOpenTunnels) {
   (*proxy)->stop();  // returns although the tunnel is idle, and closes it
   EXPECT_EQ(readAll(client), "");
   ::close(client);
-  ::close(silent);
 }
 
 }  // namespace

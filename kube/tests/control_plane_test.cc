@@ -3,9 +3,6 @@
 
 #include "harness/kube/control_plane.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,28 +18,6 @@ namespace harness::kube {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Listens on a free 127.0.0.1 port until destroyed.
-class HeldPort {
- public:
-  HeldPort() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-    EXPECT_EQ(::listen(fd_, 1), 0);
-    socklen_t length = sizeof address;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
-    port_ = ntohs(address.sin_port);
-  }
-  ~HeldPort() { ::close(fd_); }
-  [[nodiscard]] std::uint16_t port() const { return port_; }
-
- private:
-  int fd_ = -1;
-  std::uint16_t port_ = 0;
-};
 
 void writeScript(const fs::path& file, const std::string& body) {
   testing::writeFile(file, "#!/bin/sh\n" + body + "\n");
@@ -75,7 +50,7 @@ TEST(BinariesTest, MissingBinaryNamesTheBuildCommand) {
 }
 
 TEST(PortsTest, AHeldPortIsNotFreeAndAPickedOneIs) {
-  HeldPort held;
+  testing::ListeningSocket held;
   EXPECT_FALSE(loopbackPortFree(held.port()));
   auto picked = pickFreeLoopbackPort();
   ASSERT_TRUE(picked.ok()) << picked.error().message;
@@ -98,25 +73,18 @@ class ControlPlaneStartTest : public ::testing::Test {
   testing::ScratchDir scratch_{"kube-start"};
 };
 
-TEST_F(ControlPlaneStartTest, RefusesAnApiserverPortInUse) {
-  HeldPort held;
-  auto o = options("exit 0");
-  o.apiserver_port = held.port();
-  auto plane = ControlPlane::start(o);
-  ASSERT_FALSE(plane.ok());
-  EXPECT_EQ(plane.error().message,
-            "127.0.0.1:" + std::to_string(held.port()) + " (apiserver port) is in use");
-  expectNoWorkDir();
-}
-
-TEST_F(ControlPlaneStartTest, RefusesAnEtcdPortInUse) {
-  HeldPort held;
-  auto o = options("exit 0");
-  o.etcd_port = held.port();
-  auto plane = ControlPlane::start(o);
-  ASSERT_FALSE(plane.ok());
-  EXPECT_EQ(plane.error().message,
-            "127.0.0.1:" + std::to_string(held.port()) + " (etcd port) is in use");
+TEST_F(ControlPlaneStartTest, RefusesAPortInUse) {
+  testing::ListeningSocket held;
+  for (auto [port, name] : {std::pair{&ControlPlaneOptions::apiserver_port, "apiserver port"},
+                            std::pair{&ControlPlaneOptions::etcd_port, "etcd port"}}) {
+    auto o = options("exit 0");
+    o.*port = held.port();
+    auto plane = ControlPlane::start(o);
+    ASSERT_FALSE(plane.ok());
+    EXPECT_EQ(plane.error().message,
+              "127.0.0.1:" + std::to_string(held.port()) + " (" + name + ") is in use");
+    expectNoWorkDir();
+  }
 }
 
 TEST_F(ControlPlaneStartTest, RefusesUnbuiltBinaries) {

@@ -77,24 +77,8 @@ class KubectlTest : public ::testing::Test {
   std::filesystem::path kubeconfig_;
 };
 
-constexpr const char* kNamespace = R"(apiVersion: v1
-kind: Namespace
-metadata:
-  name: demo
-)";
-
-constexpr const char* kPod = R"(apiVersion: v1
-kind: Pod
-metadata:
-  name: web
-  namespace: demo
-  labels:
-    app: web
-spec:
-  containers:
-  - name: app
-    image: nginx:1.27
-)";
+using testing::kDemoNamespaceYaml;
+using testing::kDemoPodYaml;
 
 TEST_F(KubectlTest, RawVersionIsTheServerVersion) {
   const KubectlRun run = kubectl({"get", "--raw", "/version"});
@@ -110,10 +94,10 @@ TEST_F(KubectlTest, RawMetricsIsServed) {
 }
 
 TEST_F(KubectlTest, CreateNamespaceAndPodThenGetThemAsJson) {
-  KubectlRun run = kubectl({"create", "-f", writeManifest("ns.yaml", kNamespace)});
+  KubectlRun run = kubectl({"create", "-f", writeManifest("ns.yaml", kDemoNamespaceYaml)});
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_NE(run.out.find("namespace/demo created"), std::string::npos) << run.out;
-  run = kubectl({"create", "-f", writeManifest("pod.yaml", kPod)});
+  run = kubectl({"create", "-f", writeManifest("pod.yaml", kDemoPodYaml)});
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_NE(run.out.find("pod/web created"), std::string::npos) << run.out;
 
@@ -130,7 +114,7 @@ TEST_F(KubectlTest, CreateNamespaceAndPodThenGetThemAsJson) {
 }
 
 TEST_F(KubectlTest, GetPrintsTheServerTable) {
-  ASSERT_EQ(kubectl({"create", "-f", writeManifest("ns.yaml", kNamespace)})
+  ASSERT_EQ(kubectl({"create", "-f", writeManifest("ns.yaml", kDemoNamespaceYaml)})
                 .status,
             0);
   const KubectlRun run = kubectl({"get", "ns"});
@@ -141,10 +125,10 @@ TEST_F(KubectlTest, GetPrintsTheServerTable) {
 }
 
 TEST_F(KubectlTest, GetPodsAsYaml) {
-  ASSERT_EQ(kubectl({"create", "-f", writeManifest("ns.yaml", kNamespace)})
+  ASSERT_EQ(kubectl({"create", "-f", writeManifest("ns.yaml", kDemoNamespaceYaml)})
                 .status,
             0);
-  ASSERT_EQ(kubectl({"create", "-f", writeManifest("pod.yaml", kPod)}).status,
+  ASSERT_EQ(kubectl({"create", "-f", writeManifest("pod.yaml", kDemoPodYaml)}).status,
             0);
   const KubectlRun run = kubectl({"get", "pods", "-n", "demo", "-o", "yaml"});
   ASSERT_EQ(run.status, 0) << run.err;
@@ -153,14 +137,14 @@ TEST_F(KubectlTest, GetPodsAsYaml) {
 }
 
 TEST_F(KubectlTest, ApplyCreatesThenPatchesWithStrategicMerge) {
-  ASSERT_EQ(kubectl({"apply", "-f", writeManifest("ns.yaml", kNamespace)})
+  ASSERT_EQ(kubectl({"apply", "-f", writeManifest("ns.yaml", kDemoNamespaceYaml)})
                 .status,
             0);
-  KubectlRun run = kubectl({"apply", "-f", writeManifest("pod.yaml", kPod)});
+  KubectlRun run = kubectl({"apply", "-f", writeManifest("pod.yaml", kDemoPodYaml)});
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_NE(run.out.find("pod/web created"), std::string::npos) << run.out;
 
-  std::string changed = kPod;
+  std::string changed = kDemoPodYaml;
   changed.replace(changed.find("app: web"), 8, "app: web\n    tier: front");
   run = kubectl({"apply", "-f", writeManifest("pod2.yaml", changed)});
   ASSERT_EQ(run.status, 0) << run.err;
@@ -173,10 +157,10 @@ TEST_F(KubectlTest, ApplyCreatesThenPatchesWithStrategicMerge) {
 }
 
 TEST_F(KubectlTest, DeleteRemovesThePod) {
-  ASSERT_EQ(kubectl({"create", "-f", writeManifest("ns.yaml", kNamespace)})
+  ASSERT_EQ(kubectl({"create", "-f", writeManifest("ns.yaml", kDemoNamespaceYaml)})
                 .status,
             0);
-  ASSERT_EQ(kubectl({"create", "-f", writeManifest("pod.yaml", kPod)}).status,
+  ASSERT_EQ(kubectl({"create", "-f", writeManifest("pod.yaml", kDemoPodYaml)}).status,
             0);
   const KubectlRun run = kubectl({"delete", "pod", "web", "-n", "demo"});
   ASSERT_EQ(run.status, 0) << run.err;

@@ -3,6 +3,7 @@
 // Helpers for tests: scratch directories under the build tree, certificates made with
 // scripts/gen-certs.sh, file I/O.
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -92,6 +93,42 @@ std::filesystem::path kubectlPath();
 // Empty when `binary` is an executable file; otherwise the one-line reason a test skips, naming
 // the command that builds it.
 std::string notBuiltReason(const std::filesystem::path& binary);
+
+// A TCP socket listening on a free 127.0.0.1 port (backlog 16, never accepting by itself) until
+// destroyed: a port in use, or a peer that never answers.
+class ListeningSocket {
+ public:
+  ListeningSocket();  // throws std::runtime_error when it cannot listen
+  ~ListeningSocket();
+  ListeningSocket(const ListeningSocket&) = delete;
+  ListeningSocket& operator=(const ListeningSocket&) = delete;
+  [[nodiscard]] int fd() const { return fd_; }
+  [[nodiscard]] std::uint16_t port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  std::uint16_t port_ = 0;
+};
+
+// The Namespace "demo" and the Pod "web" in it (one container "app", image nginx:1.27, label
+// app=web) that the kubectl tests apply, as YAML.
+inline constexpr const char* kDemoNamespaceYaml = R"(apiVersion: v1
+kind: Namespace
+metadata:
+  name: demo
+)";
+inline constexpr const char* kDemoPodYaml = R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  namespace: demo
+  labels:
+    app: web
+spec:
+  containers:
+  - name: app
+    image: nginx:1.27
+)";
 
 // Polls until `path` exists and is non-empty (e.g. a ports file), up to `timeout_ms`.
 bool waitForFile(const std::filesystem::path& path, int timeout_ms);
