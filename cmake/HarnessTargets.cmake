@@ -2,7 +2,9 @@
 
 # harness_test(NAME <target> SOURCES ... LIBS ... LABELS unit|scenario|property|integration|e2e
 #              [TIMEOUT seconds])
-# Each GoogleTest case becomes one CTest test carrying the labels.
+# Each GoogleTest case becomes one CTest test carrying the labels, plus a label naming the
+# component (the top folder: core, net, injector, ...); the target <component>_tests builds all
+# of a component's test programs (the tsan preset builds and runs only net's).
 function(harness_test)
   cmake_parse_arguments(T "" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
   if(NOT HARNESS_BUILD_TESTS)
@@ -13,10 +15,16 @@ function(harness_test)
   endif()
   add_executable(${T_NAME} ${T_SOURCES})
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gmock GTest::gtest_main harness_warnings)
+  file(RELATIVE_PATH folder "${PROJECT_SOURCE_DIR}" "${CMAKE_CURRENT_SOURCE_DIR}")
+  string(REGEX REPLACE "/.*" "" component "${folder}")
+  if(NOT TARGET ${component}_tests)
+    add_custom_target(${component}_tests)
+  endif()
+  add_dependencies(${component}_tests ${T_NAME})
   gtest_discover_tests(${T_NAME}
     DISCOVERY_MODE PRE_TEST
     WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
-    PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT}
+    PROPERTIES LABELS "${T_LABELS};${component}" TIMEOUT ${T_TIMEOUT}
                ENVIRONMENT "HARNESS_SOURCE_DIR=${PROJECT_SOURCE_DIR};HARNESS_BINARY_DIR=${PROJECT_BINARY_DIR}")
 endfunction()
 

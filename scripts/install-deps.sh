@@ -10,6 +10,7 @@ packages=(
   nlohmann-json3-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev googletest librapidcheck-dev
   libcli11-dev libfmt-dev libspdlog-dev libbenchmark-dev
+  clang-14 libclang-rt-14-dev llvm-14   # the fuzz preset: libFuzzer, sanitizer runtimes, llvm-symbolizer
   procps curl ca-certificates
 )
 

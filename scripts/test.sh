@@ -6,6 +6,7 @@
 #   scripts/test.sh                 # everything
 #   scripts/test.sh -L unit         # extra arguments go to ctest
 #   SANITIZE=1 scripts/test.sh      # the asan preset (AddressSanitizer + UBSan) instead
+#   CI=true scripts/test.sh         # (.ci/run) then the sanitizer and fuzz stages below as well
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -15,5 +16,32 @@ start=$(date +%s)
 bash scripts/build.sh "$preset"
 echo "test.sh: build took $(( $(date +%s) - start ))s"
 bash scripts/build-kube.sh
+root=$(pwd)
 cd "build/$preset"
 ctest --output-on-failure -j 2 --timeout 600 "$@"
+
+# --- CI only: sanitizers and fuzzing (each stage prints its build and run times) ---------------
+# 1. the asan preset (ASan + UBSan, gcc): unit, scenario and integration tests (property tests
+#    and e2e run in the default build only);
+# 2. the tsan preset (ThreadSanitizer, gcc): the net library's tests only (label net);
+# 3. the fuzz preset (clang, libFuzzer): every target of fuzz/ for FUZZ_SECONDS each, starting
+#    from its seed corpus (scripts/fuzz.sh).
+if [[ "${CI:-}" == "true" && "$preset" == "default" ]]; then
+  cd "$root"
+  stage() {
+    local name=$1 build=$2
+    shift 2
+    local t0 t1
+    t0=$(date +%s)
+    bash scripts/build.sh "$build"
+    t1=$(date +%s)
+    (cd "build/$build" && UBSAN_OPTIONS="print_stacktrace=1" \
+       ctest --output-on-failure -j 2 --timeout 900 "$@")
+    echo "test.sh: $name: build $((t1 - t0))s, tests $(( $(date +%s) - t1 ))s"
+  }
+  stage "ASan+UBSan" asan -L 'unit|scenario|integration' -LE 'property|e2e|real'
+  stage "TSan (net)" tsan -L '^net$'
+  t0=$(date +%s)
+  FUZZ_SECONDS="${FUZZ_SECONDS:-10}" bash scripts/fuzz.sh
+  echo "test.sh: fuzz: $(( $(date +%s) - t0 ))s"
+fi

@@ -399,7 +399,9 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   void closeIdleConnections(bool all) {
     std::lock_guard lock(connections_mutex);
     for (auto& [id, control] : connections) {
-      asio::post(control->executor, [control, all] {
+      // An init-capture: clang before 16 (the fuzz preset's clang-14) cannot capture a structured
+      // binding.
+      asio::post(control->executor, [control = control, all] {
         if (!control->close) return;
         if (all) {
           if (control->delay_timer) control->delay_timer->cancel();
