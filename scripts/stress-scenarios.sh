@@ -13,14 +13,15 @@ cd "$(dirname "$0")/.."
 runs=50
 simulator=build/default/apiserver-sim/apiserver-sim
 injector=build/default/injector/injector
-scenarios=scenarios
+scenarios=()  # default: scenarios/
 time_limit=0  # seconds; 0 = none. Runs not started by then are reported as not run.
 hogs=1
 keep=""
 
 usage() {
   sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
-  echo "options: -n RUNS, --simulator PATH, --injector PATH, --scenarios DIR, --time-limit SECONDS,"
+  echo "options: -n RUNS, --simulator PATH, --injector PATH, --scenarios PATH (repeatable),"
+  echo "         --time-limit SECONDS,"
   echo "         --no-hogs, --keep-reports DIR"
 }
 
@@ -29,7 +30,7 @@ while (($#)); do
     -n) runs="$2"; shift 2 ;;
     --simulator) simulator="$2"; shift 2 ;;
     --injector) injector="$2"; shift 2 ;;
-    --scenarios) scenarios="$2"; shift 2 ;;
+    --scenarios) scenarios+=("$2"); shift 2 ;;
     --time-limit) time_limit="$2"; shift 2 ;;
     --no-hogs) hogs=0; shift ;;
     --keep-reports) keep="$2"; shift 2 ;;
@@ -41,6 +42,7 @@ if ! [[ "$runs" =~ ^[1-9][0-9]*$ && "$time_limit" =~ ^[0-9]+$ ]]; then
   echo "stress-scenarios.sh: -n needs a positive integer, --time-limit a number of seconds" >&2
   exit 2
 fi
+((${#scenarios[@]})) || scenarios=(scenarios)
 for binary in "$simulator" "$injector"; do
   if [[ ! -x "$binary" ]]; then
     echo "stress-scenarios.sh: $binary is not an executable (build with scripts/build.sh)" >&2
@@ -88,7 +90,7 @@ for ((run = 1; run <= runs; ++run)); do
   report="$reports/run-$run.json"
   run_started=$(date +%s)
   status=0
-  "$simulator" run "$scenarios" --injector "$injector" -o json >"$report" 2>"$reports/run-$run.err" ||
+  "$simulator" run "${scenarios[@]}" --injector "$injector" -o json >"$report" 2>"$reports/run-$run.err" ||
     status=$?
   summary=$(jq -r '.summary | "\(.scenarios) scenarios, \(.failed) failed, \(.errors) errors"' \
     "$report" 2>/dev/null || echo "no report")
