@@ -75,7 +75,8 @@ void addRunOptions(CLI::App& command, RunArgs& args) {
   command.add_option("--run", args.run_filter,
                      "Select scenarios (and steps) by regex: SCENARIO_RE[/STEP_RE]");
   command.add_option("--time-scale", args.time_scale,
-                     "Multiply every timeout and stub delay by this factor (overrides timeScale)")
+                     "Real seconds slept per simulated second of stub delays and Retry-After "
+                     "waits (overrides timeScale); outcomes never depend on it")
       ->check(CLI::PositiveNumber);
   command.add_option("--audit-log", args.audit_log,
                      "Append audit events as JSON lines (kube-apiserver's log backend format)");
@@ -322,7 +323,8 @@ int main(int argc, char** argv) {
   serve->add_option("--kubeconfig-out", serve_args.kubeconfig_out, "Write the kubeconfig here");
   serve->add_option("--port", serve_args.port, "REST API port (0: any free port)")
       ->capture_default_str();
-  serve->add_option("--time-scale", serve_args.time_scale, "Multiply timeouts and stub delays")
+  serve->add_option("--time-scale", serve_args.time_scale,
+                    "Real seconds slept per simulated second of stub delays")
       ->check(CLI::PositiveNumber);
   serve->add_option("--work-dir", serve_args.work_dir, "Certificates and logs (default: temporary)");
   serve->add_option("--injector", serve_args.injector, "The injector binary");

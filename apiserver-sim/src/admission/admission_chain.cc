@@ -237,12 +237,10 @@ AdmissionResult AdmissionChain::handle(const WriteRequest& request) {
 
   detail::RequestState state;
   state.result = &result;
-  state.time_scale = options_.time_scale > 0 ? options_.time_scale : 1.0;
+  state.time_scale = options_.time_scale >= 0 ? options_.time_scale : 1.0;
   auto timeout = options_.request_timeout;
   if (request.timeout && *request.timeout < timeout) timeout = *request.timeout;
-  state.deadline = started + std::chrono::duration_cast<Clock::duration>(
-                                 std::chrono::duration<double, std::milli>(
-                                     static_cast<double>(timeout.count()) * state.time_scale));
+  state.timeout = timeout;
   state.caller = &impl_->caller;
   state.metrics = &impl_->metrics;
   state.namespaces = impl_->namespaceLookup();
@@ -358,7 +356,8 @@ AdmissionResult AdmissionChain::handle(const WriteRequest& request) {
 
   // --- mutating admission: in-tree plugins, then the webhooks; one reinvocation pass ---
   {
-    const auto phase_started = Clock::now();
+    // The step's time: its plugins' measured time plus its webhooks' simulated time.
+    std::chrono::nanoseconds step_time{0};
     detail::WebhookReinvocation reinvocation;
     bool changed_any = false;
     std::optional<Failure> failure;
@@ -374,8 +373,10 @@ AdmissionResult AdmissionChain::handle(const WriteRequest& request) {
         PluginRecord record{std::string(plugin->name()), round, false, false, rejection};
         record.changed = before.has_value() != attributes.object.has_value() ||
                          (before && !detail::semanticEqual(*before, *attributes.object));
-        impl_->metrics.observeController(plugin->name(), "admit", attributes.operation,
-                                         Clock::now() - plugin_started, rejection.has_value());
+        const std::chrono::nanoseconds took = Clock::now() - plugin_started;
+        step_time += took;
+        impl_->metrics.observeController(plugin->name(), "admit", attributes.operation, took,
+                                         rejection.has_value());
         result.plugins.push_back(std::move(record));
         if (rejection) {
           failure = Failure{*rejection, "mutating"};
@@ -389,15 +390,15 @@ AdmissionResult AdmissionChain::handle(const WriteRequest& request) {
         std::lock_guard lock(impl_->hooks_mutex);
         hooks = impl_->mutating;
       }
-      const auto webhooks_started = Clock::now();
+      const auto webhooks_started = state.elapsed;
       auto error = detail::dispatchMutating(state, hooks, round, reinvocation, changed_any);
+      step_time += state.elapsed - webhooks_started;
       impl_->metrics.observeController("MutatingAdmissionWebhook", "admit", attributes.operation,
-                                       Clock::now() - webhooks_started, error.has_value());
+                                       state.elapsed - webhooks_started, error.has_value());
       if (error) failure = Failure{*error, "mutating"};
     }
     audit.copyAnnotations();
-    impl_->metrics.observeStep("admit", attributes.operation, Clock::now() - phase_started,
-                               failure.has_value());
+    impl_->metrics.observeStep("admit", attributes.operation, step_time, failure.has_value());
     if (failure) return finish(failure);
   }
 
@@ -465,14 +466,16 @@ AdmissionResult AdmissionChain::handle(const WriteRequest& request) {
 
   // --- validating admission: in-tree validators, then the webhooks in parallel ---
   {
-    const auto phase_started = Clock::now();
+    std::chrono::nanoseconds step_time{0};  // as for the mutating step
     std::optional<Failure> failure;
     for (const auto& plugin : impl_->plugins) {
       if (!plugin->validating()) continue;
       const auto plugin_started = Clock::now();
       auto rejection = plugin->validate(attributes, plugin_context);
-      impl_->metrics.observeController(plugin->name(), "validate", attributes.operation,
-                                       Clock::now() - plugin_started, rejection.has_value());
+      const std::chrono::nanoseconds took = Clock::now() - plugin_started;
+      step_time += took;
+      impl_->metrics.observeController(plugin->name(), "validate", attributes.operation, took,
+                                       rejection.has_value());
       result.plugins.push_back(PluginRecord{std::string(plugin->name()), 0, true, false, rejection});
       if (rejection) {
         failure = Failure{*rejection, "validating"};
@@ -481,15 +484,16 @@ AdmissionResult AdmissionChain::handle(const WriteRequest& request) {
     }
     if (!failure && !exempt) {
       const auto hooks = validatingHooks();
-      const auto webhooks_started = Clock::now();
+      const auto webhooks_started = state.elapsed;
       auto error = detail::dispatchValidating(state, hooks);
+      step_time += state.elapsed - webhooks_started;
       impl_->metrics.observeController("ValidatingAdmissionWebhook", "validate",
-                                       attributes.operation, Clock::now() - webhooks_started,
+                                       attributes.operation, state.elapsed - webhooks_started,
                                        error.has_value());
       if (error) failure = Failure{*error, "validating"};
     }
     audit.copyAnnotations();
-    impl_->metrics.observeStep("validate", attributes.operation, Clock::now() - phase_started,
+    impl_->metrics.observeStep("validate", attributes.operation, step_time,
                                failure.has_value());
     if (failure) return finish(failure);
   }

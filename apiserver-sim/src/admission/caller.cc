@@ -55,7 +55,27 @@ CallResult decodeAnswer(CallResult result, std::string_view body, const std::str
   return result;
 }
 
+// A simulated wait at the run's pace: `simulated` x `time_scale` of real time.
+void pace(std::chrono::nanoseconds simulated, double time_scale) {
+  if (simulated.count() <= 0 || !(time_scale > 0)) return;
+  std::this_thread::sleep_for(std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double, std::nano>(static_cast<double>(simulated.count()) *
+                                               time_scale)));
+}
+
 }  // namespace
+
+CallResult deadlineExceeded(const std::string& url, std::chrono::nanoseconds budget) {
+  CallResult result = callingError(
+      CallErrorKind::kTransport,
+      fmt::format("failed to call webhook: Post \"{}\": context deadline exceeded", url),
+      transportStatus());
+  result.deadline_exceeded = true;
+  result.url = url;
+  result.attempts = 1;
+  result.latency = std::max(budget, std::chrono::nanoseconds(0));
+  return result;
+}
 
 std::string webhookUrl(const core::WebhookClientConfig& config, std::string_view timeout_param) {
   std::string url;
@@ -77,9 +97,10 @@ std::string webhookUrl(const core::WebhookClientConfig& config, std::string_view
 HttpsWebhookCaller::HttpsWebhookCaller() = default;
 HttpsWebhookCaller::~HttpsWebhookCaller() = default;
 
-void HttpsWebhookCaller::addRoute(const std::string& host_port, const std::string& connect_to) {
+void HttpsWebhookCaller::addRoute(const std::string& host_port, const std::string& connect_to,
+                                  DeclaredDelay declared) {
   std::lock_guard lock(mutex_);
-  routes_[host_port] = connect_to;
+  routes_[host_port] = Route{connect_to, std::move(declared)};
 }
 
 void HttpsWebhookCaller::clearRoutes() {
@@ -111,7 +132,6 @@ std::shared_ptr<net::HttpClient> HttpsWebhookCaller::clientFor(const std::string
 }
 
 CallResult HttpsWebhookCaller::call(const WebhookCall& call) {
-  const auto started = Clock::now();
   const std::string url = webhookUrl(call.client_config, call.timeout_param);
 
   // GetRESTClient: a client config that cannot make a client is a calling error with
@@ -130,28 +150,51 @@ CallResult HttpsWebhookCaller::call(const WebhookCall& call) {
                         fmt::format("could not get REST client: {}", parsed.error().message),
                         core::newInternalError("error getting REST client"));
   }
+  // A context that is already done fails the request before it is sent (client-go request.go).
+  if (call.budget.count() <= 0) return deadlineExceeded(url, call.budget);
 
-  std::optional<std::string> connect_to;
+  Route route;
   {
     std::lock_guard lock(mutex_);
     auto it = routes_.find(parsed->hostPort());
-    if (it != routes_.end()) connect_to = it->second;
+    if (it != routes_.end()) route = it->second;
   }
   auto client = clientFor(call.client_config.ca_bundle);
 
   CallResult result;
   result.url = url;
+  std::chrono::nanoseconds elapsed{0};  // simulated
   for (int attempt = 0;; ++attempt) {
+    const std::chrono::nanoseconds left = call.budget - elapsed;
     net::ClientRequest request;
     request.method = "POST";
     request.url = url;
     request.headers.add("Content-Type", "application/json");
     request.headers.add("Accept", "application/json, */*");
     request.body = call.body;
-    request.connect_to = connect_to;
-    request.deadline = call.deadline;
+    if (!route.connect_to.empty()) request.connect_to = route.connect_to;
+    const auto sent = Clock::now();
+    request.deadline = sent + std::chrono::duration_cast<Clock::duration>(
+                                  route.declared ? kDeclaredExchangeLimit : left);
     net::ClientResponse response = client->sendSync(std::move(request));
     result.attempts = attempt + 1;
+    if (route.declared) {
+      const std::chrono::nanoseconds took =
+          route.declared(call.request_uid, attempt).value_or(std::chrono::nanoseconds(0));
+      if (took >= left) {
+        // The answer would have come at or after the deadline: the context ended first.
+        pace(left, call.time_scale);
+        CallResult timed_out = deadlineExceeded(url, call.budget);
+        timed_out.attempts = result.attempts;
+        return timed_out;
+      }
+      pace(took, call.time_scale);
+      elapsed += took;
+    } else if (response.error == net::ClientErrorKind::kTimeout) {
+      elapsed = call.budget;
+    } else {
+      elapsed += std::min<std::chrono::nanoseconds>(Clock::now() - sent, left);
+    }
     if (!response.ok()) {
       result.error = CallErrorKind::kTransport;
       result.deadline_exceeded = response.error == net::ClientErrorKind::kTimeout;
@@ -170,10 +213,10 @@ CallResult HttpsWebhookCaller::call(const WebhookCall& call) {
                            response.headers.get("Retry-After").has_value();
     if (retriable && attempt < kMaxRetries) {
       // client-go with_retry.go: wait Retry-After seconds unless the context ends first.
-      const auto wait = std::chrono::duration_cast<Clock::duration>(
-          std::chrono::duration<double>(std::max<std::int32_t>(retry_after, 0) * call.time_scale));
-      if (Clock::now() + wait < call.deadline) {
-        std::this_thread::sleep_for(wait);
+      const std::chrono::nanoseconds wait = std::chrono::seconds(retry_after);
+      if (elapsed + wait < call.budget) {
+        pace(wait, call.time_scale);
+        elapsed += wait;
         continue;
       }
     }
@@ -185,67 +228,61 @@ CallResult HttpsWebhookCaller::call(const WebhookCall& call) {
     result.status = std::move(status);
     break;
   }
-  result.latency = Clock::now() - started;
+  result.latency = elapsed;
   return result;
 }
 
-void InProcessWebhookCaller::handle(const std::string& url_prefix, Handler handler) {
+void InProcessWebhookCaller::handle(const std::string& url_prefix, Handler handler,
+                                    std::chrono::nanoseconds latency) {
   std::lock_guard lock(mutex_);
-  handlers_[url_prefix] = std::move(handler);
+  handlers_[url_prefix] = Entry{std::move(handler), latency};
 }
 
 CallResult InProcessWebhookCaller::call(const WebhookCall& call) {
-  const auto started = Clock::now();
   const std::string url = webhookUrl(call.client_config, call.timeout_param);
-  Handler handler;
+  if (call.budget.count() <= 0) return deadlineExceeded(url, call.budget);
+  Entry entry;
   {
     std::lock_guard lock(mutex_);
     std::size_t best = 0;
     for (const auto& [prefix, candidate] : handlers_) {
       if (url.rfind(prefix, 0) == 0 && prefix.size() >= best) {
         best = prefix.size();
-        handler = candidate;
+        entry = candidate;
       }
     }
   }
   CallResult result;
   result.url = url;
   result.attempts = 1;
-  if (!handler) {
+  if (!entry.handler) {
     result = callingError(CallErrorKind::kTransport,
                           fmt::format("failed to call webhook: Post \"{}\": dial tcp: connect: "
                                       "connection refused",
                                       url),
                           transportStatus());
     result.url = url;
+    result.attempts = 1;
     return result;
   }
   auto request = core::decodeAdmissionReview(call.body);
   std::optional<core::AdmissionReview> answer;
-  if (request.ok()) answer = handler(*request);
+  if (request.ok()) answer = entry.handler(*request);
+  // The handler's declared latency, not its running time, is what the answer took.
+  if (entry.latency >= call.budget) return deadlineExceeded(url, call.budget);
+  result.latency = entry.latency;
   if (!answer) {
+    const auto latency = result.latency;
     result = callingError(CallErrorKind::kTransport,
                           fmt::format("failed to call webhook: Post \"{}\": EOF", url),
                           transportStatus());
     result.url = url;
-    return result;
-  }
-  if (Clock::now() > call.deadline) {
-    // The handler took longer than the call's deadline: what the HTTP client reports then.
-    result = callingError(CallErrorKind::kTransport,
-                          fmt::format("failed to call webhook: Post \"{}\": context deadline "
-                                      "exceeded",
-                                      url),
-                          transportStatus());
-    result.deadline_exceeded = true;
-    result.url = url;
     result.attempts = 1;
-    result.latency = Clock::now() - started;
+    result.latency = latency;
     return result;
   }
   result.http_status = 200;
   result.review = std::move(*answer);
-  result.latency = Clock::now() - started;
   return result;
 }
 

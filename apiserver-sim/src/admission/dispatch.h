@@ -31,8 +31,12 @@ using Clock = std::chrono::steady_clock;
 // Per-request state shared by the phases.
 struct RequestState {
   AdmissionAttributes attributes;  // object = the current (possibly mutated) versioned object
-  Clock::time_point deadline;      // the request deadline, scaled
-  double time_scale = 1.0;
+  // The request's simulated clock (scenarios/FORMAT.md "Time"): the request deadline
+  // (k8s-admission-chain.md §4.3) and how much of it the webhook calls have taken so far. Only
+  // webhook calls advance it; the validating calls of a request run in parallel from one start.
+  std::chrono::nanoseconds timeout{0};
+  std::chrono::nanoseconds elapsed{0};
+  double time_scale = 1.0;  // the pace of simulated waits (WebhookCall::time_scale)
   WebhookCaller* caller = nullptr;
   AdmissionMetrics* metrics = nullptr;
   NamespaceLabelsLookup namespaces;
@@ -88,9 +92,9 @@ std::string callingErrorText(const std::string& webhook_name, const std::string&
 
 // Go's time.Duration.String() for a whole number of seconds ("10s", "1m0s", "1h0m0s").
 std::string goDurationString(std::chrono::seconds seconds);
-// The ?timeout= value: ceil(min(webhook timeout, request remaining)) in unscaled seconds, or ""
-// when the deadline has passed.
-std::string timeoutParam(Clock::time_point deadline, double time_scale);
+// The ?timeout= value for a call that may take `budget` (min(webhook timeout, what is left of the
+// request deadline)): rounded up to whole seconds, or "" when nothing is left.
+std::string timeoutParam(std::chrono::nanoseconds budget);
 
 // apiequality.Semantic.DeepEqual on the JSON of typed objects: null, {} and [] equal absence;
 // quantities compare by value.

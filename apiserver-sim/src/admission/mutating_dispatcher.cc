@@ -142,10 +142,10 @@ DispatchError dispatchMutating(RequestState& state, const std::vector<HookEntry>
     record.failure_policy = hook.webhook.failure_policy.value_or(std::string(core::kFailurePolicyFail));
     record.invocation = *invocation;
 
-    const auto started = Clock::now();
     bool changed = false;
     core::VerifiedResponse verified;
     HookError error = callWebhook(state, hook, *invocation, record, verified);
+    state.elapsed += record.latency;
     if (error.error_class == HookErrorClass::kNone) {
       error = applyResponsePatch(state, hook, *invocation, verified, record, changed);
     }
@@ -157,7 +157,7 @@ DispatchError dispatchMutating(RequestState& state, const std::vector<HookEntry>
     const bool ignore = hook.webhook.failure_policy &&
                         *hook.webhook.failure_policy == core::kFailurePolicyIgnore;
     const bool fail_open = error.error_class == HookErrorClass::kCalling && ignore;
-    observeAttempt(state, hook, error, fail_open, Clock::now() - started);
+    observeAttempt(state, hook, error, fail_open, record.latency);
     if (changed) {
       reinvocation.requireReinvokingPreviouslyInvoked();
       changed_any = true;
@@ -183,7 +183,7 @@ DispatchError dispatchMutating(RequestState& state, const std::vector<HookEntry>
                                 hook.webhook.name, audit::Level::kMetadata);
           }
           result.calls.push_back(std::move(record));
-          if (Clock::now() >= state.deadline) {
+          if (state.elapsed >= state.timeout) {
             // The request context is done: stop here (dispatcher.go, "no point in continuing").
             result.calls.back().outcome = CallOutcome::kRequestTimeout;
             return core::newTimeoutError(core::kRequestTimeoutMessage, 0);

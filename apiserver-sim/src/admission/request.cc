@@ -106,14 +106,12 @@ std::string goDurationString(std::chrono::seconds seconds) {
   return fmt::format("{}s", secs);
 }
 
-std::string timeoutParam(Clock::time_point deadline, double time_scale) {
-  const auto remaining = deadline - Clock::now();
-  if (remaining <= Clock::duration::zero()) return "";
-  // Unscale, then round up to whole seconds (dispatcher.go: truncate, add a second when not even).
-  const double unscaled = std::chrono::duration<double>(remaining).count() / time_scale;
-  const double whole = std::floor(unscaled);
-  auto secs = static_cast<std::int64_t>(whole);
-  if (unscaled - whole > 1e-9) ++secs;
+std::string timeoutParam(std::chrono::nanoseconds budget) {
+  if (budget.count() <= 0) return "";
+  // dispatcher.go: the whole seconds, plus one when a fraction is left.
+  constexpr std::int64_t kSecond = 1'000'000'000;
+  auto secs = budget.count() / kSecond;
+  if (budget.count() % kSecond != 0) ++secs;
   return goDurationString(std::chrono::seconds(secs));
 }
 

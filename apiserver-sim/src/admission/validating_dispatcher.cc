@@ -1,8 +1,13 @@
 // The validating webhook dispatcher (k8s-admission-chain.md §2.2, §4.3, §7.1).
 // Followed: apiserver pkg/admission/plugin/webhook/validating/dispatcher.go: matching serially
 // (the first matching error aborts before any call), the 504 when the request is already done,
-// one concurrent call per matching webhook, and the first error to arrive returned.
+// one concurrent call per matching webhook, and the first error to arrive returned. The calls
+// start together on the request's simulated clock; "first to arrive" is the error of the call with
+// the shortest simulated latency, the earlier webhook in configuration order on a tie (the real
+// apiserver's order between simultaneous answers is a race).
 
+#include <algorithm>
+#include <optional>
 #include <thread>
 
 #include "dispatch.h"
@@ -37,13 +42,12 @@ DispatchError dispatchValidating(RequestState& state, const std::vector<HookEntr
     if (outcome == MatchOutcome::kCall && invocation) relevant.push_back({&hook, *invocation});
   }
   if (relevant.empty()) return std::nullopt;
-  if (Clock::now() >= state.deadline) {
+  if (state.elapsed >= state.timeout) {
     return core::newTimeoutError(core::kRequestTimeoutMessage, 0);
   }
 
   std::vector<CallRecord> records(relevant.size());
-  std::mutex errors_mutex;
-  std::vector<core::Status> errors;  // in the order they arrive (errCh)
+  std::vector<std::optional<core::Status>> errors(relevant.size());  // per call
   std::vector<std::thread> threads;
   threads.reserve(relevant.size());
   for (std::size_t j = 0; j < relevant.size(); ++j) {
@@ -61,11 +65,10 @@ DispatchError dispatchValidating(RequestState& state, const std::vector<HookEntr
       record.invocation = relevant[j].invocation;
       const bool ignore = hook.webhook.failure_policy &&
                           *hook.webhook.failure_policy == core::kFailurePolicyIgnore;
-      const auto started = Clock::now();
       core::VerifiedResponse verified;
       HookError error = callWebhook(state, hook, relevant[j].invocation, record, verified);
       const bool fail_open = error.error_class == HookErrorClass::kCalling && ignore;
-      observeAttempt(state, hook, error, fail_open, Clock::now() - started);
+      observeAttempt(state, hook, error, fail_open, record.latency);
       std::optional<core::Status> to_send;
       switch (error.error_class) {
         case HookErrorClass::kNone:
@@ -99,14 +102,21 @@ DispatchError dispatchValidating(RequestState& state, const std::vector<HookEntr
           to_send = error.status;
           break;
       }
-      std::lock_guard lock(errors_mutex);
-      errors.push_back(std::move(*to_send));
+      errors[j] = std::move(to_send);
     });
   }
   for (auto& thread : threads) thread.join();
+  // The phase ends with its slowest call; the error returned is the first to arrive.
+  std::chrono::nanoseconds slowest{0};
+  std::optional<std::size_t> first;
+  for (std::size_t j = 0; j < records.size(); ++j) {
+    slowest = std::max(slowest, records[j].latency);
+    if (errors[j] && (!first || records[j].latency < records[*first].latency)) first = j;
+  }
+  state.elapsed += slowest;
   for (auto& record : records) result.calls.push_back(std::move(record));
-  if (errors.empty()) return std::nullopt;
-  return errors.front();
+  if (!first) return std::nullopt;
+  return errors[*first];
 }
 
 }  // namespace harness::sim::detail

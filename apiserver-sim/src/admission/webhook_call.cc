@@ -3,6 +3,8 @@
 
 #include "webhook_call.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "harness/audit/annotations.h"
@@ -52,21 +54,19 @@ HookError callWebhook(RequestState& state, const HookEntry& hook, const Invocati
   record.request_uid = uid;
   record.request_review = core::toJson(review);
 
-  // The call's deadline: the request deadline, shortened by timeoutSeconds (§4.3).
-  Clock::time_point deadline = state.deadline;
+  // The call's budget: what is left of the request deadline, shortened by timeoutSeconds (§4.3).
+  std::chrono::nanoseconds budget = state.timeout - state.elapsed;
   if (webhook.timeout_seconds) {
     record.timeout = std::chrono::seconds(*webhook.timeout_seconds);
-    const auto own = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                        std::chrono::duration<double>(*webhook.timeout_seconds *
-                                                                      state.time_scale));
-    deadline = std::min(deadline, own);
+    budget = std::min<std::chrono::nanoseconds>(budget, record.timeout);
   }
   WebhookCall call;
   call.webhook_name = webhook.name;
   call.client_config = webhook.client_config;
   call.body = core::encodeAdmissionReview(review);
-  call.timeout_param = timeoutParam(deadline, state.time_scale);
-  call.deadline = deadline;
+  call.request_uid = uid;
+  call.timeout_param = timeoutParam(budget);
+  call.budget = budget;
   call.time_scale = state.time_scale;
   record.timeout_param = call.timeout_param;
   record.called = true;
@@ -74,10 +74,8 @@ HookError callWebhook(RequestState& state, const HookEntry& hook, const Invocati
   CallResult result = state.caller->call(call);
   record.url = result.url.empty() ? webhookUrl(webhook.client_config, call.timeout_param)
                                   : result.url;
-  record.latency = result.latency;
-  record.scaled_latency = std::chrono::duration_cast<std::chrono::nanoseconds>(
-      std::chrono::duration<double, std::nano>(static_cast<double>(result.latency.count()) /
-                                               state.time_scale));
+  record.latency = std::clamp(result.latency, std::chrono::nanoseconds(0),
+                              std::max(budget, std::chrono::nanoseconds(0)));
   record.attempts = result.attempts;
   if (!result.ok()) return calling(result.reason, result.status);
   record.response_review = core::toJson(result.review);

@@ -220,6 +220,17 @@ std::vector<StubCall> StubWebhook::calls() const {
   return calls_;
 }
 
+std::optional<std::chrono::nanoseconds> StubWebhook::declaredDelay(std::string_view uid,
+                                                                   int attempt) const {
+  std::lock_guard lock(mutex_);
+  int seen = 0;
+  for (const auto& call : calls_) {
+    if (call.uid != uid) continue;
+    if (seen++ == attempt) return call.delay;
+  }
+  return std::nullopt;
+}
+
 void StubWebhook::resetCalls() {
   std::lock_guard lock(mutex_);
   calls_.clear();
@@ -239,6 +250,7 @@ net::Response StubWebhook::answer(const net::Request& request) {
   call.body = request.body;
   call.review = json::parse(request.body, nullptr, /*allow_exceptions=*/false);
   if (call.review.is_discarded()) call.review = nullptr;
+  call.uid = stringField(member(call.review, "request"), "uid");
 
   const StubBehaviour* behaviour = &defaultBehaviour();
   {
@@ -260,6 +272,7 @@ net::Response StubWebhook::answer(const net::Request& request) {
                                   : fmt::format("responses[{}]", i);
       break;
     }
+    call.delay = behaviour->delay;
     calls_.push_back(call);
   }
   // spec_ never changes after start(), so the behaviour is read without the lock.

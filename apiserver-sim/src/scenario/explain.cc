@@ -111,6 +111,7 @@ std::string requestLine(const Step& step, const AdmissionResult& result) {
 
 std::string formatDuration(std::chrono::nanoseconds duration) {
   const double ns = static_cast<double>(duration.count());
+  if (ns == 0) return "0s";  // a stub that declares no delay
   if (ns < 1e3) return fmt::format("{}ns", duration.count());
   if (ns < 1e6) return fmt::format("{:.0f}µs", ns / 1e3);
   if (ns < 1e9) return fmt::format("{:.1f}ms", ns / 1e6);
@@ -209,7 +210,7 @@ std::string explainWebhook(const MatchRecord& match, const CallRecord* call) {
     out += fmt::format("  call: POST {} (AdmissionReview {}), uid {}\n", call->url,
                        call->review_version, call->request_uid);
     out += fmt::format("    latency {} of a {} timeout (?timeout={}){}\n",
-                       formatDuration(call->scaled_latency),
+                       formatDuration(call->latency),
                        formatDuration(std::chrono::duration_cast<std::chrono::nanoseconds>(
                            call->timeout)),
                        call->timeout_param,

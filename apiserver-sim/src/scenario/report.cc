@@ -135,7 +135,7 @@ json callsJson(const AdmissionResult& result) {
         {"outcome", std::string(toString(call.outcome))},
         {"called", call.called},
         {"timeout", call.timeout_param},
-        {"latencySeconds", seconds(call.scaled_latency)},
+        {"latencySeconds", seconds(call.latency)},
     };
     if (call.status) entry["code"] = call.status->code;
     if (!call.error.empty()) entry["error"] = call.error;

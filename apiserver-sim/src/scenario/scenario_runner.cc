@@ -45,6 +45,7 @@ namespace {
 struct RouteTarget {
   std::string connect_to;  // "127.0.0.1:40123"
   std::string ca_pem;      // for empty caBundles ("" = leave empty)
+  HttpsWebhookCaller::DeclaredDelay declared;  // set for stubs
 };
 
 std::string hostOf(const std::string& host_port) {
@@ -207,10 +208,16 @@ core::Result<std::unique_ptr<ScenarioEnvironment>> ScenarioEnvironment::start(
     const std::string where = fmt::format("endpoint {}", json(endpoint.name).dump());
     switch (endpoint.type) {
       case EndpointType::kStub: {
+        // The stub answers at once; the caller charges its declared delays to the simulated
+        // clock and paces them (caller.h).
         auto stub = StubWebhook::start(endpoint.name, endpoint.stub, impl->ca, options.work_dir,
-                                       dns_names, options.time_scale);
+                                       dns_names, /*time_scale=*/0);
         if (!stub.ok()) return stub.error().within(where);
-        target = {fmt::format("127.0.0.1:{}", (*stub)->port()), impl->ca.certificate_pem};
+        const StubWebhook* served = stub->get();
+        target = {fmt::format("127.0.0.1:{}", (*stub)->port()), impl->ca.certificate_pem,
+                  [served](const std::string& uid, int attempt) {
+                    return served->declaredDelay(uid, attempt);
+                  }};
         impl->urls[endpoint.name] = (*stub)->url();
         impl->stubs[endpoint.name] = std::move(*stub);
         break;
@@ -237,7 +244,7 @@ core::Result<std::unique_ptr<ScenarioEnvironment>> ScenarioEnvironment::start(
       }
     }
     for (const auto& address : addresses) {
-      impl->caller.addRoute(address, target.connect_to);
+      impl->caller.addRoute(address, target.connect_to, target.declared);
       routes[address] = target;
     }
   }

@@ -25,23 +25,18 @@ using namespace std::chrono_literals;
 
 // --- deadline arithmetic (pure) ---
 
-TEST(TimeoutParamTest, RoundsTheRemainingTimeUpToWholeSeconds) {
-  const auto now = detail::Clock::now();
-  EXPECT_EQ(detail::timeoutParam(now + 10s, 1.0), "10s");
-  EXPECT_EQ(detail::timeoutParam(now + 7300ms, 1.0), "8s");
-  EXPECT_EQ(detail::timeoutParam(now + 200ms, 1.0), "1s");
-  EXPECT_EQ(detail::timeoutParam(now + 90s, 1.0), "1m30s");
+TEST(TimeoutParamTest, RoundsTheBudgetUpToWholeSeconds) {
+  EXPECT_EQ(detail::timeoutParam(10s), "10s");
+  EXPECT_EQ(detail::timeoutParam(7300ms), "8s");
+  EXPECT_EQ(detail::timeoutParam(200ms), "1s");
+  EXPECT_EQ(detail::timeoutParam(1ns), "1s");
+  EXPECT_EQ(detail::timeoutParam(9s + 1ns), "10s");
+  EXPECT_EQ(detail::timeoutParam(90s), "1m30s");
 }
 
-TEST(TimeoutParamTest, ReportsUnscaledSecondsUnderATimeScale) {
-  const auto now = detail::Clock::now();
-  // 100 ms of real time at scale 0.01 stand for 10 s.
-  EXPECT_EQ(detail::timeoutParam(now + 100ms, 0.01), "10s");
-  EXPECT_EQ(detail::timeoutParam(now + 73ms, 0.01), "8s");
-}
-
-TEST(TimeoutParamTest, EmptyOnceTheDeadlineHasPassed) {
-  EXPECT_EQ(detail::timeoutParam(detail::Clock::now() - 1ms, 1.0), "");
+TEST(TimeoutParamTest, EmptyWhenNothingIsLeft) {
+  EXPECT_EQ(detail::timeoutParam(0ns), "");
+  EXPECT_EQ(detail::timeoutParam(-1ms), "");
 }
 
 TEST(GoDurationStringTest, FormatsLikeTimeDuration) {
@@ -53,7 +48,8 @@ TEST(GoDurationStringTest, FormatsLikeTimeDuration) {
 
 // --- the chain ---
 
-json webhook(const std::string& name, int timeout_seconds, const std::string& reinvocation) {
+json webhook(const std::string& name, int timeout_seconds, const std::string& reinvocation,
+             const std::string& failure_policy = "Fail") {
   json hook = {{"name", name},
                {"clientConfig", {{"url", "https://" + name + "/"}}},
                {"rules",
@@ -63,7 +59,8 @@ json webhook(const std::string& name, int timeout_seconds, const std::string& re
                               {"resources", {"configmaps"}}}})},
                {"sideEffects", "None"},
                {"admissionReviewVersions", {"v1"}},
-               {"timeoutSeconds", timeout_seconds}};
+               {"timeoutSeconds", timeout_seconds},
+               {"failurePolicy", failure_policy}};
   if (!reinvocation.empty()) hook["reinvocationPolicy"] = reinvocation;
   return hook;
 }
@@ -75,10 +72,14 @@ json configuration(const std::string& kind, const std::string& name, json hooks)
           {"webhooks", std::move(hooks)}};
 }
 
-// What an in-process webhook does: optional work (sleep), an optional label to set.
+// What an in-process webhook does: the time its answer takes (declared, on the simulated clock),
+// an optional label to set, or a denial; `running` is real time spent in the handler, which
+// stands for a slow exchange on a loaded machine and must not count.
 struct Behaviour {
-  std::chrono::milliseconds work{0};
+  std::chrono::milliseconds takes{0};
   std::string label;  // "key=value" set by a JSON patch unless the object already has it
+  std::string deny;   // non-empty: allowed false with this message
+  std::chrono::milliseconds running{0};
 };
 
 class ChainTest : public ::testing::Test {
@@ -98,13 +99,20 @@ class ChainTest : public ::testing::Test {
         timeouts_[name].push_back(review.request ? review.request->uid : "");
         calls_[name]++;
       }
-      if (behaviour.work.count() > 0) std::this_thread::sleep_for(behaviour.work);
+      if (behaviour.running.count() > 0) std::this_thread::sleep_for(behaviour.running);
       core::AdmissionReview answer;
       answer.api_version = review.api_version;
       answer.kind = review.kind;
       core::AdmissionResponse response;
       response.uid = review.request->uid;
-      response.allowed = true;
+      response.allowed = behaviour.deny.empty();
+      if (!behaviour.deny.empty()) {
+        core::Status status;
+        status.status = std::string(core::kStatusFailure);
+        status.message = behaviour.deny;
+        status.code = 403;
+        response.status = status;
+      }
       if (!behaviour.label.empty()) {
         const auto eq = behaviour.label.find('=');
         const std::string key = behaviour.label.substr(0, eq);
@@ -121,7 +129,7 @@ class ChainTest : public ::testing::Test {
       }
       answer.response = response;
       return answer;
-    });
+    }, behaviour.takes);
   }
 
   AdmissionResult create(std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
@@ -162,14 +170,13 @@ class ChainTest : public ::testing::Test {
 };
 
 // The reference's timeout_test.go case (§4.3): request timeout 10 s; mutating webhooks of 20 s,
-// 5 s and 20 s each doing 1 s of work see 10s, 5s and 8s; a validating webhook of 30 s then sees
-// what is left of the request's deadline (7 s). At time scale 0.1 (1 s of work = 100 ms).
+// 5 s and 20 s each taking 1 s see 10s, 5s and 8s; a validating webhook of 30 s then sees what is
+// left of the request's deadline (7 s). Each call is charged exactly what it takes.
 TEST_F(ChainTest, EveryCallSharesTheRequestDeadline) {
-  options_.time_scale = 0.1;
-  addWebhook("a.example.com", {100ms, ""});
-  addWebhook("b.example.com", {100ms, ""});
-  addWebhook("c.example.com", {100ms, ""});
-  addWebhook("v.example.com", {0ms, ""});
+  addWebhook("a.example.com", {1s});
+  addWebhook("b.example.com", {1s});
+  addWebhook("c.example.com", {1s});
+  addWebhook("v.example.com", {});
   store_.put({"admissionregistration.k8s.io", "mutatingwebhookconfigurations"},
              configuration("MutatingWebhookConfiguration", "m",
                            json::array({webhook("a.example.com", 20, ""),
@@ -183,11 +190,13 @@ TEST_F(ChainTest, EveryCallSharesTheRequestDeadline) {
   EXPECT_EQ(sent(result), std::vector<std::string>({"a.example.com r0 10s", "b.example.com r0 5s",
                                                     "c.example.com r0 8s",
                                                     "v.example.com r0 7s"}));
+  ASSERT_EQ(result.calls.size(), 4u);
+  EXPECT_EQ(result.calls[0].latency, 1s);
+  EXPECT_EQ(result.calls[3].latency, 0s);
 }
 
 TEST_F(ChainTest, AWebhookTimeoutIsACallingErrorWithTheRoundedTimeout) {
-  options_.time_scale = 0.01;
-  addWebhook("slow.example.com", {50ms, ""});  // 5 s of work against timeoutSeconds: 1
+  addWebhook("slow.example.com", {5s});  // 5 s against timeoutSeconds: 1
   store_.put({"admissionregistration.k8s.io", "mutatingwebhookconfigurations"},
              configuration("MutatingWebhookConfiguration", "m",
                            json::array({webhook("slow.example.com", 1, "")})));
@@ -197,16 +206,88 @@ TEST_F(ChainTest, AWebhookTimeoutIsACallingErrorWithTheRoundedTimeout) {
   ASSERT_EQ(result.calls.size(), 1u);
   EXPECT_EQ(result.calls[0].outcome, CallOutcome::kCallingError);
   EXPECT_EQ(result.calls[0].timeout_param, "1s");
+  EXPECT_EQ(result.calls[0].latency, 1s);  // the call ended at its deadline
   ASSERT_TRUE(result.status.has_value());
   EXPECT_EQ(result.status->message,
             "Internal error occurred: failed calling webhook \"slow.example.com\": failed to call "
             "webhook: Post \"https://slow.example.com/?timeout=1s\": context deadline exceeded");
 }
 
+// The comparison with the deadline is exact: an answer that takes the whole budget comes too late
+// (the context is done at the deadline), one a millisecond sooner is in time.
+TEST_F(ChainTest, AnAnswerTakingTheWholeBudgetIsLate) {
+  addWebhook("late.example.com", {2s});
+  addWebhook("just.example.com", {1999ms});
+  store_.put({"admissionregistration.k8s.io", "mutatingwebhookconfigurations"},
+             configuration("MutatingWebhookConfiguration", "m",
+                           json::array({webhook("just.example.com", 2, "", "Ignore"),
+                                        webhook("late.example.com", 2, "", "Ignore")})));
+  const AdmissionResult result = create();
+  ASSERT_TRUE(result.allowed) << (result.status ? result.status->message : "");
+  ASSERT_EQ(result.calls.size(), 2u);
+  EXPECT_EQ(result.calls[0].outcome, CallOutcome::kAllowed);
+  EXPECT_EQ(result.calls[0].latency, 1999ms);
+  EXPECT_EQ(result.calls[1].outcome, CallOutcome::kFailedOpen);
+  EXPECT_EQ(result.calls[1].latency, 2s);
+}
+
+// The real time a call spends (here 300 ms in the handler, as a TLS handshake on a loaded machine
+// may) is not charged: at time scale 0.001 the old scaled deadline of 1 s was 1 ms of real time,
+// and this call timed out.
+TEST_F(ChainTest, RealTimeSpentInACallIsNotCharged) {
+  options_.time_scale = 0.001;
+  addWebhook("a.example.com", {0ms, "", "", 300ms});
+  addWebhook("b.example.com", {});
+  store_.put({"admissionregistration.k8s.io", "mutatingwebhookconfigurations"},
+             configuration("MutatingWebhookConfiguration", "m",
+                           json::array({webhook("a.example.com", 1, ""),
+                                        webhook("b.example.com", 10, "")})));
+  const AdmissionResult result = create(10s);
+  ASSERT_TRUE(result.allowed) << (result.status ? result.status->message : "");
+  EXPECT_EQ(sent(result),
+            std::vector<std::string>({"a.example.com r0 1s", "b.example.com r0 10s"}));
+}
+
+// §4.3: a fail-open call that used up the request's deadline ends the request with 504, and the
+// later webhooks are not called.
+TEST_F(ChainTest, AFailOpenThatExhaustsTheRequestDeadlineIs504) {
+  addWebhook("slow.example.com", {30s});
+  addWebhook("later.example.com", {});
+  store_.put({"admissionregistration.k8s.io", "mutatingwebhookconfigurations"},
+             configuration("MutatingWebhookConfiguration", "m",
+                           json::array({webhook("slow.example.com", 10, "", "Ignore"),
+                                        webhook("later.example.com", 10, "")})));
+  const AdmissionResult result = create(3s);
+  EXPECT_FALSE(result.allowed);
+  EXPECT_EQ(result.code, 504);
+  EXPECT_EQ(sent(result), std::vector<std::string>({"slow.example.com r0 3s"}));
+  ASSERT_EQ(result.calls.size(), 1u);
+  EXPECT_EQ(result.calls[0].outcome, CallOutcome::kRequestTimeout);
+  EXPECT_EQ(calls_.count("later.example.com"), 0u);
+}
+
+// Validating calls run in parallel: the error returned is the one that arrives first on the
+// simulated clock, not the first thread to finish; on a tie, the earlier webhook's.
+TEST_F(ChainTest, TheValidatingErrorReturnedIsTheFirstToArrive) {
+  addWebhook("slow.example.com", {2s, "", "slow says no"});
+  addWebhook("fast.example.com", {1s, "", "fast says no", 200ms});
+  addWebhook("also-fast.example.com", {1s, "", "also-fast says no"});
+  store_.put({"admissionregistration.k8s.io", "validatingwebhookconfigurations"},
+             configuration("ValidatingWebhookConfiguration", "v",
+                           json::array({webhook("slow.example.com", 10, ""),
+                                        webhook("fast.example.com", 10, ""),
+                                        webhook("also-fast.example.com", 10, "")})));
+  const AdmissionResult result = create();
+  EXPECT_FALSE(result.allowed);
+  ASSERT_TRUE(result.status.has_value());
+  EXPECT_EQ(result.status->message,
+            "admission webhook \"fast.example.com\" denied the request: fast says no");
+}
+
 // §6: a later webhook's change reinvokes an earlier IfNeeded webhook once, in round 1; a Never
 // webhook is not reinvoked; the in-tree plugins run again.
 TEST_F(ChainTest, IfNeededWebhookIsReinvokedOnceAfterALaterChange) {
-  addWebhook("a.example.com", {0ms, ""});            // IfNeeded, changes nothing
+  addWebhook("a.example.com", {});                 // IfNeeded, changes nothing
   addWebhook("b.example.com", {0ms, "injected=yes"});  // Never, changes the object
   store_.put({"admissionregistration.k8s.io", "mutatingwebhookconfigurations"},
              configuration("MutatingWebhookConfiguration", "m",

@@ -416,8 +416,9 @@ TEST_F(StubWebhookTest, TimeScaleShrinksTheDelay) {
 TEST_F(StubWebhookTest, ADelayedAnswerDoesNotHoldUpOtherConnections) {
   start("responses: [{when: {path: /slow}, respond: {delay: 60s}}]");
   auto slow = client_->send(request(podReview().dump(), "/slow", 120s));
-  // Wait until the slow call has reached the stub.
-  for (int i = 0; i < 500 && stub_->calls().empty(); ++i) std::this_thread::sleep_for(10ms);
+  // Wait until the slow call has reached the stub (bounded only against a hang: a busy machine
+  // may take seconds for the handshake).
+  for (int i = 0; i < 6000 && stub_->calls().empty(); ++i) std::this_thread::sleep_for(10ms);
   ASSERT_EQ(stub_->calls().size(), 1u);
   auto fast = post();
   ASSERT_TRUE(fast.ok()) << fast.error_message;
@@ -425,6 +426,21 @@ TEST_F(StubWebhookTest, ADelayedAnswerDoesNotHoldUpOtherConnections) {
   EXPECT_EQ(slow.wait_for(0s), std::future_status::timeout);
   stub_->stop();  // ends the slow call
   slow.wait();
+}
+
+// Each call records the review uid and the declared (unscaled) delay of its answer, which a
+// caller charges on its simulated clock; at time scale 0 the stub answers at once.
+TEST_F(StubWebhookTest, RecordsTheDeclaredDelayOfEachAnswer) {
+  start("responses: [{sequence: [{delay: 1h}, {delay: 250ms}, {}]}]", 0);
+  review(podReview("a"));
+  review(podReview("a"));
+  review(podReview("b"));
+  EXPECT_EQ(stub_->calls().at(0).uid, "a");
+  EXPECT_EQ(stub_->declaredDelay("a", 0), std::chrono::nanoseconds(1h));
+  EXPECT_EQ(stub_->declaredDelay("a", 1), std::chrono::nanoseconds(250ms));
+  EXPECT_EQ(stub_->declaredDelay("b", 0), std::chrono::nanoseconds(0));
+  EXPECT_EQ(stub_->declaredDelay("a", 2), std::nullopt);
+  EXPECT_EQ(stub_->declaredDelay("c", 0), std::nullopt);
 }
 
 TEST_F(StubWebhookTest, DelayThenCloseHangsUpLater) {

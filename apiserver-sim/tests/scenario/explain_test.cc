@@ -81,7 +81,7 @@ TEST(ExplainWebhookTest, FailedOpenCallShowsLatencyTimeoutAndPolicy) {
   call.request_uid = "u-1";
   call.timeout_param = "10s";
   call.timeout = std::chrono::seconds(10);
-  call.scaled_latency = std::chrono::milliseconds(12);
+  call.latency = std::chrono::milliseconds(12);
   call.failure_policy = "Ignore";
   call.outcome = CallOutcome::kFailedOpen;
   call.error = "failed calling webhook \"inject.example.com\": connection refused";
@@ -160,6 +160,7 @@ TEST(ExplainStepTest, LongAnnotationValuesAreShortened) {
 }
 
 TEST(FormatDurationTest, PicksAUnit) {
+  EXPECT_EQ(formatDuration(std::chrono::nanoseconds(0)), "0s");
   EXPECT_EQ(formatDuration(std::chrono::nanoseconds(999)), "999ns");
   EXPECT_EQ(formatDuration(std::chrono::microseconds(850)), "850µs");
   EXPECT_EQ(formatDuration(std::chrono::microseconds(12345)), "12.3ms");

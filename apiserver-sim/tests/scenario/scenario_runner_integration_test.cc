@@ -161,6 +161,32 @@ TEST_F(ScenarioRunnerTest, UnselectedEarlierStepsRunForTheirEffect) {
   EXPECT_TRUE(result.passed());
 }
 
+// Outcomes never depend on the time scale (scenarios/FORMAT.md "Time"): the timeout scenarios pass
+// at a scale where the old scaled deadlines (10 s -> 10 us of real time) were shorter than any TLS
+// handshake, and every call to a stub is charged exactly its declared delay.
+TEST_F(ScenarioRunnerTest, TimeoutScenariosDoNotDependOnTheTimeScale) {
+  RunOptions options;
+  options.time_scale = 1e-6;
+  for (const char* file : {"timeouts/shared-deadline.yaml", "timeouts/rounding.yaml",
+                           "failure-policy/transport-errors.yaml",
+                           "failure-policy/retry-after.yaml"}) {
+    const ScenarioResult result =
+        runFile(testing::sourceDir() / "scenarios" / file, options);
+    EXPECT_TRUE(result.passed()) << file << "\n" << failuresOf(result);
+    if (std::string(file) != "timeouts/shared-deadline.yaml") continue;
+    // Its "work" stub takes 1 s per answer, the "vallow" stub nothing.
+    for (const auto& step : result.steps) {
+      ASSERT_TRUE(step.admission.has_value()) << step.name;
+      for (const auto& call : step.admission->calls) {
+        const bool work = call.url.find("https://work.example.com/") == 0;
+        EXPECT_EQ(call.latency, work ? std::chrono::nanoseconds(std::chrono::seconds(1))
+                                     : std::chrono::nanoseconds(0))
+            << step.name << ": " << call.webhook;
+      }
+    }
+  }
+}
+
 TEST_F(ScenarioRunnerTest, StepsAfterTheLastSelectedAreNotRun) {
   RunOptions options;
   options.step_filter = "first";

@@ -88,10 +88,11 @@ struct CallRecord {
   std::string url;
   std::string review_version;  // v1 / v1beta1
   std::string request_uid;
-  std::string timeout_param;   // as sent, in unscaled seconds ("10s")
-  std::chrono::nanoseconds latency{0};          // real
-  std::chrono::nanoseconds scaled_latency{0};   // divided by the time scale
-  std::chrono::milliseconds timeout{0};         // the webhook's own timeout (unscaled)
+  std::string timeout_param;   // as sent ("10s")
+  // On the request's simulated clock (caller.h): a stub's declared delay, a real webhook's
+  // measured time, the whole budget on a timeout.
+  std::chrono::nanoseconds latency{0};
+  std::chrono::milliseconds timeout{0};         // the webhook's own timeoutSeconds
   Invocation invocation;
   nlohmann::json request_review;                // what was sent (null when not called)
   std::optional<nlohmann::json> response_review;  // decoded answer, when there was one
@@ -149,8 +150,9 @@ struct ChainOptions {
   std::vector<std::string> plugins = defaultPluginNames();
   // --request-timeout (default 60 s); a client's ?timeout= shortens it.
   std::chrono::milliseconds request_timeout{60'000};
-  // Multiplies every webhook timeout, the request deadline and Retry-After waits (stub delays are
-  // scaled by the endpoints). Reported durations and ?timeout= stay unscaled.
+  // Deadlines, ?timeout= and latencies are kept on a simulated clock per request (caller.h,
+  // scenarios/FORMAT.md "Time"); this is the real time slept per simulated second of the waits
+  // that are simulated (declared delays, Retry-After). It never changes an outcome.
   double time_scale = 1.0;
   // Audit policy; nullopt = no audit events.
   std::optional<audit::Policy> audit_policy;

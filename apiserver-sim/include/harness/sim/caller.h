@@ -25,15 +25,20 @@ class HttpClient;
 
 namespace harness::sim {
 
-// One HTTP exchange with a webhook.
+// One HTTP exchange with a webhook, timed on the request's simulated clock
+// (k8s-admission-chain.md §4.3, with time counted as the simulator defines it in
+// scenarios/FORMAT.md "Time"): the call may take `budget`, the time left of min(timeoutSeconds,
+// the request's deadline), exactly as kube-apiserver's context would allow it.
 struct WebhookCall {
   std::string webhook_name;
   core::WebhookClientConfig client_config;
   std::string body;           // the encoded AdmissionReview request
+  std::string request_uid;    // its request.uid (identifies the exchange to declared endpoints)
   std::string timeout_param;  // Go duration sent as ?timeout= ("10s")
-  std::chrono::steady_clock::time_point deadline;
-  // Time scale of the run (k8s-admission-chain.md §4.3 with every duration multiplied): used to
-  // scale Retry-After waits.
+  // Simulated time the call may take; <= 0: none left (the call fails at once).
+  std::chrono::nanoseconds budget{0};
+  // Real seconds slept per simulated second of the waits that are simulated (a declared
+  // endpoint's delay, Retry-After): only the pace of a run, never its outcome.
   double time_scale = 1.0;
 };
 
@@ -60,6 +65,9 @@ struct CallResult {
   std::string url;      // the URL called, with ?timeout=
   std::string response_body;
   int attempts = 0;     // > 1 when Retry-After retries happened
+  // How long the call took on the simulated clock: the declared delays of a declared endpoint's
+  // answers, the measured time of any other endpoint, plus Retry-After waits; the whole budget when
+  // the deadline passed.
   std::chrono::nanoseconds latency{0};
 
   [[nodiscard]] bool ok() const { return error == CallErrorKind::kNone; }
@@ -68,9 +76,13 @@ struct CallResult {
 class WebhookCaller {
  public:
   virtual ~WebhookCaller() = default;
-  // Never throws; returns by `call.deadline`.
+  // Never throws; `result.latency` <= `call.budget`.
   virtual CallResult call(const WebhookCall& call) = 0;
 };
+
+// The `context deadline exceeded` calling error of a call whose budget ran out (client-go wraps
+// the context's error in a url.Error: `Post "<url>": context deadline exceeded`).
+CallResult deadlineExceeded(const std::string& url, std::chrono::nanoseconds budget);
 
 // The URL for a client config: `url` as configured, or https://<name>.<namespace>.svc:<port><path>
 // (port 443 when unset; apiserver pkg/util/webhook/client.go). The timeout parameter is appended
@@ -81,15 +93,30 @@ std::string webhookUrl(const core::WebhookClientConfig& config, std::string_view
 // Go-worded transport errors, client-go's handling of non-2xx answers (a Status body is used
 // as-is, else NewGenericServerResponse), and its Retry-After retries (429 or >= 500 with a
 // Retry-After header: up to 10 retries within the deadline).
+//
+// Two kinds of endpoint. A *declared* endpoint (a stub webhook) tells how long each answer took:
+// the call is charged exactly that declared delay, the deadline comparison is exact (a delay >=
+// the budget is `context deadline exceeded`), and the real exchange, however slow the machine,
+// counts for nothing; it is bounded only by kDeclaredExchangeLimit, a guard against a hung
+// endpoint. Any other endpoint (the injector, an external webhook) is real: the exchange gets the
+// budget as its real deadline and is charged its measured time, as kube-apiserver would.
 class HttpsWebhookCaller : public WebhookCaller {
  public:
+  // The declared delay of the answer a declared endpoint gave to the `attempt`-th (0-based) HTTP
+  // request of the call whose review uid is `uid`; nullopt when that request never reached it
+  // (a failed TLS handshake, a refused connection).
+  using DeclaredDelay =
+      std::function<std::optional<std::chrono::nanoseconds>(const std::string& uid, int attempt)>;
+  static constexpr std::chrono::seconds kDeclaredExchangeLimit{60};
+
   HttpsWebhookCaller();
   ~HttpsWebhookCaller() override;
 
   // Service references and URLs resolve through this table first: "<host>:<port>" (e.g.
   // "linkerd-proxy-injector.linkerd.svc:443") -> "127.0.0.1:40123". Unlisted hosts are dialled
-  // as named.
-  void addRoute(const std::string& host_port, const std::string& connect_to);
+  // as named. With `declared`, the endpoint there is a declared one.
+  void addRoute(const std::string& host_port, const std::string& connect_to,
+                DeclaredDelay declared = {});
   void clearRoutes();
 
   CallResult call(const WebhookCall& call) override;
@@ -102,23 +129,34 @@ class HttpsWebhookCaller : public WebhookCaller {
   std::mutex mutex_;
   std::map<std::string, std::shared_ptr<net::HttpClient>> clients_;
   std::map<std::string, std::string> ca_problems_;
-  std::map<std::string, std::string> routes_;
+  struct Route {
+    std::string connect_to;
+    DeclaredDelay declared;
+  };
+  std::map<std::string, Route> routes_;
 };
 
 // Answers calls in-process: a handler per URL prefix (test doubles, and fast benchmarks of the
-// chain without TLS). An unknown URL is a transport error like a refused connection.
+// chain without TLS). An unknown URL is a transport error like a refused connection. Handlers are
+// declared endpoints: each answer takes the handler's declared latency on the simulated clock
+// (>= the budget: `context deadline exceeded`), whatever the handler's real running time.
 class InProcessWebhookCaller : public WebhookCaller {
  public:
   // The handler gets the decoded request review and returns the response review, or nullopt to
   // simulate a transport error.
   using Handler =
       std::function<std::optional<core::AdmissionReview>(const core::AdmissionReview& request)>;
-  void handle(const std::string& url_prefix, Handler handler);
+  void handle(const std::string& url_prefix, Handler handler,
+              std::chrono::nanoseconds latency = std::chrono::nanoseconds(0));
   CallResult call(const WebhookCall& call) override;
 
  private:
+  struct Entry {
+    Handler handler;
+    std::chrono::nanoseconds latency{0};
+  };
   std::mutex mutex_;
-  std::map<std::string, Handler> handlers_;
+  std::map<std::string, Entry> handlers_;
 };
 
 }  // namespace harness::sim

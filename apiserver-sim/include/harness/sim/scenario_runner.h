@@ -84,6 +84,7 @@ std::optional<double> metricValue(const core::MetricsRegistry& registry, const s
 // --- the simulated cluster of one scenario ---
 
 struct EnvironmentOptions {
+  // The pace of simulated waits (ChainOptions::time_scale); never an outcome.
   double time_scale = 1.0;
   // Certificates, the kubeconfig and endpoint logs go here; it must exist.
   std::filesystem::path work_dir;
@@ -169,7 +170,7 @@ struct ScenarioResult {
 };
 
 struct RunOptions {
-  std::optional<double> time_scale;  // overrides spec.timeScale
+  std::optional<double> time_scale;  // overrides spec.timeScale (the pace of simulated waits)
   // ECMAScript regex searched in step names ("" = every step).
   std::string step_filter;
   bool explain = false;

@@ -32,7 +32,7 @@
 //   patchType: JSONPatch           # override; null: omitted; "": the empty string
 //   warnings: ["w1"]
 //   auditAnnotations: {key: value}
-//   delay: 2s                      # Go duration, multiplied by the stub's time scale
+//   delay: 2s                      # Go duration: how long the answer takes (see StubCall::delay)
 //   uid: other                     # response.uid instead of the request's
 //   apiVersion: admission.k8s.io/v1beta1   # the review's apiVersion / kind instead of the
 //   kind: Foo                              # request's apiVersion and "AdmissionReview"
@@ -148,13 +148,18 @@ struct StubCall {
   // "default (no rule matched)".
   std::string rule_description;
   std::chrono::steady_clock::time_point received;
+  std::string uid;  // the review's request.uid ("" when absent)
+  // The declared delay of the answer (the behaviour's `delay`, unscaled): the simulated time the
+  // answer takes. The stub itself sleeps delay x its time scale (0: not at all) before answering.
+  std::chrono::nanoseconds delay{0};
 };
 
 class StubWebhook {
  public:
   // Starts an HTTPS server on 127.0.0.1:0 whose certificate (per spec.tls) has the SANs
   // 127.0.0.1, localhost and `extra_dns_names` (service names like "svc.ns.svc"); the
-  // certificate files go under `scratch_dir`/<name>/. `time_scale` (>= 0) multiplies delays.
+  // certificate files go under `scratch_dir`/<name>/. `time_scale` (>= 0) multiplies the delays
+  // the stub really sleeps; 0 when a caller charges the declared delays (declaredDelay) instead.
   static core::Result<std::unique_ptr<StubWebhook>> start(
       std::string name, StubSpec spec, const net::CertificateAuthority& ca,
       const std::filesystem::path& scratch_dir, std::vector<std::string> extra_dns_names,
@@ -170,6 +175,10 @@ class StubWebhook {
   [[nodiscard]] std::uint16_t port() const;
   // Thread-safe snapshot of the calls so far, in the order received.
   [[nodiscard]] std::vector<StubCall> calls() const;
+  // The declared delay of the answer to the `attempt`-th (0-based) request received with review
+  // uid `uid`; nullopt when there is no such request.
+  [[nodiscard]] std::optional<std::chrono::nanoseconds> declaredDelay(std::string_view uid,
+                                                                      int attempt) const;
   // Forgets the calls and starts over: call numbers and sequence positions restart at 1.
   void resetCalls();
   // Stops serving (the port refuses connections afterwards). Idempotent; the destructor stops.
