@@ -303,7 +303,7 @@ core::Result<void> ControlPlane::prepare() {
                                      {"system:masters"});
   auto controller_manager =
       net::issueCertificate(*client_ca, "system:kube-controller-manager", {});
-  auto service_account_key = net::generatePrivateKeyPem();
+  auto service_account_key = net::generateKeyPair();
   for (const core::Error* error :
        {serving ? nullptr : &serving.error(), admin ? nullptr : &admin.error(),
         controller_manager ? nullptr : &controller_manager.error(),
@@ -319,7 +319,8 @@ core::Result<void> ControlPlane::prepare() {
            writeFile(pki / "server-ca.crt", server_ca->certificate_pem),
            writeFile(pki / "client-ca.crt", client_ca->certificate_pem),
            net::writePemFiles(*serving, pki / "apiserver.crt", pki / "apiserver.key"),
-           writeFile(pki / "service-account.key", *service_account_key, 0600),
+           writeFile(pki / "service-account.key", service_account_key->private_key_pem, 0600),
+           writeFile(pki / "service-account.pub", service_account_key->public_key_pem),
            writeFile(kubeconfig(), kubeconfigYaml(server, ca_pem_, admin_cert_pem_,
                                                   admin_key_pem_),
                      0600),
@@ -441,7 +442,7 @@ core::Result<void> ControlPlane::startApiserver() {
       "--authorization-mode=Node,RBAC",
       "--allow-privileged=true",
       "--service-account-issuer=" + std::string(kIssuer),
-      "--service-account-key-file=" + (pki / "service-account.key").string(),
+      "--service-account-key-file=" + (pki / "service-account.pub").string(),
       "--service-account-signing-key-file=" + (pki / "service-account.key").string(),
       "--service-cluster-ip-range=" + std::string(kServiceCidr),
       "--audit-policy-file=" + options_.audit_policy_file.string(),
