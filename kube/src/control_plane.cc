@@ -339,13 +339,13 @@ core::Result<void> ControlPlane::prepare() {
   }
   if (options_.connect_proxy) {
     if (!proxy_) {
-      auto proxy = ConnectProxy::start({});
+      auto proxy = ConnectProxy::start(work_dir_ / "egress-proxy.sock");
       if (!proxy) return proxy.error();
       proxy_ = std::move(*proxy);
     }
-    // k8s.io/apiserver pkg/apis/apiserver/v1beta1 EgressSelectorConfiguration; an http:// URL
-    // takes no tlsConfig (pkg/server/egressselector/config.go validateTCPConnection). The
-    // selections not listed (controlplane, etcd) dial directly.
+    // k8s.io/apiserver pkg/apis/apiserver/v1beta1 EgressSelectorConfiguration over a Unix
+    // socket (see connect_proxy.h for why not TCP). The selections not listed (controlplane,
+    // etcd) dial directly.
     const json egress = {
         {"apiVersion", "apiserver.k8s.io/v1beta1"},
         {"kind", "EgressSelectorConfiguration"},
@@ -354,7 +354,7 @@ core::Result<void> ControlPlane::prepare() {
                        {"connection",
                         {{"proxyProtocol", "HTTPConnect"},
                          {"transport",
-                          {{"tcp", {{"url", fmt::format("http://127.0.0.1:{}", proxy_->port())}}}}}}}}})}};
+                          {{"uds", {{"udsName", proxy_->socketPath().string()}}}}}}}}})}};
     if (auto r = writeFile(work_dir_ / "egress-selector.yaml", core::toYaml(egress)); !r) return r;
   }
   if (options_.admission_config_file.empty()) {
