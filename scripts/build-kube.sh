@@ -36,7 +36,17 @@ if ! [[ $version =~ ^go1\.([0-9]+) ]] || (( BASH_REMATCH[1] < 26 )); then
 fi
 mkdir -p "$out"
 start=$(date +%s)
-if ! (cd kube && "$go" build -p 2 -trimpath -o "$out/kube" ./cmd/kube) > "$log" 2>&1; then
+# The version the binaries report (/version, kubectl version), stamped as Kubernetes' own build
+# does (hack/lib/version.sh: kube::version::ldflags) from the version pinned in go.mod.
+kube_version=$(sed -n 's/^\(require\)\{0,1\}[[:space:]]*k8s.io\/kubernetes \(v[0-9][^ ]*\)$/\2/p' kube/go.mod)
+ldflags=""
+if [[ $kube_version =~ ^v([0-9]+)\.([0-9]+)\. ]]; then
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags+=" -X $pkg.gitVersion=$kube_version -X $pkg.gitMajor=${BASH_REMATCH[1]}"
+    ldflags+=" -X $pkg.gitMinor=${BASH_REMATCH[2]} -X $pkg.gitTreeState=clean"
+  done
+fi
+if ! (cd kube && "$go" build -p 2 -trimpath -ldflags="$ldflags" -o "$out/kube" ./cmd/kube) > "$log" 2>&1; then
   echo "build-kube: the Go build failed after $(( $(date +%s) - start ))s (full log: $log):"
   tail -n 20 "$log"
   exit 1

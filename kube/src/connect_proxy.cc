@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -56,27 +57,28 @@ int connectLoopback(std::uint16_t port) {
 }  // namespace
 
 core::Result<std::unique_ptr<ConnectProxy>> ConnectProxy::start(
-    std::map<std::string, std::uint16_t> routes, std::uint16_t port) {
+    const std::filesystem::path& socket_path, std::map<std::string, std::uint16_t> routes) {
   std::unique_ptr<ConnectProxy> proxy(new ConnectProxy());
   proxy->routes_ = std::move(routes);
-  proxy->listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  const std::string path = socket_path.string();
+  if (path.empty() || path.size() >= sizeof address.sun_path) {
+    return core::makeError(fmt::format(
+        "CONNECT proxy: socket path {} is empty or longer than {} bytes", path,
+        sizeof address.sun_path - 1));
+  }
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  proxy->listener_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (proxy->listener_ < 0 || ::pipe2(proxy->wake_, O_CLOEXEC) != 0) {
     return core::makeError(fmt::format("CONNECT proxy: {}", std::strerror(errno)));
   }
-  const int one = 1;
-  ::setsockopt(proxy->listener_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
   if (::bind(proxy->listener_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-      ::listen(proxy->listener_, 64) != 0 ||
-      ::getsockname(proxy->listener_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+      ::listen(proxy->listener_, 64) != 0) {
     return core::makeError(
-        fmt::format("CONNECT proxy: cannot listen on 127.0.0.1:{}: {}", port, std::strerror(errno)));
+        fmt::format("CONNECT proxy: cannot listen on {}: {}", path, std::strerror(errno)));
   }
-  proxy->port_ = ntohs(address.sin_port);
+  proxy->socket_path_ = socket_path;
   proxy->acceptor_ = std::thread([p = proxy.get()] { p->acceptLoop(); });
   return proxy;
 }
@@ -112,6 +114,7 @@ void ConnectProxy::stop() {
     threads.swap(threads_);
   }
   for (auto& thread : threads) thread.join();
+  if (!socket_path_.empty()) ::unlink(socket_path_.c_str());
 }
 
 void ConnectProxy::acceptLoop() {

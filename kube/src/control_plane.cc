@@ -303,7 +303,7 @@ core::Result<void> ControlPlane::prepare() {
                                      {"system:masters"});
   auto controller_manager =
       net::issueCertificate(*client_ca, "system:kube-controller-manager", {});
-  auto service_account_key = net::generatePrivateKeyPem();
+  auto service_account_key = net::generateKeyPair();
   for (const core::Error* error :
        {serving ? nullptr : &serving.error(), admin ? nullptr : &admin.error(),
         controller_manager ? nullptr : &controller_manager.error(),
@@ -319,7 +319,8 @@ core::Result<void> ControlPlane::prepare() {
            writeFile(pki / "server-ca.crt", server_ca->certificate_pem),
            writeFile(pki / "client-ca.crt", client_ca->certificate_pem),
            net::writePemFiles(*serving, pki / "apiserver.crt", pki / "apiserver.key"),
-           writeFile(pki / "service-account.key", *service_account_key, 0600),
+           writeFile(pki / "service-account.key", service_account_key->private_key_pem, 0600),
+           writeFile(pki / "service-account.pub", service_account_key->public_key_pem),
            writeFile(kubeconfig(), kubeconfigYaml(server, ca_pem_, admin_cert_pem_,
                                                   admin_key_pem_),
                      0600),
@@ -338,13 +339,13 @@ core::Result<void> ControlPlane::prepare() {
   }
   if (options_.connect_proxy) {
     if (!proxy_) {
-      auto proxy = ConnectProxy::start({});
+      auto proxy = ConnectProxy::start(work_dir_ / "egress-proxy.sock");
       if (!proxy) return proxy.error();
       proxy_ = std::move(*proxy);
     }
-    // k8s.io/apiserver pkg/apis/apiserver/v1beta1 EgressSelectorConfiguration; an http:// URL
-    // takes no tlsConfig (pkg/server/egressselector/config.go validateTCPConnection). The
-    // selections not listed (controlplane, etcd) dial directly.
+    // k8s.io/apiserver pkg/apis/apiserver/v1beta1 EgressSelectorConfiguration over a Unix
+    // socket (see connect_proxy.h for why not TCP). The selections not listed (controlplane,
+    // etcd) dial directly.
     const json egress = {
         {"apiVersion", "apiserver.k8s.io/v1beta1"},
         {"kind", "EgressSelectorConfiguration"},
@@ -353,7 +354,7 @@ core::Result<void> ControlPlane::prepare() {
                        {"connection",
                         {{"proxyProtocol", "HTTPConnect"},
                          {"transport",
-                          {{"tcp", {{"url", fmt::format("http://127.0.0.1:{}", proxy_->port())}}}}}}}}})}};
+                          {{"uds", {{"udsName", proxy_->socketPath().string()}}}}}}}}})}};
     if (auto r = writeFile(work_dir_ / "egress-selector.yaml", core::toYaml(egress)); !r) return r;
   }
   if (options_.admission_config_file.empty()) {
@@ -441,7 +442,7 @@ core::Result<void> ControlPlane::startApiserver() {
       "--authorization-mode=Node,RBAC",
       "--allow-privileged=true",
       "--service-account-issuer=" + std::string(kIssuer),
-      "--service-account-key-file=" + (pki / "service-account.key").string(),
+      "--service-account-key-file=" + (pki / "service-account.pub").string(),
       "--service-account-signing-key-file=" + (pki / "service-account.key").string(),
       "--service-cluster-ip-range=" + std::string(kServiceCidr),
       "--audit-policy-file=" + options_.audit_policy_file.string(),

@@ -55,6 +55,7 @@ struct UpArgs {
   int ready_timeout = 300;
   bool no_controller_manager = false;
   bool keep = false;
+  bool connect_proxy = false;
 };
 
 // Input errors (binaries, ports, files) exit 2; a component that fails exits 1.
@@ -87,6 +88,7 @@ int up(const UpArgs& args) {
   options.extra_apiserver_args = args.apiserver_args;
   if (!args.controllers.empty()) options.controllers = args.controllers;
   options.controller_manager = !args.no_controller_manager;
+  options.connect_proxy = args.connect_proxy;
   options.ready_timeout = std::chrono::seconds(args.ready_timeout);
 
   std::cerr << "kube-local: starting etcd, kube-apiserver"
@@ -213,6 +215,9 @@ int main(int argc, char** argv) {
                      "garbage-collector)")
       ->delimiter(',');
   up_cmd->add_flag("--no-controller-manager", up_args.no_controller_manager);
+  up_cmd->add_flag("--connect-proxy", up_args.connect_proxy,
+                   "Route webhook calls by service through an HTTP CONNECT proxy (the egress "
+                   "selector's cluster selection; see kube/README.md)");
   up_cmd->add_option("--ready-timeout", up_args.ready_timeout, "Seconds to wait for readiness")
       ->check(CLI::PositiveNumber);
   std::string down_dir;

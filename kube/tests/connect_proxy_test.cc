@@ -4,13 +4,14 @@
 
 #include "harness/kube/connect_proxy.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,12 +23,11 @@
 namespace harness::kube {
 namespace {
 
-int connectTo(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+int connectUnix(const std::filesystem::path& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
   EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
   return fd;
 }
@@ -81,13 +81,18 @@ class UpperCaseServer {
   std::thread thread_;
 };
 
+class ConnectProxyTest : public ::testing::Test {
+ protected:
+  testing::ScratchDir scratch_{"proxy"};
+};
+
 constexpr const char* kEstablished = "HTTP/1.1 200 Connection established\r\n\r\n";
 
-TEST(ConnectProxyTest, TunnelsARoutedTargetBothWaysWithHalfClose) {
+TEST_F(ConnectProxyTest, TunnelsARoutedTargetBothWaysWithHalfClose) {
   UpperCaseServer webhook;
-  auto proxy = ConnectProxy::start({{"10.43.12.7:443", webhook.port()}});
+  auto proxy = ConnectProxy::start(scratch_ / "proxy.sock", {{"10.43.12.7:443", webhook.port()}});
   ASSERT_TRUE(proxy.ok()) << proxy.error().message;
-  int client = connectTo((*proxy)->port());
+  int client = connectUnix((*proxy)->socketPath());
   // Exactly what tunnelHTTPConnect writes.
   sendText(client, "CONNECT 10.43.12.7:443 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
   EXPECT_EQ(readExactly(client, std::string(kEstablished).size()), kEstablished);
@@ -99,7 +104,7 @@ TEST(ConnectProxyTest, TunnelsARoutedTargetBothWaysWithHalfClose) {
   // A client that sends its first bytes with the request head.
   UpperCaseServer eager;
   (*proxy)->setRoute("10.43.12.8:443", eager.port());
-  client = connectTo((*proxy)->port());
+  client = connectUnix((*proxy)->socketPath());
   sendText(client, "CONNECT 10.43.12.8:443 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nhello");
   EXPECT_EQ(readExactly(client, std::string(kEstablished).size()), kEstablished);
   sendText(client, " again");
@@ -109,11 +114,11 @@ TEST(ConnectProxyTest, TunnelsARoutedTargetBothWaysWithHalfClose) {
   EXPECT_EQ((*proxy)->targets(), (std::vector<std::string>{"10.43.12.7:443", "10.43.12.8:443"}));
 }
 
-TEST(ConnectProxyTest, AnUnknownTargetIs502AndARouteCanBeAddedLater) {
+TEST_F(ConnectProxyTest, AnUnknownTargetIs502AndARouteCanBeAddedLater) {
   UpperCaseServer webhook;
-  auto proxy = ConnectProxy::start({});
+  auto proxy = ConnectProxy::start(scratch_ / "proxy.sock");
   ASSERT_TRUE(proxy.ok()) << proxy.error().message;
-  int client = connectTo((*proxy)->port());
+  int client = connectUnix((*proxy)->socketPath());
   sendText(client, "CONNECT 10.43.0.99:443 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
   const std::string refused = readAll(client);
   ::close(client);
@@ -121,7 +126,7 @@ TEST(ConnectProxyTest, AnUnknownTargetIs502AndARouteCanBeAddedLater) {
   EXPECT_NE(refused.find("no route to 10.43.0.99:443"), std::string::npos) << refused;
 
   (*proxy)->setRoute("10.43.0.99:443", webhook.port());
-  client = connectTo((*proxy)->port());
+  client = connectUnix((*proxy)->socketPath());
   sendText(client, "CONNECT 10.43.0.99:443 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
   EXPECT_EQ(readExactly(client, std::string(kEstablished).size()), kEstablished);
   ::shutdown(client, SHUT_WR);
@@ -129,21 +134,22 @@ TEST(ConnectProxyTest, AnUnknownTargetIs502AndARouteCanBeAddedLater) {
   ::close(client);
 }
 
-TEST(ConnectProxyTest, OtherMethodsAre400AndStopEndsOpenTunnels) {
+TEST_F(ConnectProxyTest, OtherMethodsAre400AndStopEndsOpenTunnels) {
   testing::ListeningSocket silent;  // accepts (backlog), never answers
-  auto proxy = ConnectProxy::start({{"svc:443", silent.port()}});
+  auto proxy = ConnectProxy::start(scratch_ / "proxy.sock", {{"svc:443", silent.port()}});
   ASSERT_TRUE(proxy.ok()) << proxy.error().message;
-  int client = connectTo((*proxy)->port());
+  int client = connectUnix((*proxy)->socketPath());
   sendText(client, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
   const std::string answer = readAll(client);
   ::close(client);
   EXPECT_EQ(answer.rfind("HTTP/1.1 400 Bad Request\r\n", 0), 0u) << answer;
 
-  client = connectTo((*proxy)->port());
+  client = connectUnix((*proxy)->socketPath());
   sendText(client, "CONNECT svc:443 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
   EXPECT_EQ(readExactly(client, std::string(kEstablished).size()), kEstablished);
   (*proxy)->stop();  // returns although the tunnel is idle, and closes it
   EXPECT_EQ(readAll(client), "");
+  EXPECT_FALSE(std::filesystem::exists(scratch_ / "proxy.sock"));
   ::close(client);
 }
 

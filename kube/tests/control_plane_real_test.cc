@@ -186,7 +186,7 @@ TEST_F(RealControlPlaneTest, StartsWithTheEgressSelectorThroughTheConnectProxy) 
   ASSERT_TRUE(plane.ok()) << plane.error().message;
   ASSERT_NE((*plane)->connectProxy(), nullptr);
   const std::string config = testing::readFile((*plane)->workDir() / "egress-selector.yaml");
-  EXPECT_NE(config.find("http://127.0.0.1:" + std::to_string((*plane)->connectProxy()->port())),
+  EXPECT_NE(config.find("udsName: " + (*plane)->connectProxy()->socketPath().string()),
             std::string::npos)
       << config;
   auto run = kubectl(**plane, {"get", "--raw", "/readyz"});

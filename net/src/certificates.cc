@@ -369,11 +369,19 @@ core::Result<void> writeFileAtomically(const std::filesystem::path& path,
   return {};
 }
 
-core::Result<std::string> generatePrivateKeyPem() {
+core::Result<KeyPair> generateKeyPair() {
   ERR_clear_error();
   auto key = generateKey();
   if (!key) return key.error();
-  return privateKeyPem(key->get());
+  auto private_pem = privateKeyPem(key->get());
+  if (!private_pem) return private_pem.error();
+  BioPtr bio(BIO_new(BIO_s_mem()));
+  if (!bio || PEM_write_bio_PUBKEY(bio.get(), key->get()) != 1) {
+    return openSslError("cannot encode public key");
+  }
+  auto public_pem = bioContents(bio.get());
+  if (!public_pem) return public_pem.error();
+  return KeyPair{std::move(*private_pem), std::move(*public_pem)};
 }
 
 core::Result<void> writePemFiles(const IssuedCertificate& certificate,

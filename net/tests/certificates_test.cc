@@ -185,18 +185,25 @@ TEST(IssueCertificate, OrganizationsBecomeSubjectOEntries) {
   EXPECT_FALSE(issueCertificate(ca, "admin", {}, std::chrono::hours(24), {""}).ok());
 }
 
-TEST(GeneratePrivateKeyPem, IsAFreshPkcs8EcKey) {
-  auto first = generatePrivateKeyPem();
-  auto second = generatePrivateKeyPem();
+TEST(GenerateKeyPair, IsAFreshEcKeyAndItsPublicKey) {
+  auto first = generateKeyPair();
+  auto second = generateKeyPair();
   ASSERT_TRUE(first.ok() && second.ok());
-  EXPECT_EQ(first->rfind("-----BEGIN PRIVATE KEY-----", 0), 0u);
-  EXPECT_NE(*first, *second);
-  std::unique_ptr<BIO, decltype(&BIO_free)> bio(
-      BIO_new_mem_buf(first->data(), static_cast<int>(first->size())), BIO_free);
-  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(
-      PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr), EVP_PKEY_free);
+  EXPECT_EQ(first->private_key_pem.rfind("-----BEGIN PRIVATE KEY-----", 0), 0u);
+  EXPECT_EQ(first->public_key_pem.rfind("-----BEGIN PUBLIC KEY-----", 0), 0u);
+  EXPECT_NE(first->private_key_pem, second->private_key_pem);
+  using KeyPtr = std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)>;
+  auto read = [](const std::string& pem, auto reader) {
+    std::unique_ptr<BIO, decltype(&BIO_free)> bio(
+        BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), BIO_free);
+    return KeyPtr(reader(bio.get(), nullptr, nullptr, nullptr), EVP_PKEY_free);
+  };
+  KeyPtr key = read(first->private_key_pem, PEM_read_bio_PrivateKey);
   ASSERT_TRUE(key);
   EXPECT_EQ(EVP_PKEY_get_base_id(key.get()), EVP_PKEY_EC);
+  KeyPtr public_key = read(first->public_key_pem, PEM_read_bio_PUBKEY);
+  ASSERT_TRUE(public_key);
+  EXPECT_EQ(EVP_PKEY_eq(key.get(), public_key.get()), 1);  // the pair matches
 }
 
 TEST(IssueCertificate, RejectsACaWhosePemDoesNotParse) {

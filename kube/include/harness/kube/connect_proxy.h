@@ -1,9 +1,12 @@
 #pragma once
 
-// An HTTP CONNECT proxy on 127.0.0.1 for kube-apiserver's egress selector: with an
+// An HTTP CONNECT proxy on a Unix domain socket for kube-apiserver's egress selector: with an
 // EgressSelectorConfiguration whose `cluster` selection uses `proxyProtocol: HTTPConnect` over
-// `transport.tcp.url: http://127.0.0.1:<port>`, kube-apiserver dials webhooks referenced by
-// `service` through it (k8s.io/apiserver pkg/util/webhook/authentication.go). It sends
+// `transport.uds.udsName: <socket>`, kube-apiserver dials webhooks referenced by `service`
+// through it. (The TCP transport always dials the proxy with TLS and a client certificate in
+// v1.37.2: pkg/server/egressselector/egress_selector.go connectionToDialerCreator calls
+// getTLSConfig, which dereferences a nil tlsConfig for an http:// URL, so kube-apiserver panics
+// at start; the UDS transport is plain HTTP CONNECT.) It is dialled (k8s.io/apiserver pkg/util/webhook/authentication.go). It sends
 // `CONNECT <addr> HTTP/1.1` and requires a 200 answer with nothing buffered after it
 // (pkg/server/egressselector/egress_selector.go tunnelHTTPConnect); `<addr>` is what the service
 // resolver returned: the Service's ClusterIP and port (pkg/util/webhook/client.go). TLS is then
@@ -15,6 +18,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -28,15 +32,16 @@ namespace harness::kube {
 
 class ConnectProxy {
  public:
-  // Listens on 127.0.0.1 (port 0: a free one). `routes` maps "host:port" (as the client writes it
-  // in the CONNECT line, e.g. "10.43.12.7:443") to a port on 127.0.0.1.
+  // Listens on the Unix socket `socket_path` (which must not exist; removed by stop()). `routes`
+  // maps "host:port" (as the client writes it in the CONNECT line, e.g. "10.43.12.7:443") to a
+  // port on 127.0.0.1.
   static core::Result<std::unique_ptr<ConnectProxy>> start(
-      std::map<std::string, std::uint16_t> routes, std::uint16_t port = 0);
+      const std::filesystem::path& socket_path, std::map<std::string, std::uint16_t> routes = {});
   ~ConnectProxy();  // stop()
   ConnectProxy(const ConnectProxy&) = delete;
   ConnectProxy& operator=(const ConnectProxy&) = delete;
 
-  [[nodiscard]] std::uint16_t port() const { return port_; }
+  [[nodiscard]] const std::filesystem::path& socketPath() const { return socket_path_; }
   // Adds or replaces a route; later CONNECTs use it.
   void setRoute(const std::string& target, std::uint16_t loopback_port);
   // Closes the listener and every tunnel; idempotent.
@@ -51,7 +56,7 @@ class ConnectProxy {
 
   int listener_ = -1;
   int wake_[2] = {-1, -1};  // a pipe: written by stop() to end every poll()
-  std::uint16_t port_ = 0;
+  std::filesystem::path socket_path_;
   std::atomic<bool> stopping_{false};
   mutable std::mutex mutex_;
   std::map<std::string, std::uint16_t> routes_;

@@ -50,9 +50,14 @@ core::Result<IssuedCertificate> issueCertificate(
     std::chrono::hours validity = std::chrono::hours(24 * 365),
     const std::vector<std::string>& organizations = {});
 
-// A fresh EC P-256 private key as PKCS#8 PEM (e.g. a service-account signing key, which
-// kube-apiserver and kube-controller-manager accept as ES256).
-core::Result<std::string> generatePrivateKeyPem();
+// A fresh EC P-256 key pair (e.g. for service-account tokens, which kube-apiserver and
+// kube-controller-manager sign as ES256): the private key as PKCS#8 PEM ("PRIVATE KEY"), the
+// public key as SubjectPublicKeyInfo PEM ("PUBLIC KEY", what --service-account-key-file reads).
+struct KeyPair {
+  std::string private_key_pem;
+  std::string public_key_pem;
+};
+core::Result<KeyPair> generateKeyPair();
 
 // The same kind of leaf, but signed by its own key (issuer == subject): a client that trusts any
 // CA rejects it as "x509: certificate signed by unknown authority".
