@@ -22,8 +22,9 @@ declare -A max_len=(
 )
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then
-  targets=(admission_review json_patch strategic_merge yaml label_selector gotemplate scenario
-           rest_request)
+  # rest_request and scenario need clang 16 (fuzz/CMakeLists.txt); their corpora are replayed by
+  # the gcc builds' tests.
+  targets=(admission_review json_patch strategic_merge yaml label_selector gotemplate)
 fi
 
 build_targets=()
