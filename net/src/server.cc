@@ -153,6 +153,11 @@ class RateLimitedLog {
   std::uint64_t unreported_ = 0;
 };
 
+// " (N times since the last warning)" for a rate-limited warning standing for several.
+std::string sinceLastReport(std::uint64_t occurrences) {
+  return occurrences > 1 ? fmt::format(" ({} times since the last warning)", occurrences) : "";
+}
+
 // Runs handlers off the I/O threads. reserve() before queueing a task starts a thread when every
 // existing one may be busy, so a blocked handler delays no other request while fewer than `max`
 // handlers run; threads are kept once started.
@@ -247,6 +252,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   std::vector<std::thread> threads;
   // Destroyed before the I/O context: a queued handler holds a coroutine waiting on `ioc`.
   WorkerPool workers{options.max_handler_threads};
+  WorkerPool large_workers{options.max_large_handlers};  // requests with large bodies
 
   Impl(ServerOptions o, Router r) : options(std::move(o)), router(std::move(r)) {}
 
@@ -359,9 +365,9 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         reclaimIdleConnection();
       }
       if (const auto n = at_cap_log.occur()) {
-        spdlog::warn("{}: {} connections open, the limit; closing idle connections to make room "
-                     "({} times since the last report)",
-                     options.name, max_connections, n);
+        spdlog::warn("{}: {} connections open, the limit; closing the longest-idle one to make "
+                     "room{}",
+                     options.name, max_connections, sinceLastReport(n));
       }
       // Woken by unregisterConnection; the timeout retries when the connection picked for
       // closing had just become busy.
@@ -382,9 +388,8 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         ++accept_errors;
         const auto delay = backoff.next();
         if (const auto n = accept_error_log.occur()) {
-          spdlog::warn("{}: accept failed: {}; retrying in {} ms ({} failures since the last "
-                       "report)",
-                       options.name, ec.message(), delay.count(), n);
+          spdlog::warn("{}: accept failed: {}; retrying in {} ms{}", options.name, ec.message(),
+                       delay.count(), sinceLastReport(n));
         }
         accept_timer->expires_after(delay);
         co_await accept_timer->async_wait(kNoThrow);
@@ -440,20 +445,21 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     }
   }
 
-  // Runs the handler on the worker pool and resumes on the connection's strand with its answer.
-  asio::awaitable<Response> handleOnWorker(Request request) {
-    workers.reserve();
-    co_return co_await asio::co_spawn(workers.executor(), handleReserved(std::move(request)),
+  // Runs the handler on a worker pool and resumes on the connection's strand with its answer.
+  asio::awaitable<Response> handleOnWorker(Request request, bool large) {
+    WorkerPool& pool = large ? large_workers : workers;
+    pool.reserve();
+    co_return co_await asio::co_spawn(pool.executor(), handleReserved(std::move(request), pool),
                                       asio::use_awaitable);
   }
 
   // A member coroutine with the request as a parameter, which lives in the coroutine frame (a
   // coroutine lambda's captures live in the closure object, outside it).
-  asio::awaitable<Response> handleReserved(Request request) {
+  asio::awaitable<Response> handleReserved(Request request, WorkerPool& pool) {
     struct Release {
       WorkerPool& pool;
       ~Release() { pool.release(); }
-    } release{workers};
+    } release{pool};
     co_return handle(request);
   }
 
@@ -467,11 +473,13 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     }
     LargeRequestScope(const LargeRequestScope&) = delete;
     LargeRequestScope& operator=(const LargeRequestScope&) = delete;
-    void count(std::size_t body_bytes) {
-      const auto threshold = impl_.options.trim_memory_after_bytes;
-      if (counted_ || threshold == 0 || body_bytes < threshold) return;
+    // Counts the request as large when `body_bytes` is; returns whether it is.
+    bool count(std::size_t body_bytes) {
+      const auto threshold = impl_.options.large_body_bytes;
+      if (counted_ || threshold == 0 || body_bytes < threshold) return counted_;
       counted_ = true;
       ++impl_.large_in_flight;
+      return true;
     }
 
    private:
@@ -546,8 +554,8 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       auto& beast_request = parser.get();
       Request request = toRequest(beast_request, peer, tls);
       request.client_certificate_subject = client_subject;
-      large.count(request.body.size());
-      Response response = co_await handleOnWorker(std::move(request));
+      const bool is_large = large.count(request.body.size());
+      Response response = co_await handleOnWorker(std::move(request), is_large);
       large.count(response.body.size());
       if (response.delay.count() > 0) {
         asio::steady_timer timer(co_await asio::this_coro::executor);
@@ -737,6 +745,7 @@ void Server::stop(std::chrono::milliseconds grace) {
   }
   // Handlers still running finish (their answers go nowhere); queued ones are dropped.
   impl.workers.stop();
+  impl.large_workers.stop();
   // The posted close may not have run before the io_context stopped; the threads are gone now,
   // so close directly: the port must refuse connections once stop() returns.
   if (impl.acceptor) {

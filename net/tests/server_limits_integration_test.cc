@@ -340,9 +340,40 @@ TEST_F(TlsLimitsTest, CapsTheHandlerPool) {
   for (auto& f : blocked) EXPECT_EQ(f.get().body, "released");
 }
 
+TEST_F(TlsLimitsTest, HandlesFewLargeRequestsAtOnceButDoesNotHoldBackSmallOnes) {
+  ServerOptions options = tlsOptions();
+  options.large_body_bytes = 1024;
+  options.max_large_handlers = 1;
+  Router router = healthRouter();
+  auto gate = std::make_shared<Gate>();
+  router.exact("/blocked", [gate](const Request&) {
+    gate->wait();
+    return Response::text(200, "released");
+  });
+  Server server(options, std::move(router));
+  ASSERT_TRUE(server.start().ok());
+  struct OpenAtExit {
+    std::shared_ptr<Gate> gate;
+    ~OpenAtExit() { gate->open(); }
+  } open_at_exit{gate};
+
+  HttpClient client(trusting());
+  std::vector<std::future<ClientResponse>> blocked;
+  for (int i = 0; i < 2; ++i) {
+    blocked.push_back(client.send(post(server.port(), "/blocked", std::string(2048, 'x'))));
+  }
+  ASSERT_TRUE(eventually([&] { return gate->waiting() == 1; }));
+  blocked.push_back(client.send(post(server.port(), "/blocked", "small")));
+  ASSERT_TRUE(eventually([&] { return gate->waiting() == 2; }));
+  EXPECT_EQ(server.stats().memory_trims, 0u);  // large requests are still in flight
+  gate->open();
+  for (auto& f : blocked) EXPECT_EQ(f.get().body, "released");
+  EXPECT_TRUE(eventually([&] { return server.stats().memory_trims >= 1; }));
+}
+
 TEST_F(TlsLimitsTest, GivesMemoryBackAfterALargeRequestOnly) {
   ServerOptions options = tlsOptions();
-  options.trim_memory_after_bytes = 1024 * 1024;
+  options.large_body_bytes = 1024 * 1024;
   Server server(options, healthRouter());
   ASSERT_TRUE(server.start().ok());
   HttpClient client(trusting());

@@ -57,10 +57,13 @@ struct ServerOptions {
   // Kubernetes API lookup) does not stall other connections. The pool starts empty and grows
   // while every worker is busy, up to this many threads; further requests wait for a worker.
   int max_handler_threads = 64;
-  // After a request or response body of at least this many bytes, once no such request is in
-  // flight, freed heap memory is returned to the OS (malloc_trim): glibc otherwise keeps the
-  // pages of large freed bodies and parsed documents in its arenas. 0: never.
-  std::size_t trim_memory_after_bytes = 1024 * 1024;
+  // A request with a body of at least this many bytes is large: at most max_large_handlers of
+  // them are handled at once (a parsed document takes many times its body's size; the pool
+  // above would run dozens), and once no large request is in flight, freed heap memory is
+  // returned to the OS (malloc_trim): glibc otherwise keeps the pages of large freed bodies and
+  // parsed documents in its arenas. A large response body counts too. 0: nothing is large.
+  std::size_t large_body_bytes = 1024 * 1024;
+  int max_large_handlers = 2;
   std::string name = "server";  // used in log lines
 };
 
