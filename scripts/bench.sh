@@ -14,7 +14,7 @@ echo "== core: patches (Google Benchmark)"
 build/default/core/core_bench --benchmark_min_time=0.2
 echo "== injector: Istio injection of a small pod and of a pod with 2,000 env vars"
 build/default/injector/injector_istio_bench --benchmark_min_time=0.2
-echo "== injector: request path over keep-alive HTTPS"
-build/default/injector/injector_load_bench --seconds "${1:-5}"
+echo "== injector: request path over keep-alive HTTPS; memory around large reviews"
+build/default/injector/injector_load_bench --seconds "${1:-5}" --large-mb 8
 echo "== apiserver-sim: admissions per second over HTTPS, scenarios per second"
 build/default/apiserver-sim/apiserver_sim_bench --benchmark_min_time=2

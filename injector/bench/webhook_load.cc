@@ -1,10 +1,12 @@
 // Load benchmark of the injector's request path: the `injector serve` process on 127.0.0.1 with
 // fresh certificates, sent the seed tutorial Pod's AdmissionReview over keep-alive HTTPS by 1 and
 // 16 concurrent connections. Reports requests per second, per injector CPU-second (from
-// /proc/<pid>/stat), and p50/p99 latency. Bounded in time; stops the process it starts.
+// /proc/<pid>/stat), and p50/p99 latency. With --large-mb, then the injector's resident memory
+// (VmRSS, VmHWM from /proc/<pid>/status) before, at its peak and after two rounds of large
+// reviews (a Pod with that many MB of env vars) on 16 connections. Bounded in time; stops the process it starts.
 //
 //   injector_load_bench --injector build/default/injector/injector [--seconds 5]
-//                       [--connections 1,16]
+//                       [--connections 1,16] [--large-mb 8]
 
 #include <signal.h>
 #include <unistd.h>
@@ -14,6 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -45,6 +48,28 @@ double processCpuSeconds(int pid) {
     }
   }
   return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// A field of /proc/<pid>/status in MiB ("VmRSS", "VmHWM").
+double processStatusMib(int pid, const std::string& field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with(field + ":")) {
+      return static_cast<double>(std::stoull(line.substr(field.size() + 1))) / 1024.0;  // kB
+    }
+  }
+  return 0;
+}
+
+// The review with about `mib` MiB of env vars added to the Pod's first container.
+std::string enlargedReview(const std::string& review, int mib) {
+  auto json = nlohmann::json::parse(review);
+  auto& env = json["request"]["object"]["spec"]["containers"][0]["env"];
+  const std::size_t count = static_cast<std::size_t>(mib) * 1024 * 1024 / 64;
+  for (std::size_t i = 0; i < count; ++i) {
+    env.push_back({{"name", "VAR_" + std::to_string(i)}, {"value", std::string(24, 'v')}});
+  }
+  return json.dump();
 }
 
 struct Result {
@@ -101,10 +126,14 @@ int main(int argc, char** argv) {
   std::string injector = HARNESS_INJECTOR_BINARY;
   double seconds = 5;
   std::vector<int> connection_counts = {1, 16};
+  int large_mb = 0;
   app.add_option("--injector", injector, "The injector binary")->capture_default_str();
   app.add_option("--seconds", seconds, "Duration of each run")->capture_default_str();
   app.add_option("--connections", connection_counts, "Concurrent keep-alive connections")
       ->delimiter(',');
+  app.add_option("--large-mb", large_mb,
+                 "Then measure memory around large reviews of about this many MiB (0: skip)")
+      ->check(CLI::Range(0, 9));
   CLI11_PARSE(app, argc, argv);
   if (seconds <= 0 || seconds > 120) {
     std::cerr << "--seconds must be in (0, 120]\n";
@@ -154,5 +183,43 @@ int main(int argc, char** argv) {
                 r.p50_ms, r.p99_ms);
   }
   std::printf("(injector: 2 server threads; the client runs on the same 2 cores)\n");
+  if (large_mb > 0) {
+    harness::net::ClientOptions o;
+    o.ca_pem = t::readFile(dir / "ca.crt");
+    o.threads = 2;
+    harness::net::HttpClient client(o);
+    const std::string large = enlargedReview(body, large_mb);
+    const double before = processStatusMib(process.pid(), "VmRSS");
+    constexpr int kConnections = 16, kRounds = 2;
+    std::size_t answered = 0, failed = 0;
+    for (int round = 0; round < kRounds; ++round) {
+      std::vector<std::future<harness::net::ClientResponse>> inflight;
+      for (int c = 0; c < kConnections; ++c) {
+        harness::net::ClientRequest req;
+        req.url = url;
+        req.body = large;
+        req.headers.set("Content-Type", "application/json");
+        req.deadline = Clock::now() + std::chrono::seconds(300);
+        inflight.push_back(client.send(std::move(req)));
+      }
+      for (auto& f : inflight) {
+        auto res = f.get();
+        (res.ok() && res.status == 200 ? answered : failed)++;
+      }
+    }
+    // Small requests afterwards, as a webhook sees between large ones.
+    runLoad(client, url, body, 1, 1.0, process.pid());
+    // Until the injector is idle (work whose client gave up may still run), at most a minute.
+    for (int i = 0; i < 60; ++i) {
+      const double cpu = processCpuSeconds(process.pid());
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      if (processCpuSeconds(process.pid()) - cpu < 0.02) break;
+    }
+    std::printf("large reviews: %d x %d of %.1f MiB (%zu answered, %zu failed); injector RSS "
+                "before %.1f MiB, peak %.1f MiB, after %.1f MiB\n",
+                kRounds, kConnections, static_cast<double>(large.size()) / (1024 * 1024), answered,
+                failed, before, processStatusMib(process.pid(), "VmHWM"),
+                processStatusMib(process.pid(), "VmRSS"));
+  }
   return process.stop(SIGTERM) == 0 ? 0 : 1;
 }

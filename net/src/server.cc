@@ -1,9 +1,12 @@
 #include "harness/net/server.h"
 
+#include <malloc.h>
+#include <pthread.h>
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
-#include <pthread.h>
-
 #include <csignal>
 #include <mutex>
 #include <thread>
@@ -49,6 +52,10 @@ bool isPathPrefix(std::string_view path, std::string_view prefix) {
   return path.size() == prefix.size() || prefix.ends_with('/') || path[prefix.size()] == '/';
 }
 
+// A connection's read buffer larger than this is released while the connection waits for its
+// next request (a keep-alive connection would otherwise hold its largest read for its lifetime).
+constexpr std::size_t kRetainedReadBuffer = 16 * 1024;
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -91,13 +98,123 @@ Response Router::dispatch(const Request& request) const {
 
 namespace {
 
-// What stop() needs to reach inside a connection: its strand and a way to cancel an idle read.
+// What stop() and the accept loop need to reach inside a connection: its strand and a way to
+// cancel an idle read.
 struct ConnectionControl {
   asio::any_io_executor executor;
   std::function<void()> close;  // runs on the connection's strand; cleared when it ends
-  bool idle = false;            // touched only on the strand
   asio::steady_timer* delay_timer = nullptr;  // a scripted response delay in progress
+  // Since when the connection waits for the peer (TLS detection, handshake, the next request),
+  // in steady-clock nanoseconds; 0 while a request is in progress. Written on the strand, read
+  // by the accept loop to pick the longest-idle connection.
+  std::atomic<std::int64_t> idle_since{0};
+
+  void setIdle(bool idle) {
+    idle_since = idle ? std::max<std::int64_t>(
+                            1, std::chrono::steady_clock::now().time_since_epoch().count())
+                      : 0;
+  }
+  [[nodiscard]] bool idle() const { return idle_since != 0; }
 };
+
+// Go's net/http Server.Serve: after a temporary accept error (EMFILE, ENFILE, ECONNABORTED) it
+// sleeps 5 ms, doubling up to 1 s, and a successful accept resets the delay. Without it a
+// listener whose process is out of file descriptors is readable forever and the loop spins.
+class AcceptBackoff {
+ public:
+  std::chrono::milliseconds next() {
+    delay_ = delay_.count() == 0 ? kFirst : std::min(delay_ * 2, kMax);
+    return delay_;
+  }
+  void reset() { delay_ = std::chrono::milliseconds(0); }
+
+ private:
+  static constexpr std::chrono::milliseconds kFirst{5};
+  static constexpr std::chrono::milliseconds kMax{1000};
+  std::chrono::milliseconds delay_{0};
+};
+
+// A condition worth one log line per interval however often it recurs (not thread-safe: used on
+// the acceptor's strand).
+class RateLimitedLog {
+ public:
+  // The number of occurrences to report now, this one included (0: stay quiet).
+  std::uint64_t occur() {
+    ++unreported_;
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_report_) return 0;
+    next_report_ = now + kInterval;
+    return std::exchange(unreported_, 0);
+  }
+
+ private:
+  static constexpr std::chrono::seconds kInterval{10};
+  std::chrono::steady_clock::time_point next_report_{};
+  std::uint64_t unreported_ = 0;
+};
+
+// " (N times since the last warning)" for a rate-limited warning standing for several.
+std::string sinceLastReport(std::uint64_t occurrences) {
+  return occurrences > 1 ? fmt::format(" ({} times since the last warning)", occurrences) : "";
+}
+
+// Runs handlers off the I/O threads. reserve() before queueing a task starts a thread when every
+// existing one may be busy, so a blocked handler delays no other request while fewer than `max`
+// handlers run; threads are kept once started.
+class WorkerPool {
+ public:
+  explicit WorkerPool(int max) : max_(static_cast<std::size_t>(std::max(1, max))) {}
+  ~WorkerPool() { stop(); }
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  asio::io_context::executor_type executor() { return ioc_.get_executor(); }
+
+  void reserve() {
+    std::lock_guard lock(mutex_);
+    if (stopped_) return;
+    if (++pending_ > threads_.size() && threads_.size() < max_) {
+      threads_.emplace_back([this] { ioc_.run(); });
+    }
+  }
+  void release() {
+    std::lock_guard lock(mutex_);
+    --pending_;
+  }
+  [[nodiscard]] std::size_t threads() {
+    std::lock_guard lock(mutex_);
+    return threads_.size();
+  }
+  // Tasks not yet started are dropped; running ones finish.
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopped_) return;
+      stopped_ = true;
+    }
+    work_.reset();
+    ioc_.stop();
+    for (auto& t : threads_) t.join();
+  }
+
+ private:
+  asio::io_context ioc_;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_{
+      ioc_.get_executor()};
+  std::mutex mutex_;
+  std::vector<std::thread> threads_;
+  std::size_t pending_ = 0;
+  const std::size_t max_;
+  bool stopped_ = false;
+};
+
+std::size_t defaultMaxConnections() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
+    return ServerOptions::kDefaultMaxConnections;
+  }
+  return std::clamp<std::size_t>(limit.rlim_cur / 2, 16, ServerOptions::kDefaultMaxConnections);
+}
 
 }  // namespace
 
@@ -117,16 +234,25 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   std::condition_variable connections_cv;
   std::unordered_map<std::uint64_t, std::shared_ptr<ConnectionControl>> connections;
   std::uint64_t next_connection_id = 0;
+  std::size_t max_connections = 0;
+  bool waiting_for_slot = false;  // the accept loop waits for a connection to end
 
   std::atomic<std::uint64_t> accepted{0}, requests{0}, reloads{0}, reload_failures{0};
+  std::atomic<std::uint64_t> accept_errors{0}, reclaimed{0}, memory_trims{0};
+  std::atomic<int> large_in_flight{0};
   std::uint16_t bound_port = 0;
   std::string bound_address;
 
   // Declared after everything the coroutines use, so that it is destroyed first.
   asio::io_context ioc;
   std::optional<tcp::acceptor> acceptor;
+  // The accept loop's backoff and wait for a free connection slot (on the acceptor's strand).
+  std::optional<asio::steady_timer> accept_timer;
   std::optional<asio::steady_timer> reload_timer;
   std::vector<std::thread> threads;
+  // Destroyed before the I/O context: a queued handler holds a coroutine waiting on `ioc`.
+  WorkerPool workers{options.max_handler_threads};
+  WorkerPool large_workers{options.max_large_handlers};  // requests with large bodies
 
   Impl(ServerOptions o, Router r) : options(std::move(o)), router(std::move(r)) {}
 
@@ -193,23 +319,93 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     std::lock_guard lock(connections_mutex);
     connections.erase(id);
     connections_cv.notify_all();
-  }
-
-  asio::awaitable<void> acceptLoop() {
-    while (!stopping) {
-      auto [ec, socket] = co_await acceptor->async_accept(asio::make_strand(ioc), kNoThrow);
-      if (ec) {
-        if (stopping || ec == asio::error::operation_aborted) co_return;
-        spdlog::warn("{}: accept failed: {}", options.name, ec.message());
-        continue;
-      }
-      ++accepted;
-      auto executor = socket.get_executor();
-      asio::co_spawn(executor, session(shared_from_this(), std::move(socket)), asio::detached);
+    if (waiting_for_slot) {
+      waiting_for_slot = false;
+      asio::post(accept_timer->get_executor(), [this] { accept_timer->cancel(); });
     }
   }
 
-  static Request toRequest(const http::request<http::string_body>& in, const std::string& peer,
+  // Asks the longest-idle connection to close (connections_mutex held). It may have become busy
+  // by the time the close runs on its strand; then it stays open.
+  void reclaimIdleConnection() {
+    std::shared_ptr<ConnectionControl> oldest;
+    std::int64_t oldest_since = 0;
+    for (const auto& [id, control] : connections) {
+      const auto since = control->idle_since.load();
+      if (since != 0 && (!oldest || since < oldest_since)) {
+        oldest = control;
+        oldest_since = since;
+      }
+    }
+    if (!oldest) return;
+    asio::post(oldest->executor, [this, oldest] {
+      if (!oldest->close || !oldest->idle()) return;
+      ++reclaimed;
+      oldest->close();
+    });
+  }
+
+  [[nodiscard]] bool atConnectionCap() {
+    std::lock_guard lock(connections_mutex);
+    return connections.size() >= max_connections;
+  }
+
+  // True when a connection may be accepted. At max_connections, once a new connection is
+  // waiting, makes room by closing the longest-idle connection and waits until one ends. False
+  // when the server stops.
+  asio::awaitable<bool> waitForConnectionSlot(RateLimitedLog& at_cap_log) {
+    while (!stopping) {
+      if (!atConnectionCap()) co_return true;
+      auto [wec] = co_await acceptor->async_wait(tcp::acceptor::wait_read, kNoThrow);
+      if (wec || stopping) co_return false;
+      {
+        std::lock_guard lock(connections_mutex);
+        if (connections.size() < max_connections) co_return true;
+        waiting_for_slot = true;
+        reclaimIdleConnection();
+      }
+      if (const auto n = at_cap_log.occur()) {
+        spdlog::warn("{}: {} connections open, the limit; closing the longest-idle one to make "
+                     "room{}",
+                     options.name, max_connections, sinceLastReport(n));
+      }
+      // Woken by unregisterConnection; the timeout retries when the connection picked for
+      // closing had just become busy.
+      accept_timer->expires_after(std::chrono::seconds(1));
+      co_await accept_timer->async_wait(kNoThrow);
+    }
+    co_return false;
+  }
+
+  asio::awaitable<void> acceptLoop() {
+    AcceptBackoff backoff;
+    RateLimitedLog accept_error_log, at_cap_log;
+    while (!stopping) {
+      if (!co_await waitForConnectionSlot(at_cap_log)) co_return;
+      auto [ec, socket] = co_await acceptor->async_accept(asio::make_strand(ioc), kNoThrow);
+      if (ec) {
+        if (stopping || ec == asio::error::operation_aborted) co_return;
+        ++accept_errors;
+        const auto delay = backoff.next();
+        if (const auto n = accept_error_log.occur()) {
+          spdlog::warn("{}: accept failed: {}; retrying in {} ms{}", options.name, ec.message(),
+                       delay.count(), sinceLastReport(n));
+        }
+        accept_timer->expires_after(delay);
+        co_await accept_timer->async_wait(kNoThrow);
+        continue;
+      }
+      backoff.reset();
+      ++accepted;
+      // Registered here, not when the session starts, so the count the cap checks is exact.
+      auto [id, control] = registerConnection(socket.get_executor());
+      auto executor = socket.get_executor();
+      asio::co_spawn(executor, session(shared_from_this(), std::move(socket), id, control),
+                     asio::detached);
+    }
+  }
+
+  static Request toRequest(http::request<http::string_body>& in, const std::string& peer,
                            bool tls) {
     Request out;
     out.method = std::string(in.method_string());
@@ -220,7 +416,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     for (const auto& field : in) {
       out.headers.add(std::string(field.name_string()), std::string(field.value()));
     }
-    out.body = in.body();
+    out.body = std::move(in.body());
     out.peer = peer;
     out.tls = tls;
     return out;
@@ -249,6 +445,58 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     }
   }
 
+  // Runs the handler on a worker pool and resumes on the connection's strand with its answer.
+  asio::awaitable<Response> handleOnWorker(Request request, bool large) {
+    WorkerPool& pool = large ? large_workers : workers;
+    pool.reserve();
+    co_return co_await asio::co_spawn(pool.executor(), handleReserved(std::move(request), pool),
+                                      asio::use_awaitable);
+  }
+
+  // A member coroutine with the request as a parameter, which lives in the coroutine frame (a
+  // coroutine lambda's captures live in the closure object, outside it).
+  asio::awaitable<Response> handleReserved(Request request, WorkerPool& pool) {
+    struct Release {
+      WorkerPool& pool;
+      ~Release() { pool.release(); }
+    } release{pool};
+    co_return handle(request);
+  }
+
+  // Counts a request with a large body while it is in flight; when the last one is done (its
+  // request, response and parsed documents freed), returns free heap pages to the OS.
+  class LargeRequestScope {
+   public:
+    explicit LargeRequestScope(Impl& impl) : impl_(impl) {}
+    ~LargeRequestScope() {
+      if (counted_ && --impl_.large_in_flight == 0) impl_.trimMemory();
+    }
+    LargeRequestScope(const LargeRequestScope&) = delete;
+    LargeRequestScope& operator=(const LargeRequestScope&) = delete;
+    // Counts the request as large when `body_bytes` is; returns whether it is.
+    bool count(std::size_t body_bytes) {
+      const auto threshold = impl_.options.large_body_bytes;
+      if (counted_ || threshold == 0 || body_bytes < threshold) return counted_;
+      counted_ = true;
+      ++impl_.large_in_flight;
+      return true;
+    }
+
+   private:
+    Impl& impl_;
+    bool counted_ = false;
+  };
+
+  void trimMemory() {
+    ++memory_trims;
+    // On a worker: trimming walks every arena and may take milliseconds for a large heap.
+    workers.reserve();
+    asio::post(workers.executor(), [this] {
+      ::malloc_trim(0);
+      workers.release();
+    });
+  }
+
   // After answering a request whose body was not read, half-close and drain what the client is
   // still sending before closing, so that its kernel does not receive a reset that would discard
   // the response (Go's net/http closeWriteAndWait does the same).
@@ -274,13 +522,16 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     auto& lowest = beast::get_lowest_layer(stream);
     for (;;) {
       if (stopping) co_return;
+      // Declared first so that it ends after the request and response it counts are freed.
+      LargeRequestScope large(*this);
       http::request_parser<http::string_body> parser;
       parser.body_limit(options.body_limit);
       parser.header_limit(64 * 1024);
-      control.idle = true;
+      if (buffer.size() == 0 && buffer.capacity() > kRetainedReadBuffer) buffer.shrink_to_fit();
+      control.setIdle(true);
       lowest.expires_after(options.idle_timeout);
       auto [hec, hn] = co_await http::async_read_header(stream, buffer, parser, kNoThrow);
-      control.idle = false;
+      control.setIdle(false);
       beast::error_code bec = hec;
       if (!hec) {
         lowest.expires_after(options.read_timeout);
@@ -290,6 +541,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       // A declared Content-Length over the limit fails while reading the header; a chunked
       // body fails while reading the body. Either way the client is told why.
       if (bec == http::error::body_limit) {
+        large.count(options.body_limit);
         auto res = toBeast(Response::text(options.oversized_body_status,
                                           "http: request body too large\n"),
                            11, false);
@@ -302,7 +554,9 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       auto& beast_request = parser.get();
       Request request = toRequest(beast_request, peer, tls);
       request.client_certificate_subject = client_subject;
-      Response response = handle(request);
+      const bool is_large = large.count(request.body.size());
+      Response response = co_await handleOnWorker(std::move(request), is_large);
+      large.count(response.body.size());
       if (response.delay.count() > 0) {
         asio::steady_timer timer(co_await asio::this_coro::executor);
         timer.expires_after(response.delay);
@@ -322,7 +576,9 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     }
   }
 
-  static asio::awaitable<void> session(std::shared_ptr<Impl> self, tcp::socket socket) {
+  static asio::awaitable<void> session(std::shared_ptr<Impl> self, tcp::socket socket,
+                                      std::uint64_t id,
+                                      std::shared_ptr<ConnectionControl> control) {
     beast::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
     std::string peer;
@@ -330,7 +586,6 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       peer = ep.address().to_string() + ":" + std::to_string(ep.port());
     }
     beast::tcp_stream stream(std::move(socket));
-    auto [id, control] = self->registerConnection(stream.get_executor());
     // Runs on the strand when the session ends, so a close() posted by stop() afterwards finds
     // nothing to close.
     struct Unregister {
@@ -354,9 +609,9 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     stream.expires_after(self->options.handshake_timeout);
     control->close = [&stream] { stream.socket().close(); };
     if (self->options.answer_plaintext_on_tls) {
-      control->idle = true;
+      control->setIdle(true);
       auto [dec, is_tls] = co_await beast::async_detect_ssl(stream, buffer, kNoThrow);
-      control->idle = false;
+      control->setIdle(false);
       if (dec) co_return;
       if (!is_tls) {
         co_await asio::async_write(stream, asio::buffer(kPlaintextOnTlsResponse), kNoThrow);
@@ -368,10 +623,10 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     beast::ssl_stream<beast::tcp_stream> tls_stream(std::move(stream), *ctx);
     control->close = [&tls_stream] { beast::get_lowest_layer(tls_stream).socket().close(); };
     beast::get_lowest_layer(tls_stream).expires_after(self->options.handshake_timeout);
-    control->idle = true;
+    control->setIdle(true);
     auto [hec, used] = co_await tls_stream.async_handshake(ssl::stream_base::server,
                                                            buffer.data(), kNoThrow);
-    control->idle = false;
+    control->setIdle(false);
     if (hec) {
       spdlog::debug("{}: TLS handshake with {} failed: {}", self->options.name, peer,
                     hec.message());
@@ -406,7 +661,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         if (all) {
           if (control->delay_timer) control->delay_timer->cancel();
           control->close();
-        } else if (control->idle) {
+        } else if (control->idle()) {
           control->close();
         }
       });
@@ -429,6 +684,8 @@ core::Result<void> Server::start() {
   auto address = asio::ip::make_address(impl.options.address, ec);
   if (ec) return core::makeError("invalid listen address \"" + impl.options.address + "\"");
   tcp::endpoint endpoint(address, impl.options.port);
+  impl.max_connections =
+      impl.options.max_connections > 0 ? impl.options.max_connections : defaultMaxConnections();
   impl.acceptor.emplace(asio::make_strand(impl.ioc));
   impl.acceptor->open(endpoint.protocol(), ec);
   if (!ec) impl.acceptor->set_option(asio::socket_base::reuse_address(true), ec);
@@ -441,6 +698,7 @@ core::Result<void> Server::start() {
   auto local = impl.acceptor->local_endpoint();
   impl.bound_port = local.port();
   impl.bound_address = local.address().to_string();
+  impl.accept_timer.emplace(impl.acceptor->get_executor());
   asio::co_spawn(impl.acceptor->get_executor(), impl.acceptLoop(), asio::detached);
   if (impl.options.tls && impl.options.tls->reload_check_interval.count() > 0) {
     impl.reload_timer.emplace(asio::make_strand(impl.ioc));
@@ -465,6 +723,7 @@ void Server::stop(std::chrono::milliseconds grace) {
     asio::post(impl.acceptor->get_executor(), [self = impl_] {
       beast::error_code ignored;
       self->acceptor->close(ignored);
+      if (self->accept_timer) self->accept_timer->cancel();
     });
   }
   if (impl.reload_timer) {
@@ -486,6 +745,9 @@ void Server::stop(std::chrono::milliseconds grace) {
   for (auto& t : impl.threads) {
     if (t.joinable()) t.join();
   }
+  // Handlers still running finish (their answers go nowhere); queued ones are dropped.
+  impl.workers.stop();
+  impl.large_workers.stop();
   // The posted close may not have run before the io_context stopped; the threads are gone now,
   // so close directly: the port must refuse connections once stop() returns.
   if (impl.acceptor) {
@@ -506,6 +768,11 @@ ServerStats Server::stats() const {
   s.requests = impl_->requests;
   s.tls_reloads = impl_->reloads;
   s.tls_reload_failures = impl_->reload_failures;
+  s.accept_errors = impl_->accept_errors;
+  s.idle_connections_reclaimed = impl_->reclaimed;
+  s.memory_trims = impl_->memory_trims;
+  s.handler_threads = impl_->workers.threads();
+  s.max_connections = impl_->max_connections;
   std::lock_guard lock(impl_->connections_mutex);
   s.active_connections = impl_->connections.size();
   return s;

@@ -45,6 +45,9 @@ core::Result<std::shared_ptr<ssl::context>> makeServerContext(const TlsServerCon
   SSL_CTX_set_min_proto_version(native, config.tls13_only ? TLS1_3_VERSION : TLS1_2_VERSION);
   SSL_CTX_set_options(native, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
                                   SSL_OP_CIPHER_SERVER_PREFERENCE);
+  // An idle connection gives back its record buffers (about 34 KiB each) instead of keeping
+  // them until it closes.
+  SSL_CTX_set_mode(native, SSL_MODE_RELEASE_BUFFERS);
   // HTTP/1.1 only (the webhook client never negotiates h2).
   if (SSL_CTX_use_certificate_chain_file(native, config.certificate_file.c_str()) != 1) {
     return core::makeError("tls: cannot load certificate " + config.certificate_file + ": " +

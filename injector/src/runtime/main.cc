@@ -77,7 +77,21 @@ int main(int argc, char** argv) {
                         "Serve lookups from these object files instead of an API server");
   serve_cmd->add_option("--ports-file", serve.ports_file,
                         "Write the bound ports as JSON here once listening");
-  serve_cmd->add_option("--threads", serve.threads, "Server threads")->capture_default_str();
+  serve_cmd->add_option("--threads", serve.threads, "Server I/O threads")->capture_default_str();
+  serve_cmd->add_option("--handler-threads", serve.max_handler_threads,
+                        "Most webhook handlers running at once (each may wait on the Kubernetes "
+                        "API); the pool grows to this on demand")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  serve_cmd->add_option("--max-connections", serve.max_connections,
+                        "Most webhook connections open at once; at the limit the longest-idle "
+                        "one is closed (0: half the file descriptor limit, at most 4096)")
+      ->capture_default_str();
+  serve_cmd->add_option("--client-ca-file", serve.client_ca_file,
+                        "Require client certificates signed by a CA in this PEM bundle (mutual "
+                        "TLS, as kube-apiserver presents with an AdmissionConfiguration "
+                        "kubeconfig); reloaded when it changes")
+      ->check(CLI::ExistingFile);
   bool allow_tls12 = false;
   serve_cmd->add_flag("--allow-tls12", allow_tls12,
                       "Accept TLS 1.2 clients (Linkerd requires TLS 1.3)");

@@ -136,6 +136,8 @@ int runServe(const ServeOptions& o) {
   so.address = o.address;
   so.port = o.port;
   so.threads = o.threads;
+  so.max_handler_threads = o.max_handler_threads;
+  so.max_connections = o.max_connections;
   if (o.profiles.front() == "linkerd") {
     so.body_limit = 10 * 1024 * 1024;
     so.oversized_body_status = 500;  // linkerd-injector.md §5
@@ -146,6 +148,10 @@ int runServe(const ServeOptions& o) {
   so.name = "webhook";
   so.tls = net::TlsServerConfig{o.tls_cert.string(), o.tls_key.string()};
   so.tls->tls13_only = o.tls13_only && !istio;
+  if (!o.client_ca_file.empty()) {
+    so.tls->client_ca_file = o.client_ca_file.string();
+    so.tls->require_client_certificate = true;
+  }
   net::Server webhook(so, std::move(webhook_routes));
   if (auto started = webhook.start(); !started) {
     spdlog::error("webhook server: {}", started.error().message);
@@ -163,6 +169,9 @@ int runServe(const ServeOptions& o) {
     ao.address = o.address;
     ao.port = static_cast<std::uint16_t>(o.admin_port);
     ao.threads = 1;
+    // Probes and scrapes only: a few connections are plenty, and the webhook keeps the rest of
+    // the descriptors.
+    ao.max_connections = 64;
     ao.name = "admin";
     admin = std::make_unique<net::Server>(ao, std::move(admin_routes));
     if (auto started = admin->start(); !started) {
@@ -171,7 +180,8 @@ int runServe(const ServeOptions& o) {
       return 1;
     }
   }
-  spdlog::info("listening at {}:{} (webhook, TLS){}", webhook.address(), webhook.port(),
+  spdlog::info("listening at {}:{} (webhook, TLS{}){}", webhook.address(), webhook.port(),
+               o.client_ca_file.empty() ? "" : ", client certificates required",
                admin ? fmt::format(", {}:{} (admin)", admin->address(), admin->port()) : "");
   if (!o.ports_file.empty()) {
     nlohmann::json ports = {{"webhook", webhook.port()}, {"admin", admin ? admin->port() : 0}};

@@ -29,7 +29,11 @@ struct ServeOptions {
   std::vector<std::filesystem::path> object_files;
   // Written once listening: {"webhook": <port>, "admin": <port>} (for port 0 in tests).
   std::filesystem::path ports_file;
-  int threads = 2;
+  int threads = 2;  // I/O threads; handlers run on a separate, growing pool
+  int max_handler_threads = 64;
+  std::size_t max_connections = 0;  // 0: the net::ServerOptions default
+  // When set, clients must present a certificate signed by a CA in this bundle.
+  std::filesystem::path client_ca_file;
   bool tls13_only = true;  // Linkerd's webhook server requires TLS 1.3 (Istio: 1.2)
   std::chrono::milliseconds shutdown_grace{10'000};
 };

@@ -46,6 +46,24 @@ struct ServerOptions {
   // Answer plaintext HTTP sent to a TLS port like Go's net/http does (400, "Client sent an
   // HTTP request to an HTTPS server.").
   bool answer_plaintext_on_tls = true;
+  // Connections open at once, so that idle connections cannot use up the process's file
+  // descriptors. At the cap the server stops accepting (the kernel queues new connections in
+  // the listen backlog) and closes the longest-idle connection (no request in progress) to make
+  // room, as nginx reuses keep-alive connections when worker_connections run out.
+  // 0: half the soft RLIMIT_NOFILE at start(), between 16 and kDefaultMaxConnections.
+  std::size_t max_connections = 0;
+  static constexpr std::size_t kDefaultMaxConnections = 4096;
+  // Handlers run on a worker pool, never on the I/O threads, so a handler that blocks (a
+  // Kubernetes API lookup) does not stall other connections. The pool starts empty and grows
+  // while every worker is busy, up to this many threads; further requests wait for a worker.
+  int max_handler_threads = 64;
+  // A request with a body of at least this many bytes is large: at most max_large_handlers of
+  // them are handled at once (a parsed document takes many times its body's size; the pool
+  // above would run dozens), and once no large request is in flight, freed heap memory is
+  // returned to the OS (malloc_trim): glibc otherwise keeps the pages of large freed bodies and
+  // parsed documents in its arenas. A large response body counts too. 0: nothing is large.
+  std::size_t large_body_bytes = 1024 * 1024;
+  int max_large_handlers = 2;
   std::string name = "server";  // used in log lines
 };
 
@@ -75,6 +93,13 @@ struct ServerStats {
   std::uint64_t tls_reloads = 0;
   std::uint64_t tls_reload_failures = 0;
   std::uint64_t active_connections = 0;
+  // Failed accept() calls (e.g. EMFILE), each followed by a backoff of 5 ms doubling to 1 s.
+  std::uint64_t accept_errors = 0;
+  // Idle connections closed to make room at max_connections.
+  std::uint64_t idle_connections_reclaimed = 0;
+  std::uint64_t memory_trims = 0;
+  std::uint64_t handler_threads = 0;  // worker threads started so far
+  std::size_t max_connections = 0;    // the cap in force (after defaulting)
 };
 
 class Server {
