@@ -244,7 +244,7 @@ nlohmann::json toJson(const AdmissionReview& review) {
 }
 
 std::string encodeAdmissionReview(const AdmissionReview& review) {
-  return go_json::dumpJson(toJson(review));
+  return dumpJson(toJson(review));
 }
 
 Result<AdmissionReview> admissionReviewFromJson(const nlohmann::json& json) {
