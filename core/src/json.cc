@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <istream>
 #include <streambuf>
+#include <utility>
+#include <vector>
 
 namespace harness::core {
 
@@ -82,7 +84,7 @@ Error failure(const DepthLimitedDomParser<BasicJson>& sax, std::string_view text
   JsonError error;
   if (sax.tooDeep()) {
     error.too_deep = true;
-    const std::size_t at = findTooDeep(text.substr(start));
+    const std::size_t at = tooDeepOffset(text.substr(start));
     error.offset = start + (at == std::string_view::npos ? 0 : at);
     const char bracket = error.offset < text.size() ? text[error.offset] : '[';
     // scanner.go: s.error(c, "exceeded max depth") -> "invalid character " + quoteChar(c) + ...
@@ -136,11 +138,26 @@ Result<nlohmann::json> parseJsonAt(std::string_view text, std::size_t& offset,
   return value;
 }
 
+const nlohmann::json* findTooDeep(const nlohmann::json& value, int max_depth) {
+  std::vector<std::pair<const nlohmann::json*, int>> stack = {{&value, 1}};
+  while (!stack.empty()) {
+    const auto [v, depth] = stack.back();
+    stack.pop_back();
+    if (!v->is_structured()) continue;
+    if (depth > max_depth) return v;
+    // Children in reverse, so that the first one is visited first.
+    const std::size_t first = stack.size();
+    for (const auto& child : *v) stack.emplace_back(&child, depth + 1);
+    std::reverse(stack.begin() + static_cast<std::ptrdiff_t>(first), stack.end());
+  }
+  return nullptr;
+}
+
 std::string dumpJson(const nlohmann::json& value) {
   return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-std::size_t findTooDeep(std::string_view text, int max_depth) {
+std::size_t tooDeepOffset(std::string_view text, int max_depth) {
   int depth = 0;
   bool in_string = false;
   for (std::size_t i = 0; i < text.size(); ++i) {

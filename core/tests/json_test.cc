@@ -71,7 +71,7 @@ TEST(ParseJson, BracketsInsideStringsDoNotCount) {
   auto parsed = parseJson(text);
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
   EXPECT_EQ((*parsed)[0].get<std::string>().size(), 20001u);
-  EXPECT_EQ(findTooDeep(text), std::string_view::npos);
+  EXPECT_EQ(tooDeepOffset(text), std::string_view::npos);
 }
 
 TEST(ParseJson, SyntaxErrorsBeforeTheLimitWin) {
@@ -91,6 +91,21 @@ TEST(ParseJson, WholeTextOnly) {
   EXPECT_TRUE(parseJsonOrDiscarded("").is_discarded());
   // ordered_json keeps member order.
   EXPECT_EQ(parseOrderedJson(R"({"b":1,"a":2})")->begin().key(), "b");
+}
+
+TEST(FindTooDeep, FindsTheFirstContainerBeyondTheLimitInMemberOrder) {
+  nlohmann::json value = {{"a", nlohmann::json::array({nlohmann::json::array()})},
+                          {"b", {{"c", nlohmann::json::object()}}}};
+  EXPECT_EQ(findTooDeep(value, 3), nullptr);
+  const nlohmann::json* found = findTooDeep(value, 2);
+  ASSERT_NE(found, nullptr);
+  EXPECT_EQ(found, &value["a"][0]);
+  EXPECT_EQ(findTooDeep(value["b"], 1), &value["b"]["c"]);
+  EXPECT_EQ(findTooDeep(nlohmann::json(1), 0), nullptr);
+  auto deep = parseJson(nestedArrays(kMaxJsonDepth));
+  ASSERT_TRUE(deep.ok());
+  EXPECT_EQ(findTooDeep(*deep), nullptr);
+  EXPECT_NE(findTooDeep(*deep, kMaxJsonDepth - 1), nullptr);
 }
 
 TEST(ParseJsonAt, ReadsAStreamOfValues) {

@@ -53,12 +53,17 @@ nlohmann::json parseJsonOrDiscarded(std::string_view text);
 Result<nlohmann::json> parseJsonAt(std::string_view text, std::size_t& offset,
                                    JsonError* detail = nullptr);
 
+// The first array or object, in the order json.Marshal writes them (object members by key),
+// nested deeper than `max_depth` (the outermost value is at depth 1), or nullptr; found without
+// recursion. For values built in process, e.g. a patched object the API server would re-decode.
+const nlohmann::json* findTooDeep(const nlohmann::json& value, int max_depth = kMaxJsonDepth);
+
 // JSON text that never throws: invalid UTF-8 in strings is written as U+FFFD, as Go's
 // encoding/json writes it (nlohmann's dump() throws type_error 316 instead).
 std::string dumpJson(const nlohmann::json& value);
 
 // The byte offset of the first open bracket nested deeper than `max_depth` in JSON-like text
 // (brackets inside strings do not count), or std::string_view::npos.
-std::size_t findTooDeep(std::string_view text, int max_depth = kMaxJsonDepth);
+std::size_t tooDeepOffset(std::string_view text, int max_depth = kMaxJsonDepth);
 
 }  // namespace harness::core
