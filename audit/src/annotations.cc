@@ -12,6 +12,7 @@
 
 #include "go_json_writer.h"
 #include "harness/core/field_errors.h"
+#include "harness/core/json.h"
 #include "harness/core/webhook_config.h"
 
 namespace harness::audit {
@@ -120,12 +121,9 @@ std::string patchAnnotationValue(std::string_view configuration, std::string_vie
 core::Result<std::string> rawPatchAnnotationValue(std::string_view configuration,
                                                   std::string_view webhook,
                                                   std::string_view patch_json) {
-  nlohmann::json parsed;
-  try {
-    parsed = nlohmann::json::parse(patch_json);
-  } catch (const nlohmann::json::exception& e) {
-    return core::Error{std::string("invalid patch JSON: ") + e.what()};
-  }
+  auto decoded = core::parseJson(patch_json);
+  if (!decoded) return core::Error{"invalid patch JSON: " + decoded.error().message};
+  const nlohmann::json parsed = std::move(*decoded);
   if (!parsed.is_array() && !parsed.is_null()) {
     return core::Error{"patch is not a JSON array"};
   }
@@ -171,7 +169,7 @@ core::Result<std::string> rawPatchAnnotationValue(std::string_view configuration
           continue;
         }
         const std::size_t key_end = stringEnd(patch_json, i);
-        auto key = nlohmann::json::parse(patch_json.substr(i, key_end - i)).get<std::string>();
+        auto key = core::parseJson(patch_json.substr(i, key_end - i))->get<std::string>();
         i = skipSpace(patch_json, key_end) + 1;  // past ':'
         i = skipSpace(patch_json, i);
         const std::size_t end = valueEnd(patch_json, i);

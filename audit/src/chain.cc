@@ -11,6 +11,7 @@
 #include <set>
 #include <utility>
 
+#include "harness/core/json.h"
 #include "harness/core/json_patch.h"
 #include "harness/core/json_pointer.h"
 
@@ -56,11 +57,8 @@ bool isAdmissionKey(std::string_view key) {
 }
 
 std::optional<json> parseObject(std::string_view text) {
-  try {
-    json value = json::parse(text);
-    if (value.is_object()) return value;
-  } catch (const json::exception&) {
-  }
+  auto value = core::parseJson(text);
+  if (value && value->is_object()) return std::move(*value);
   return std::nullopt;
 }
 

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/core/json.h"
+
 namespace harness::audit {
 
 struct LogWriter::State {
@@ -67,40 +69,6 @@ std::optional<std::string> LogWriter::lastError() const {
 
 const std::filesystem::path& LogWriter::path() const { return state_->path; }
 
-namespace {
-
-// encoding/json refuses documents nested deeper than 10000 ("exceeded max depth"); checking first
-// also keeps the recursive copies of a parsed document off a hostile line.
-constexpr int kMaxJsonDepth = 10000;
-
-bool nestedTooDeep(std::string_view line) {
-  int depth = 0;
-  bool in_string = false;
-  bool escaped = false;
-  for (const char c : line) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      if (++depth > kMaxJsonDepth) return true;
-    } else if (c == '}' || c == ']') {
-      --depth;
-    }
-  }
-  return false;
-}
-
-}  // namespace
-
 LogReadResult readLog(std::string_view text, std::string_view file_name) {
   LogReadResult result;
   std::size_t line_number = 0;
@@ -115,24 +83,13 @@ LogReadResult readLog(std::string_view text, std::string_view file_name) {
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
 
     const std::string where = std::string(file_name) + ":" + std::to_string(line_number) + ": ";
-    if (nestedTooDeep(line)) {
-      result.errors.push_back(where + "invalid JSON: exceeded max depth");
+    // parseOrderedJson refuses nesting deeper than encoding/json does ("exceeded max depth").
+    auto json = core::parseOrderedJson(line);
+    if (!json) {
+      result.errors.push_back(where + "invalid JSON: " + json.error().message);
       continue;
     }
-    nlohmann::ordered_json json;
-    try {
-      json = nlohmann::ordered_json::parse(line);
-    } catch (const nlohmann::json::exception& e) {
-      std::string what = e.what();
-      // Drop nlohmann's "[json.exception.parse_error.101] " tag.
-      if (const auto pos = what.find("] ");
-          what.rfind("[json.exception.", 0) == 0 && pos != std::string::npos) {
-        what = what.substr(pos + 2);
-      }
-      result.errors.push_back(where + "invalid JSON: " + what);
-      continue;
-    }
-    auto event = eventFromJson(json);
+    auto event = eventFromJson(*json);
     if (!event.ok()) {
       result.errors.push_back(where + event.error().message);
       continue;

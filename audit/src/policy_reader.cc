@@ -59,7 +59,8 @@ std::string fieldPath(const Path& path) {
 
 // Line:column of document locations, from yaml-cpp's node marks. Locating is best effort: when
 // the text does not load as a node tree, or a path goes through a merge key or alias, the nearest
-// located ancestor is used.
+// located ancestor is used. Only built for text core::parseYaml accepted, so its nesting and
+// aliasing limits hold here too; find() walks one path, never a whole (alias-expanded) tree.
 class Locator {
  public:
   explicit Locator(std::string_view text) {

@@ -102,7 +102,7 @@ TEST(ReadLog, DeeplyNestedLineIsRefusedWithoutCrashing) {
   const std::string line = std::string(200000, '[') + std::string(200000, ']');
   const auto result = readLog(line, "deep.log");
   ASSERT_EQ(result.errors.size(), 1u);
-  EXPECT_EQ(result.errors[0], "deep.log:1: invalid JSON: exceeded max depth");
+  EXPECT_EQ(result.errors[0], "deep.log:1: invalid JSON: invalid character '[' exceeded max depth");
 }
 
 TEST(ReadLog, EmptyTextHasNothing) {

@@ -244,7 +244,7 @@ nlohmann::json toJson(const AdmissionReview& review) {
 }
 
 std::string encodeAdmissionReview(const AdmissionReview& review) {
-  return go_json::dumpJson(toJson(review));
+  return dumpJson(toJson(review));
 }
 
 Result<AdmissionReview> admissionReviewFromJson(const nlohmann::json& json) {
@@ -267,7 +267,13 @@ Result<AdmissionReview> decodeAdmissionReview(std::string_view body) {
 }
 
 Result<AdmissionReview> decodeRequestReview(std::string_view body) {
-  auto decoded = decodeAdmissionReview(body);
+  auto json = go_json::parseJsonText(body);
+  if (!json.ok()) return json.error();
+  return requestReviewFromJson(*json);
+}
+
+Result<AdmissionReview> requestReviewFromJson(const nlohmann::json& json) {
+  auto decoded = admissionReviewFromJson(json);
   if (!decoded.ok()) return decoded;
   const auto& review = *decoded;
   const std::string wanted = std::string(kApiVersionV1) + " or " + std::string(kApiVersionV1beta1);

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/core/base64.h"
+#include "harness/core/json.h"
 #include "harness/core/result.h"
 
 namespace harness::core::go_json {
@@ -288,24 +289,12 @@ class Reader {
   std::optional<Error> error_;
 };
 
-// Parses JSON text; syntax errors name line and column.
+// Parses JSON text; syntax errors name line and column, nesting deeper than kMaxJsonDepth is
+// encoding/json's "invalid character '[' exceeded max depth".
 inline Result<nlohmann::json> parseJsonText(std::string_view text) {
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    std::string what = e.what();
-    // Drop nlohmann's "[json.exception.parse_error.101] " tag; keep "parse error at line 1, ...".
-    if (const auto pos = what.find("] ");
-        what.rfind("[json.exception.", 0) == 0 && pos != std::string::npos) {
-      what = what.substr(pos + 2);
-    }
-    return Error{"invalid JSON: " + what};
-  }
-}
-
-// JSON text the way Go's encoding/json writes invalid UTF-8 (replaced by U+FFFD); never throws.
-inline std::string dumpJson(const nlohmann::json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  auto parsed = parseJson(text);
+  if (!parsed) return Error{"invalid JSON: " + parsed.error().message};
+  return parsed;
 }
 
 }  // namespace harness::core::go_json

@@ -11,6 +11,7 @@
 
 #include "harness/core/field_errors.h"
 #include "harness/core/go_strconv.h"
+#include "harness/core/json.h"
 #include "harness/core/utf8.h"
 
 namespace harness::core {
@@ -800,14 +801,13 @@ PatchOperation PatchOperation::test(std::string path, json value) {
 
 Result<JsonPatch> decodePatch(std::string_view text) {
   if (std::string syntax = goJsonSyntaxError(text); !syntax.empty()) return Error{syntax};
-  json parsed;
-  try {
-    // Go replaces invalid UTF-8 with U+FFFD when decoding; nlohmann rejects it. Do as Go does.
-    parsed = json::parse(replaceInvalidUtf8(text));
-  } catch (const std::exception& e) {
+  // Go replaces invalid UTF-8 with U+FFFD when decoding; nlohmann rejects it. Do as Go does.
+  auto decoded = parseJson(replaceInvalidUtf8(text));
+  if (!decoded) {
     // Only reachable for input Go accepts but nlohmann does not (lone UTF-16 surrogates).
-    return Error{std::string("undecodable JSON: ") + e.what()};
+    return Error{"undecodable JSON: " + decoded.error().message};
   }
+  json parsed = std::move(*decoded);
   if (parsed.is_null()) return JsonPatch{};
   if (!parsed.is_array()) return Error{goUnmarshalTypeError(parsed, "jsonpatch.Patch")};
   // Go keeps decoding after a type error and reports the first one.

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "go_json.h"
+#include "harness/core/json.h"
 #include "harness/core/utf8.h"
 
 namespace harness::core {
@@ -545,17 +546,14 @@ Status statusFromErrorResponse(int code, std::string_view content_type, std::str
   // Result.Error: the webhook client's decoder accepts any media type, so a JSON Status body is
   // recognised whatever the Content-Type says.
   if (!body.empty()) {
-    try {
-      const auto j = nlohmann::json::parse(body);
-      if (j.is_object() && j.value("kind", nlohmann::json()) == "Status") {
-        const auto api_version = j.value("apiVersion", nlohmann::json(""));
-        if (api_version == "" || api_version == "v1") {
-          auto decoded = statusFromJson(j);
-          if (decoded.ok() && decoded->status == kStatusFailure) return std::move(decoded).value();
-        }
+    // Text that is not JSON falls through to the generic error.
+    if (const auto j = parseJson(body); j && j->is_object() &&
+                                        j->value("kind", nlohmann::json()) == "Status") {
+      const auto api_version = j->value("apiVersion", nlohmann::json(""));
+      if (api_version == "" || api_version == "v1") {
+        auto decoded = statusFromJson(*j);
+        if (decoded.ok() && decoded->status == kStatusFailure) return std::move(decoded).value();
       }
-    } catch (const nlohmann::json::exception&) {
-      // not JSON: fall through to the generic error
     }
   }
   return unstructuredResponseError(code, content_type, body, retry_after_seconds, method);

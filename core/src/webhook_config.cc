@@ -222,7 +222,7 @@ Result<WebhookConfiguration> parseWebhookConfiguration(const nlohmann::json& jso
   if (!top.ok())
     return Error{"couldn't get version/kind; json parse error: " + top.error().message};
   if (kind_text.empty()) {
-    return Error{"Object 'Kind' is missing in '" + go_json::dumpJson(json) + "'"};
+    return Error{"Object 'Kind' is missing in '" + dumpJson(json) + "'"};
   }
   WebhookConfiguration config;
   if (kind_text == kindName(WebhookKind::kMutating)) {

@@ -34,6 +34,7 @@
 #include <yaml-cpp/parser.h>
 
 #include "harness/core/go_strconv.h"
+#include "harness/core/json.h"
 #include "harness/core/utf8.h"
 
 namespace harness::core {
@@ -323,8 +324,8 @@ std::string formatGoJsonFloat(double v) {
 }
 
 // A number's JSON text read back by nlohmann, exactly as if the JSON had been written by Go and
-// parsed by nlohmann::json::parse (so 1.0 becomes the integer 1).
-json jsonNumber(const std::string& text) { return json::parse(text); }
+// parsed as JSON (so 1.0 becomes the integer 1).
+json jsonNumber(const std::string& text) { return std::move(parseJson(text).value()); }
 
 // ---------------------------------------------------------------------------------------------
 // Timestamps (resolve.go parseTimestamp): only used to decide whether an explicit !!timestamp
@@ -1049,31 +1050,31 @@ int jsonDepth(const json& value) {
 
 Result<std::vector<json>> parseJsonStream(std::string_view text) {
   std::vector<json> docs;
-  std::istringstream in{std::string(text)};
   size_t document = 0;
+  size_t offset = 0;
   while (true) {
-    in >> std::ws;
-    if (in.peek() == std::char_traits<char>::eof()) break;
-    const auto start = static_cast<size_t>(in.tellg());
+    offset = text.find_first_not_of(" \t\r\n\f\v", offset);
+    if (offset == std::string_view::npos) break;
+    const size_t start = offset;
     ++document;
-    json value;
-    try {
-      in >> value;
-    } catch (const json::parse_error& e) {
-      const size_t offset = start + (e.byte > 0 ? e.byte - 1 : 0);
-      const TextPosition pos = positionOf(text, offset);
-      std::string what = e.what();
-      const size_t colon = what.find(": ", what.find("parse error"));
-      if (colon != std::string::npos) what = what.substr(colon + 2);
-      return makeError(locate(document, pos.line, pos.column, what));
-    }
-    if (jsonDepth(value) > kMaxYamlDepth) {
+    const auto tooDeep = [&] {
       const TextPosition pos = positionOf(text, start);
       return makeError(
           locate(document, pos.line, pos.column,
                  "exceeds the maximum nesting depth of " + std::to_string(kMaxYamlDepth)));
+    };
+    JsonError error;
+    auto value = parseJsonAt(text, offset, &error);
+    if (!value) {
+      if (error.too_deep) return tooDeep();
+      const TextPosition pos = positionOf(text, error.offset);
+      std::string what = error.message;
+      const size_t colon = what.find(": ", what.find("parse error"));
+      if (colon != std::string::npos) what = what.substr(colon + 2);
+      return makeError(locate(document, pos.line, pos.column, what));
     }
-    if (!isSkippableDocument(value)) docs.push_back(std::move(value));
+    if (jsonDepth(*value) > kMaxYamlDepth) return tooDeep();
+    if (!isSkippableDocument(*value)) docs.push_back(std::move(*value));
   }
   return docs;
 }

@@ -6,6 +6,7 @@
 
 #include "dispatch.h"
 #include "harness/audit/annotations.h"
+#include "harness/core/json.h"
 #include "harness/core/json_patch.h"
 #include "harness/sim/defaulting.h"
 #include "webhook_call.h"
@@ -55,6 +56,20 @@ HookError applyResponsePatch(RequestState& state, const HookEntry& hook,
     error.status = core::newInternalError(patched.error().message);
     record.outcome = CallOutcome::kApplyError;
     record.error = patched.error().message;
+    return error;
+  }
+  if (const nlohmann::json* deep = core::findTooDeep(*patched)) {
+    // The patched JSON is decoded again (patch.go applyPatch -> runtime.Decode), and
+    // encoding/json refuses it while reading apiVersion and kind (serializer/json/meta.go
+    // Interpret). Checked here, before anything copies the object recursively.
+    HookError error;
+    error.error_class = HookErrorClass::kInternal;
+    error.status = core::newInternalError(
+        fmt::format("couldn't get version/kind; json parse error: invalid character '{}' "
+                    "exceeded max depth",
+                    deep->is_array() ? '[' : '{'));
+    record.outcome = CallOutcome::kApplyError;
+    record.error = error.status.message;
     return error;
   }
   if (!patched->is_object()) {

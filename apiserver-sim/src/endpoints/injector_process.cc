@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/field_errors.h"
+#include "harness/core/json.h"
 #include "json_fields.h"
 
 namespace harness::sim {
@@ -106,7 +107,7 @@ core::Result<std::pair<std::uint16_t, std::uint16_t>> readPorts(const fs::path& 
   std::ifstream in(file);
   std::stringstream text;
   text << in.rdbuf();
-  auto ports = nlohmann::json::parse(text.str(), nullptr, false);
+  auto ports = core::parseJsonOrDiscarded(text.str());
   auto port = [&ports](const char* key) -> int {
     if (!ports.is_object() || !ports.contains(key) || !ports[key].is_number_integer()) return -1;
     const auto value = ports[key].get<std::int64_t>();

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/base64.h"
+#include "harness/core/json.h"
 #include "harness/core/json_pointer.h"
 #include "harness/net/server.h"
 
@@ -248,7 +249,7 @@ net::Response StubWebhook::answer(const net::Request& request) {
   call.query = request.query;
   call.timeout_param = request.queryParam("timeout").value_or("");
   call.body = request.body;
-  call.review = json::parse(request.body, nullptr, /*allow_exceptions=*/false);
+  call.review = core::parseJsonOrDiscarded(request.body);
   if (call.review.is_discarded()) call.review = nullptr;
   call.uid = stringField(member(call.review, "request"), "uid");
 

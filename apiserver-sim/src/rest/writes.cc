@@ -23,6 +23,7 @@
 #include "handler.h"
 #include "harness/core/field_errors.h"
 #include "harness/core/go_strconv.h"
+#include "harness/core/json.h"
 #include "harness/core/json_patch.h"
 #include "harness/core/strategic_merge.h"
 #include "harness/core/yaml.h"
@@ -132,12 +133,12 @@ rest::Decoded<nlohmann::json> decodeObject(const Call& call) {
     }
     object = std::move(*parsed);
   } else {
-    try {
-      object = nlohmann::json::parse(http.body);
-    } catch (const nlohmann::json::exception& e) {
-      out.error = unrecognized(call, e.what(), http.body);
+    auto parsed = core::parseJson(http.body);
+    if (!parsed) {
+      out.error = unrecognized(call, parsed.error().message, http.body);
       return out;
     }
+    object = std::move(*parsed);
   }
   if (!object.is_object()) {
     out.error = unrecognized(
@@ -452,13 +453,14 @@ net::Response RestApiHandler::Impl::patch(const Call& call) {
     }
     document = std::move(*parsed);
   } else {
-    try {
-      document = nlohmann::json::parse(body);
-    } catch (const nlohmann::json::exception& e) {
+    auto parsed = core::parseJson(body);
+    if (!parsed) {
       // jsonpatch.MergePatch answers ErrBadJSONPatch; the strategic patcher the JSON error.
-      return rest::statusResponse(core::newBadRequest(
-          content_type == kContentMergePatch ? std::string("Invalid JSON Patch") : e.what()));
+      return rest::statusResponse(core::newBadRequest(content_type == kContentMergePatch
+                                                          ? std::string("Invalid JSON Patch")
+                                                          : parsed.error().message));
     }
+    document = std::move(*parsed);
     if (content_type == kContentStrategicPatch && !document.is_object()) {
       return rest::statusResponse(core::newBadRequest(fmt::format(
           "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
@@ -568,12 +570,12 @@ rest::Decoded<nlohmann::json> deleteOptions(const Call& call) {
       }
       body = std::move(*parsed);
     } else {
-      try {
-        body = nlohmann::json::parse(http.body);
-      } catch (const nlohmann::json::exception& e) {
-        out.error = core::newBadRequest(e.what());
+      auto parsed = core::parseJson(http.body);
+      if (!parsed) {
+        out.error = core::newBadRequest(parsed.error().message);
         return out;
       }
+      body = std::move(*parsed);
     }
     if (!body.is_object()) {
       out.error = core::newBadRequest(fmt::format(

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/audit/level.h"
+#include "harness/core/json.h"
 #include "harness/core/json_pointer.h"
 #include "harness/core/yaml.h"
 #include "harness/sim/scenario_runner.h"
@@ -161,8 +162,8 @@ std::string yamlOf(const json& value) { return core::toYaml(value); }
 // JSON-aware equality for annotation values: both parse -> compare as JSON.
 bool annotationValuesEqual(const std::string& expected, const std::string& actual) {
   if (expected == actual) return true;
-  const json a = json::parse(expected, nullptr, false);
-  const json b = json::parse(actual, nullptr, false);
+  const json a = core::parseJsonOrDiscarded(expected);
+  const json b = core::parseJsonOrDiscarded(actual);
   if (a.is_discarded() || b.is_discarded()) return false;
   return a == b;
 }

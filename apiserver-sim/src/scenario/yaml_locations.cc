@@ -87,6 +87,8 @@ struct LocationIndexBuilder {
 };
 
 LocationIndex LocationIndex::build(std::string_view text, std::size_t document) {
+  // Callers build the index only for text core::parseYamlDocuments accepted (its nesting and
+  // aliasing limits); the walk is bounded again by kMaxDepth and kMaxIndexedValues.
   LocationIndex index;
   try {
     const std::vector<YAML::Node> documents = YAML::LoadAll(std::string(text));

@@ -363,5 +363,35 @@ TEST_F(ChainTest, NeverAThirdRound) {
                                                     "b.example.com r1 10s"}));
 }
 
+// A patch within encoding/json's limit can still nest the patched object deeper than it: the
+// API server's decode of the patched object fails (an internal error, whatever the
+// failurePolicy), and nothing copies the object recursively before that is checked.
+TEST_F(ChainTest, APatchThatNestsTheObjectTooDeeplyIsAnInternalError) {
+  caller_.handle("https://deep.example.com/", [](const core::AdmissionReview& review) {
+    core::AdmissionReview answer{review.api_version, review.kind, std::nullopt, std::nullopt};
+    core::AdmissionResponse response;
+    response.uid = review.request->uid;
+    response.allowed = true;
+    // 2 + 9,998 levels: the patch itself is within the limit; /metadata/labels/deep is at 3.
+    response.patch = R"([{"op":"add","path":"/metadata/labels/deep","value":)" +
+                     std::string(9998, '[') + std::string(9998, ']') + "}]";
+    response.patch_type = "JSONPatch";
+    answer.response = response;
+    return std::optional<core::AdmissionReview>(answer);
+  });
+  store_.put({"admissionregistration.k8s.io", "mutatingwebhookconfigurations"},
+             configuration("MutatingWebhookConfiguration", "m",
+                           json::array({webhook("deep.example.com", 10, "")})));
+  const AdmissionResult result = create();
+  EXPECT_FALSE(result.allowed);
+  EXPECT_EQ(result.code, 500);
+  ASSERT_TRUE(result.status.has_value());
+  EXPECT_EQ(result.status->message,
+            "Internal error occurred: couldn't get version/kind; json parse error: invalid "
+            "character '[' exceeded max depth");
+  ASSERT_EQ(result.calls.size(), 1u);
+  EXPECT_EQ(result.calls[0].outcome, CallOutcome::kApplyError);
+}
+
 }  // namespace
 }  // namespace harness::sim

@@ -1,6 +1,7 @@
 #include "harness/injector/istio/app_probe.h"
 
 #include "harness/core/go_strconv.h"
+#include "harness/core/json.h"
 #include "harness/gotemplate/go_json.h"
 
 // Followed: istio/istio pkg/kube/inject/app_probe.go (DumpAppProbers with updateNamedPort,
@@ -270,8 +271,8 @@ void applyRewrite(json& pod, bool values_rewrite_default, int mesh_status_port) 
       for (auto& e : env) {
         if (!e.is_object() || e.value("name", "") != kKubeAppProberEnvName) continue;
         // mergeOrAppendProbers: old keys win; the entry keeps its position.
-        json old = json::parse(e.value("value", ""), nullptr, false);
-        json fresh = json::parse(probers, nullptr, false);
+        json old = core::parseJsonOrDiscarded(e.value("value", ""));
+        json fresh = core::parseJsonOrDiscarded(probers);
         merged = true;
         if (old.is_discarded() || fresh.is_discarded() || !old.is_object() || !fresh.is_object()) break;
         for (auto it = old.begin(); it != old.end(); ++it) fresh[it.key()] = *it;

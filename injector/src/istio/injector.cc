@@ -6,6 +6,7 @@
 #include <set>
 
 #include "harness/core/go_strconv.h"
+#include "harness/core/json.h"
 #include "harness/core/quantity.h"
 #include "harness/core/strategic_merge.h"
 #include "harness/core/yaml.h"
@@ -13,6 +14,7 @@
 #include "harness/injector/istio/app_probe.h"
 #include "harness/injector/istio/go_patch.h"
 #include "harness/injector/istio/inject_required.h"
+#include "harness/injector/istio/pod_decode.h"
 #include "harness/injector/istio/proxy_config.h"
 #include "harness/injector/istio/validate.h"
 
@@ -122,7 +124,7 @@ struct ParsedStatus {
 
 ParsedStatus parseStatus(const std::string& text) {
   ParsedStatus s;
-  json j = json::parse(text, nullptr, false);
+  json j = core::parseJsonOrDiscarded(text);
   if (j.is_discarded() || !j.is_object()) return s;
   s.valid = true;
   for (const auto& [key, out] : {std::pair<const char*, std::vector<std::string>*>{
@@ -556,7 +558,7 @@ core::Result<json> injectPod(const InjectorSettings& settings, const InjectionPa
   }
   json existing_overrides = json::object();
   if (auto it = annotations.find(kOverridesKey); it != annotations.end()) {
-    existing_overrides = json::parse(it->second, nullptr, false);
+    existing_overrides = core::parseJsonOrDiscarded(it->second);
     if (existing_overrides.is_discarded() || !existing_overrides.is_object()) {
       return fail("invalid " + std::string(kOverridesKey) + " annotation: not a JSON object");
     }
@@ -889,10 +891,13 @@ core::Result<json> injectPod(const InjectorSettings& settings, const InjectionPa
 
 Outcome admit(const InjectorSettings& settings, const AdmissionInput& input) {
   Outcome out;
-  if (!input.pod.is_object()) {
+  // webhook.go inject: json.Unmarshal(req.Object.Raw, &pod), answered with err.Error().
+  if (auto decoded = checkPodDecodes(input.pod); !decoded) {
     out.decision = Decision::kError;
-    out.error_message = "json: cannot unmarshal " + std::string(input.pod.type_name()) +
-                        " into Go value of type v1.Pod";
+    out.error_message = decoded.error().message;
+    out.logs.push_back({LogLine::Level::kError, "Could not unmarshal raw object: " +
+                                                    out.error_message + " " +
+                                                    core::dumpJson(input.pod)});
     return out;
   }
   json pod = input.pod;

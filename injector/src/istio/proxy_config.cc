@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/core/go_strconv.h"
+#include "harness/core/json.h"
 #include "harness/core/yaml.h"
 #include "harness/injector/istio/config.h"
 
@@ -64,7 +65,7 @@ Error cannotUnmarshal(const std::string& what, const std::string& go_type) {
 Result<json> goJsonParse(const std::string& text) {
   std::size_t i = text.find_first_not_of(" \t\r\n");
   if (i == std::string::npos) return Error{"unexpected end of JSON input"};
-  json v = json::parse(text, nullptr, false);
+  json v = core::parseJsonOrDiscarded(text);
   if (!v.is_discarded()) return v;
   const char c = text[i];
   const bool starts_value = c == '-' || (c >= '0' && c <= '9') || c == '"' || c == '[' ||

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "harness/core/json.h"
 #include "harness/core/object.h"
 #include "harness/core/status.h"
 #include "harness/injector/kube_api.h"
@@ -64,7 +65,7 @@ class RestKubeApi final : public KubeApi {
     if (!res.ok()) return core::makeError(res.error_message);
     if (res.status == 404) return std::optional<nlohmann::json>{};
     if (res.status != 200) return core::makeError(statusText(res, "GET " + *path));
-    auto json = nlohmann::json::parse(res.body, nullptr, false);
+    auto json = core::parseJsonOrDiscarded(res.body);
     if (json.is_discarded() || !json.is_object()) {
       return core::makeError("GET " + *path + ": the server returned a body that is not JSON");
     }
@@ -127,7 +128,7 @@ class RestKubeApi final : public KubeApi {
 
   // The server's Status message when it sent one, else the code.
   static std::string statusText(const net::ClientResponse& res, const std::string& what) {
-    auto json = nlohmann::json::parse(res.body, nullptr, false);
+    auto json = core::parseJsonOrDiscarded(res.body);
     if (!json.is_discarded() && json.is_object() && json.contains("message") &&
         json["message"].is_string()) {
       return json["message"].get<std::string>();

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "harness/core/go_strconv.h"
+#include "harness/core/json.h"
 #include "harness/core/quantity.h"
 #include "harness/injector/linkerd/annotations.h"
 
@@ -115,7 +116,7 @@ std::int64_t wholeCores(const core::Quantity& q, std::string_view text, std::str
 
 // Parses a []EnvVar JSON document; nullopt when it is not one.
 std::optional<json> parseEnvList(const std::string& text) {
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  json doc = core::parseJsonOrDiscarded(text);
   if (doc.is_discarded()) return std::nullopt;
   if (doc.is_null()) return json::array();
   if (!doc.is_array()) return std::nullopt;

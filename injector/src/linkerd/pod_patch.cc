@@ -9,6 +9,7 @@
 #include <openssl/sha.h>
 
 #include "harness/core/go_strconv.h"
+#include "harness/core/utf8.h"
 #include "harness/injector/linkerd/annotations.h"
 #include "harness/injector/linkerd/overrides.h"
 #include "harness/injector/linkerd/report.h"
@@ -405,7 +406,10 @@ core::Result<json> proxyEnv(const PodPatchInput& in, const Values& v) {
   e.push_back(env("_l5d_ns", ns));
   e.push_back(env("_l5d_trustdomain", td));
   e.push_back(env("LINKERD2_PROXY_IDENTITY_DIR", kEndEntityDir));
-  const std::string_view anchors = trimSpace(in.trust_anchors_pem);
+  // The bundle reaches the chart through yaml.Marshal of the values (inject.go GetPodPatch), whose
+  // encoding/json writes each byte that is not UTF-8 as U+FFFD.
+  const std::string valid_pem = core::replaceInvalidUtf8(in.trust_anchors_pem);
+  const std::string_view anchors = trimSpace(valid_pem);
   if (anchors.empty()) return core::Error{"Please provide the identity trust anchors"};
   e.push_back(env("LINKERD2_PROXY_IDENTITY_TRUST_ANCHORS", std::string(anchors) + "\n"));
   e.push_back(env("LINKERD2_PROXY_IDENTITY_TOKEN_FILE",

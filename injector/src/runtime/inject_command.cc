@@ -155,14 +155,12 @@ int runInject(const InjectOptions& o, std::istream& in, std::ostream& out, std::
   // Values: the chart defaults unless a values file (or linkerd-config ConfigMap) is given.
   linkerd::Values values;
   if (!o.values_file.empty()) {
-    std::ifstream f(o.values_file, std::ios::binary);
-    if (!f) {
-      err << "injector inject: cannot read " << o.values_file.string() << "\n";
+    auto text = readFileText(o.values_file);
+    if (!text) {
+      err << "injector inject: " << text.error().message << "\n";
       return 2;
     }
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    auto parsed = parseLinkerdValuesText(ss.str(), o.values_file.string());
+    auto parsed = parseLinkerdValuesText(*text, o.values_file.string());
     if (!parsed) {
       err << "injector inject: " << parsed.error().message << "\n";
       return 2;
@@ -178,14 +176,12 @@ int runInject(const InjectOptions& o, std::istream& in, std::ostream& out, std::
   }
   std::string trust = kPlaceholderTrustAnchors;
   if (!o.trust_anchors_file.empty()) {
-    std::ifstream f(o.trust_anchors_file, std::ios::binary);
-    if (!f) {
-      err << "injector inject: cannot read " << o.trust_anchors_file.string() << "\n";
+    auto text = readFileText(o.trust_anchors_file);
+    if (!text) {
+      err << "injector inject: " << text.error().message << "\n";
       return 2;
     }
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    trust = ss.str();
+    trust = std::move(*text);
   }
 
   // Objects: the inputs in order; Namespace objects and --objects feed the lookups.

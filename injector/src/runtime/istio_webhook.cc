@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "harness/core/admission_review.h"
+#include "harness/core/json.h"
 #include "logging.h"
 #include "harness/injector/istio/injector.h"
 
@@ -37,6 +38,15 @@ std::string unescapeSlashes(std::string_view s) {
     }
   }
   return out;
+}
+
+// webhook.go toAdmissionResponse: allowed=false with the error as status.message.
+core::AdmissionResponse injectionError(const std::string& message) {
+  core::AdmissionResponse response;
+  response.allowed = false;
+  response.status = core::Status{};
+  response.status->message = message;
+  return response;
 }
 
 std::string envName(const std::string& key) {
@@ -107,32 +117,19 @@ IstioWebhook::IstioWebhook(IstioWebhookConfig config, core::MetricsRegistry& met
       metrics_(metrics),
       config_file_(config_.config_file),
       values_file_(config_.values_file),
-      mesh_file_(config_.mesh_file) {}
+      mesh_file_(config_.mesh_file),
+      settings_("istio", metrics) {}
 
 core::Result<std::shared_ptr<const istio::InjectorSettings>> IstioWebhook::settings() {
   auto ct = config_file_.read();
-  if (!ct) return ct.error();
   auto vt = values_file_.read();
-  if (!vt) return vt.error();
   auto mt = mesh_file_.read();
-  if (!mt) return mt.error();
-  const std::string all = *ct + '\0' + *vt + '\0' + *mt;
-  std::lock_guard lock(mutex_);
-  if (settings_ && all == loaded_text_) return settings_;
-  auto loaded = istio::loadSettings(*ct, *vt, *mt);
-  if (!loaded) {
-    // Like watcher.go: a parse error keeps the previous configuration (and is logged).
-    if (settings_) {
-      spdlog::error("failed to reload injection config, keeping the previous one: {}",
-                    loaded.error().message);
-      loaded_text_ = all;
-      return settings_;
-    }
-    return loaded.error();
-  }
-  settings_ = std::make_shared<const istio::InjectorSettings>(std::move(*loaded));
-  loaded_text_ = all;
-  return settings_;
+  const core::Result<std::string> all = !ct   ? ct.error()
+                                        : !vt ? vt.error()
+                                        : !mt ? mt.error()
+                                              : core::Result<std::string>(*ct + '\0' + *vt +
+                                                                          '\0' + *mt);
+  return settings_.get(all, [&](const std::string&) { return istio::loadSettings(*ct, *vt, *mt); });
 }
 
 core::Result<void> IstioWebhook::checkConfig() {
@@ -142,9 +139,6 @@ core::Result<void> IstioWebhook::checkConfig() {
 
 net::Response IstioWebhook::handle(const net::Request& request) {
   const auto started = std::chrono::steady_clock::now();
-  auto count = [this](const char* name, const char* help) {
-    metrics_.counter(name, help, {}).add({});
-  };
   count("sidecar_injection_requests_total", "Total number of injection requests.");
   if (request.body.size() > kMaxBody) {
     return httpError(400, "http: request body too large");
@@ -162,51 +156,33 @@ net::Response IstioWebhook::handle(const net::Request& request) {
   core::AdmissionResponse response;
   std::string api_version = std::string(core::apiVersionOf(core::ReviewVersion::kV1));
   std::string kind = "AdmissionReview";
-  auto review = core::decodeRequestReview(request.body);
+  core::JsonError json_error;
+  const auto body = core::parseJson(request.body, &json_error);
+  auto review =
+      body ? core::requestReviewFromJson(*body)
+           : core::Result<core::AdmissionReview>(core::Error{
+                 json_error.too_deep
+                     // The universal deserializer's json serializer first reads apiVersion and
+                     // kind with encoding/json (apimachinery serializer/json/meta.go Interpret).
+                     ? "couldn't get version/kind; json parse error: " + json_error.message
+                     : "invalid JSON: " + json_error.message});
   if (!review) {
     spdlog::error("Could not decode body: {}", review.error().message);
-    response.allowed = false;
-    response.status = core::Status{};
-    response.status->message = review.error().message;
+    response = injectionError(review.error().message);
     count("sidecar_injection_failure_total", "Total number of failed injection requests.");
   } else {
     api_version = review->api_version;
     kind = review->kind;
-    response.uid = review->request->uid;
-    auto settings = this->settings();
-    if (!settings) {
-      response.allowed = false;
-      response.status = core::Status{};
-      response.status->message = settings.error().message;
+    try {
+      response = respond(*review, request.path);
+    } catch (const std::exception& e) {
+      // Never an HTTP 500 (a calling error, which failurePolicy Ignore turns into admission
+      // without a sidecar): answer as an injection error.
+      spdlog::error("Pod injection failed: {}", e.what());
+      response = injectionError(e.what());
       count("sidecar_injection_failure_total", "Total number of failed injection requests.");
-    } else {
-      istio::AdmissionInput input;
-      input.pod = review->request->object.value_or(nlohmann::json(nullptr));
-      input.request_namespace = review->request->namespace_name;
-      input.proxy_envs = parseInjectEnvs(request.path);
-      input.native_sidecars = config_.native_sidecars;
-      auto outcome = istio::admit(**settings, input);
-      for (const auto& line : outcome.logs) emit(line);
-      switch (outcome.decision) {
-        case istio::Decision::kSkip:
-          response.allowed = true;
-          count("sidecar_injection_skip_total", "Total number of skipped injection requests.");
-          break;
-        case istio::Decision::kError:
-          response.allowed = false;
-          response.status = core::Status{};
-          response.status->message = outcome.error_message;
-          count("sidecar_injection_failure_total", "Total number of failed injection requests.");
-          break;
-        case istio::Decision::kInject:
-          response.allowed = true;
-          response.patch = core::encodePatch(outcome.patch).dump();
-          response.patch_type = std::string(core::kPatchTypeJsonPatch);
-          count("sidecar_injection_success_total",
-                "Total number of successful injection requests.");
-          break;
-      }
     }
+    response.uid = review->request->uid;
   }
   core::AdmissionReview out;
   out.api_version = api_version;
@@ -217,6 +193,44 @@ net::Response IstioWebhook::handle(const net::Request& request) {
                  {}, {0.001, 0.01, 0.1, 1, 10})
       .observe({}, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   return net::Response::json(200, core::encodeAdmissionReview(out));
+}
+
+void IstioWebhook::count(const char* name, const char* help) {
+  metrics_.counter(name, help, {}).add({});
+}
+
+core::AdmissionResponse IstioWebhook::respond(const core::AdmissionReview& review,
+                                              const std::string& path) {
+  auto settings = this->settings();
+  if (!settings) {
+    count("sidecar_injection_failure_total", "Total number of failed injection requests.");
+    return injectionError(settings.error().message);
+  }
+  istio::AdmissionInput input;
+  input.pod = review.request->object.value_or(nlohmann::json(nullptr));
+  input.request_namespace = review.request->namespace_name;
+  input.proxy_envs = parseInjectEnvs(path);
+  input.native_sidecars = config_.native_sidecars;
+  auto outcome = istio::admit(**settings, input);
+  for (const auto& line : outcome.logs) emit(line);
+  core::AdmissionResponse response;
+  switch (outcome.decision) {
+    case istio::Decision::kSkip:
+      response.allowed = true;
+      count("sidecar_injection_skip_total", "Total number of skipped injection requests.");
+      break;
+    case istio::Decision::kError:
+      response = injectionError(outcome.error_message);
+      count("sidecar_injection_failure_total", "Total number of failed injection requests.");
+      break;
+    case istio::Decision::kInject:
+      response.allowed = true;
+      response.patch = core::dumpJson(core::encodePatch(outcome.patch));
+      response.patch_type = std::string(core::kPatchTypeJsonPatch);
+      count("sidecar_injection_success_total", "Total number of successful injection requests.");
+      break;
+  }
+  return response;
 }
 
 }  // namespace harness::injector

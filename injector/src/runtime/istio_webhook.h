@@ -7,12 +7,13 @@
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "harness/core/admission_review.h"
 #include "harness/core/metrics.h"
 #include "harness/injector/istio/config.h"
 #include "harness/net/http.h"
+#include "config_reload.h"
 #include "watched_file.h"
 
 namespace harness::injector {
@@ -41,14 +42,18 @@ class IstioWebhook {
   core::Result<void> checkConfig();
 
  private:
+  // The settings from the three files: rebuilt when they change, the last good ones kept when
+  // a reload fails (see config_reload.h).
   core::Result<std::shared_ptr<const istio::InjectorSettings>> settings();
+  // The response to a decoded review; may throw only on a bug, which handle() answers as an
+  // injection error.
+  core::AdmissionResponse respond(const core::AdmissionReview& review, const std::string& path);
+  void count(const char* name, const char* help);
 
   IstioWebhookConfig config_;
   core::MetricsRegistry& metrics_;
   WatchedFile config_file_, values_file_, mesh_file_;
-  std::mutex mutex_;
-  std::string loaded_text_;  // the three files' contents the settings were built from
-  std::shared_ptr<const istio::InjectorSettings> settings_;
+  LastGoodConfig<istio::InjectorSettings> settings_;
 };
 
 }  // namespace harness::injector

@@ -1,10 +1,13 @@
 #include "linkerd_webhook.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include <spdlog/spdlog.h>
 
 #include "harness/core/admission_review.h"
+#include "harness/core/json.h"
+#include "harness/core/utf8.h"
 #include "logging.h"
 #include "harness/core/object.h"
 #include "harness/core/yaml.h"
@@ -29,7 +32,47 @@ void count(core::MetricsRegistry& metrics, const char* name, const char* help,
 }
 
 net::Response jsonResponse(const nlohmann::json& body) {
-  return net::Response::json(200, body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  return net::Response::json(200, core::dumpJson(body));
+}
+
+// server.go processReq: a handler error is answered, not failed: allowed=false with the error
+// as result.message (the API server then rejects the object whatever the failurePolicy).
+core::AdmissionResponse handlerError(const std::string& uid, const std::string& message) {
+  core::AdmissionResponse response;
+  response.uid = uid;
+  response.allowed = false;
+  response.status = core::Status{};
+  response.status->message = message;
+  return response;
+}
+
+// server.go decode reads the body with sigs.k8s.io/yaml.Unmarshal, i.e. as YAML first: go-yaml's
+// scanner stops at the 10,001st flow collection (scannerc.go yaml_parser_increase_flow_level,
+// max_flow_level = 10000), parser.fail (decode.go) names the line when it is not the first, and
+// yaml.go wraps the error. The limit is encoding/json's, so core::parseJson finds the place.
+std::string yamlDepthError(std::string_view body, std::size_t offset) {
+  const auto line = std::count(body.begin(), body.begin() + static_cast<std::ptrdiff_t>(
+                                                                std::min(offset, body.size())),
+                               '\n');
+  const std::string where = line > 0 ? "line " + std::to_string(line + 1) + ": " : "";
+  return "error converting YAML to JSON: yaml: " + where + "exceeded max depth of " +
+         std::to_string(core::kMaxJsonDepth);
+}
+
+// What Linkerd does with the trust bundle is copy it into the proxy's environment: it is not
+// validated (webhook.go Inject: values.IdentityTrustAnchorsPEM = string(caPEM)), and bytes that
+// are not UTF-8 become U+FFFD when the values are marshalled. Say so once per file content, so a
+// DER file or a Latin-1 comment does not go unnoticed.
+void warnAboutTrustAnchors(const std::string& pem, const std::string& path) {
+  if (!core::isValidUtf8(pem)) {
+    spdlog::warn("{}: the trust anchors are not valid UTF-8; the proxies get each invalid byte as "
+                 "U+FFFD, as Linkerd's proxy-injector does",
+                 path);
+  }
+  if (pem.find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
+    spdlog::warn("{}: the trust anchors hold no PEM certificate; injected proxies will not start",
+                 path);
+  }
 }
 
 }  // namespace
@@ -62,24 +105,28 @@ LinkerdWebhook::LinkerdWebhook(LinkerdWebhookConfig config, KubeApi& kube, Event
       events_(events),
       metrics_(metrics),
       values_file_(config_.values_file),
-      trust_file_(config_.trust_anchors_file) {}
+      trust_file_(config_.trust_anchors_file),
+      config_state_("linkerd", metrics) {}
 
-core::Result<std::shared_ptr<const linkerd::Values>> LinkerdWebhook::values() {
-  // Linkerd re-reads the values on every request; parsing is skipped while the text is the same.
-  auto text = values_file_.read();
-  if (!text) return text.error();
-  std::lock_guard lock(values_mutex_);
-  if (values_ && *text == values_text_) return values_;
-  auto parsed = parseLinkerdValuesText(*text, config_.values_file.string());
-  if (!parsed) return parsed.error();
-  values_ = std::make_shared<const linkerd::Values>(std::move(*parsed));
-  values_text_ = *text;
-  return values_;
+core::Result<std::shared_ptr<const LinkerdWebhook::Loaded>> LinkerdWebhook::loaded() {
+  // Linkerd re-reads both files on every request (webhook.go Inject); parsing is skipped while
+  // their text is the same.
+  auto values_text = values_file_.read();
+  auto trust_text = trust_file_.read();
+  core::Result<std::string> text = !values_text ? values_text.error()
+                                   : !trust_text ? trust_text.error()
+                                                 : core::Result<std::string>(*values_text + '\0' +
+                                                                             *trust_text);
+  return config_state_.get(text, [&](const std::string&) -> core::Result<Loaded> {
+    auto values = parseLinkerdValuesText(*values_text, config_.values_file.string());
+    if (!values) return values.error();
+    warnAboutTrustAnchors(*trust_text, config_.trust_anchors_file.string());
+    return Loaded{std::move(*values), *trust_text};
+  });
 }
 
 core::Result<void> LinkerdWebhook::checkConfig() {
-  if (auto v = values(); !v) return v.error();
-  if (auto t = trust_file_.read(); !t) return t.error();
+  if (auto l = loaded(); !l) return l.error();
   return {};
 }
 
@@ -89,12 +136,17 @@ net::Response LinkerdWebhook::handle(const net::Request& request) {
     spdlog::warn("received empty payload");
     return net::Response{};  // 200 with an empty body, as server.go does
   }
-  auto raw = nlohmann::json::parse(request.body, nullptr, false);
-  auto review = core::decodeAdmissionReview(request.body);
-  if (raw.is_discarded() || !raw.is_object() || !review) {
-    const std::string why = review ? "the review is not a JSON object" : review.error().message;
-    spdlog::error("failed to decode admission review request: {}", why);
-    return net::Response::text(400, "failed to decode admission review request: " + why);
+  core::JsonError json_error;
+  auto raw = core::parseJson(request.body, &json_error);
+  auto review = raw ? core::admissionReviewFromJson(*raw)
+                    : core::Result<core::AdmissionReview>(
+                          json_error.too_deep
+                              ? core::Error{yamlDepthError(request.body, json_error.offset)}
+                              : core::Error{"invalid JSON: " + json_error.message});
+  if (!review) {
+    spdlog::error("failed to decode admission review request: {}", review.error().message);
+    return net::Response::text(
+        400, "failed to decode admission review request: " + review.error().message);
   }
   if (!review->request || review->request->uid.empty()) {
     spdlog::error("invalid admission review request");
@@ -103,85 +155,20 @@ net::Response LinkerdWebhook::handle(const net::Request& request) {
   const auto& req = *review->request;
   spdlog::info("received admission review request \"{}\"", req.uid);
 
-  core::AdmissionResponse response;
-  response.uid = req.uid;
   std::string decision = "error";
-
-  auto fail = [&](const std::string& message, bool log = true) {
-    if (log) spdlog::error("failed to run webhook handler. Reason: {}", message);
-    response.allowed = false;
-    core::Status status;
-    status.message = message;
-    response.status = status;
-  };
-
-  auto vals = values();
-  auto trust = trust_file_.read();
-  if (!vals) {
-    fail(vals.error().message);
-  } else if (!trust) {
-    fail(trust.error().message);
-  } else {
-    linkerd::AdmissionInput input;
-    input.object = req.object.value_or(nlohmann::json(nullptr));
-    input.request_kind = req.kind.kind;
-    input.request_namespace = req.namespace_name;
-    input.trust_anchors_pem = *trust;
-    input.linkerd_namespace = config_.linkerd_namespace;
-    input.injector_version = config_.version;
-    bool namespace_error = false;
-    auto ns = kube_.get({"v1", "Namespace", "", req.namespace_name});
-    if (!ns) {
-      fail(ns.error().message);
-      namespace_error = true;
-    } else {
-      input.namespace_object = *ns;
-    }
-    if (!namespace_error) {
-      input.owner_lookup = [this](std::string_view kind, std::string_view ns_name,
-                                  std::string_view name) -> std::optional<nlohmann::json> {
-        auto found = kube_.get({"", std::string(kind), std::string(ns_name), std::string(name)});
-        if (!found) {
-          spdlog::warn("couldn't retrieve parent object {}-{}-{}; error: {}", ns_name, kind, name,
-                       found.error().message);
-          return std::nullopt;
-        }
-        return *found;
-      };
-      auto outcome = linkerd::admit(**vals, input);
-      for (const auto& line : outcome.logs) emit(line);
-      if (outcome.request_metric) {
-        count(metrics_, "proxy_inject_admission_requests_total", kRequestsHelp,
-              *outcome.request_metric);
-      }
-      if (outcome.response_metric) {
-        count(metrics_, "proxy_inject_admission_responses_total", kResponsesHelp,
-              *outcome.response_metric);
-      }
-      for (const auto& event : outcome.events) {
-        events_.post({event.type, event.reason, event.message, event.involved_object,
-                      linkerd::kEventSourceComponent});
-      }
-      decision = std::string(linkerd::decisionName(outcome.decision));
-      switch (outcome.decision) {
-        case linkerd::Decision::kHandlerError:
-          fail(outcome.error_message, /*log=*/false);  // already among outcome.logs
-          break;
-        case linkerd::Decision::kInject:
-        case linkerd::Decision::kAnnotationPatch:
-          response.allowed = true;
-          response.patch_type = std::string(core::kPatchTypeJsonPatch);
-          response.patch = outcome.patch.dump();
-          break;
-        case linkerd::Decision::kAllow:
-          response.allowed = true;
-          break;
-      }
-    }
+  core::AdmissionResponse response;
+  try {
+    response = respond(req, decision);
+  } catch (const std::exception& e) {
+    // Never an HTTP 500: under failurePolicy Ignore the API server would admit the pod without
+    // a proxy. Answer as server.go answers any handler error.
+    spdlog::error("failed to run webhook handler. Reason: {}", e.what());
+    response = handlerError(req.uid, e.what());
+    decision = "error";
   }
 
   // The decoded review goes back with the response set (request echoed, as server.go does).
-  raw["response"] = core::toJson(response);
+  (*raw)["response"] = core::toJson(response);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   metrics_
@@ -189,7 +176,68 @@ net::Response LinkerdWebhook::handle(const net::Request& request) {
                  "Time to handle one admission review, by profile and decision.",
                  {"profile", "decision"}, core::defaultBuckets())
       .observe({"linkerd", decision}, seconds);
-  return jsonResponse(raw);
+  return jsonResponse(*raw);
+}
+
+core::AdmissionResponse LinkerdWebhook::respond(const core::AdmissionRequest& req,
+                                                std::string& decision) {
+  auto fail = [&req](const std::string& message) {
+    spdlog::error("failed to run webhook handler. Reason: {}", message);
+    return handlerError(req.uid, message);
+  };
+  auto config = loaded();
+  if (!config) return fail(config.error().message);
+  linkerd::AdmissionInput input;
+  input.object = req.object.value_or(nlohmann::json(nullptr));
+  input.request_kind = req.kind.kind;
+  input.request_namespace = req.namespace_name;
+  input.trust_anchors_pem = (*config)->trust_anchors_pem;
+  input.linkerd_namespace = config_.linkerd_namespace;
+  input.injector_version = config_.version;
+  auto ns = kube_.get({"v1", "Namespace", "", req.namespace_name});
+  if (!ns) return fail(ns.error().message);
+  input.namespace_object = *ns;
+  input.owner_lookup = [this](std::string_view kind, std::string_view ns_name,
+                              std::string_view name) -> std::optional<nlohmann::json> {
+    auto found = kube_.get({"", std::string(kind), std::string(ns_name), std::string(name)});
+    if (!found) {
+      spdlog::warn("couldn't retrieve parent object {}-{}-{}; error: {}", ns_name, kind, name,
+                   found.error().message);
+      return std::nullopt;
+    }
+    return *found;
+  };
+  auto outcome = linkerd::admit((*config)->values, input);
+  for (const auto& line : outcome.logs) emit(line);
+  if (outcome.request_metric) {
+    count(metrics_, "proxy_inject_admission_requests_total", kRequestsHelp,
+          *outcome.request_metric);
+  }
+  if (outcome.response_metric) {
+    count(metrics_, "proxy_inject_admission_responses_total", kResponsesHelp,
+          *outcome.response_metric);
+  }
+  for (const auto& event : outcome.events) {
+    events_.post({event.type, event.reason, event.message, event.involved_object,
+                  linkerd::kEventSourceComponent});
+  }
+  decision = std::string(linkerd::decisionName(outcome.decision));
+  core::AdmissionResponse response;
+  response.uid = req.uid;
+  switch (outcome.decision) {
+    case linkerd::Decision::kHandlerError:
+      return handlerError(req.uid, outcome.error_message);  // already among outcome.logs
+    case linkerd::Decision::kInject:
+    case linkerd::Decision::kAnnotationPatch:
+      response.allowed = true;
+      response.patch_type = std::string(core::kPatchTypeJsonPatch);
+      response.patch = core::dumpJson(outcome.patch);
+      break;
+    case linkerd::Decision::kAllow:
+      response.allowed = true;
+      break;
+  }
+  return response;
 }
 
 }  // namespace harness::injector

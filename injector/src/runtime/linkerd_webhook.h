@@ -7,13 +7,14 @@
 
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "harness/core/admission_review.h"
 #include "harness/core/metrics.h"
 #include "harness/injector/kube_api.h"
 #include "harness/injector/linkerd/injector.h"
 #include "harness/net/http.h"
+#include "config_reload.h"
 #include "event_sink.h"
 #include "watched_file.h"
 
@@ -38,11 +39,21 @@ class LinkerdWebhook {
 
   net::Response handle(const net::Request& request);
 
-  // Checks that values and trust anchors load (used by readiness and at start-up).
+  // Checks that values and trust anchors loaded at least once (readiness and start-up).
   core::Result<void> checkConfig();
 
  private:
-  core::Result<std::shared_ptr<const linkerd::Values>> values();
+  struct Loaded {
+    linkerd::Values values;
+    std::string trust_anchors_pem;  // the bundle file's bytes
+  };
+
+  // Values and trust anchors: re-read when the files change, the last good ones kept when a
+  // reload fails (see config_reload.h).
+  core::Result<std::shared_ptr<const Loaded>> loaded();
+  // The review's answer once decoded; may throw only on a bug, which handle() turns into a
+  // handler error.
+  core::AdmissionResponse respond(const core::AdmissionRequest& req, std::string& decision);
 
   LinkerdWebhookConfig config_;
   KubeApi& kube_;
@@ -50,9 +61,7 @@ class LinkerdWebhook {
   core::MetricsRegistry& metrics_;
   WatchedFile values_file_;
   WatchedFile trust_file_;
-  std::mutex values_mutex_;
-  std::string values_text_;
-  std::shared_ptr<const linkerd::Values> values_;
+  LastGoodConfig<Loaded> config_state_;
 };
 
 }  // namespace harness::injector

@@ -15,6 +15,11 @@
 
 namespace harness::injector {
 
+// The whole content of a configuration file, as Go's os.ReadFile gives it: an error naming the
+// path when it cannot be opened or read. A directory is an error ("read <path>: Is a
+// directory"), never empty content.
+core::Result<std::string> readFileText(const std::filesystem::path& path);
+
 class WatchedFile {
  public:
   explicit WatchedFile(std::filesystem::path path) : path_(std::move(path)) {}

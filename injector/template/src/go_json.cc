@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness/core/go_strconv.h"
+#include "harness/core/json.h"
 #include "harness/core/utf8.h"
 
 namespace harness::gotemplate {
@@ -195,7 +196,7 @@ nlohmann::json goJsonNumbers(const nlohmann::json& v) {
 }
 
 core::Result<nlohmann::json> goJsonUnmarshal(std::string_view text) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json j = core::parseJsonOrDiscarded(text);
   if (j.is_discarded()) {
     return core::Error{"invalid JSON"};
   }

@@ -14,6 +14,7 @@
 
 #include "funcs_common.h"
 #include "harness/core/go_strconv.h"
+#include "harness/core/json.h"
 #include "harness/core/yaml.h"
 #include "harness/gotemplate/funcs.h"
 #include "harness/gotemplate/go_fmt.h"
@@ -352,7 +353,7 @@ FuncMap istioInjectionFuncMap(Environment env) {
     const nlohmann::json& j = a[0].valid() ? a[0].json() : nlohmann::json(nullptr);
     auto text = goJsonMarshal(j);
     if (!text) return Value(std::string());
-    const nlohmann::json reread = nlohmann::json::parse(*text, nullptr, false);
+    const nlohmann::json reread = core::parseJsonOrDiscarded(*text);
     if (reread.is_discarded()) return Value(std::string());
     return Value(core::toYaml(reread));
   });
@@ -389,7 +390,7 @@ FuncMap istioInjectionFuncMap(Environment env) {
     if (existing.empty()) return Value(network);
     const std::size_t i = existing.rfind(']');
     if (i != std::string::npos) {
-      const nlohmann::json nets = nlohmann::json::parse(existing, nullptr, false);
+      const nlohmann::json nets = core::parseJsonOrDiscarded(existing);
       if (nets.is_discarded() || !nets.is_array()) return Value(existing);
       for (const auto& n : nets) {
         if (!n.is_object() && !n.is_null()) return Value(existing);

@@ -181,6 +181,36 @@ TEST_F(IstioInjectorProcessTest, BadRequestsGetIstiosStatusCodes) {
   EXPECT_EQ(admit(readYaml(goldenDir() / "hello.yaml"))["response"]["allowed"], true);
 }
 
+// A body nested 70,000 deep used to crash the process (a recursive copy of the decoded object
+// overflowed the stack). encoding/json refuses it while scanning; Istio answers the decode error.
+TEST_F(IstioInjectorProcessTest, DeeplyNestedReviewIsDeniedAndTheProcessKeepsServing) {
+  json r = review("admission.k8s.io/v1", "deep", readYaml(goldenDir() / "hello.yaml"));
+  r["request"]["object"]["spec"]["x"] = "DEEP";
+  std::string body = r.dump();
+  body.replace(body.find("\"DEEP\""), 6, std::string(70000, '[') + std::string(70000, ']'));
+  auto res = post(body);
+  ASSERT_TRUE(res.ok()) << res.error_message;
+  ASSERT_EQ(res.status, 200) << res.body;
+  auto answer = json::parse(res.body);
+  EXPECT_EQ(answer["response"]["allowed"], false);
+  EXPECT_EQ(answer["response"]["status"]["message"],
+            "couldn't get version/kind; json parse error: invalid character '[' exceeded max "
+            "depth");
+  EXPECT_EQ(admit(readYaml(goldenDir() / "hello.yaml"))["response"]["allowed"], true);
+}
+
+// json.Unmarshal into a corev1.Pod fails for these (webhook.go inject); they used to be
+// injected as if the field were absent.
+TEST_F(IstioInjectorProcessTest, PodsThatDoNotDecodeAreDenied) {
+  json pod = readYaml(goldenDir() / "hello.yaml");
+  pod["spec"] = "nope";
+  auto body = admit(pod);
+  EXPECT_EQ(body["response"]["allowed"], false);
+  EXPECT_FALSE(body["response"].contains("patch"));
+  EXPECT_EQ(body["response"]["status"]["message"],
+            "json: cannot unmarshal string into Go struct field Pod.spec of type v1.PodSpec");
+}
+
 TEST_F(IstioInjectorProcessTest, InvalidAnnotationsAreDeniedWithIstiosMessage) {
   json pod = readYaml(goldenDir() / "hello.yaml");
   pod["metadata"]["annotations"] = {{"proxy.istio.io/config", "statusPort: 0"}};

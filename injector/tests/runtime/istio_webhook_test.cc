@@ -5,6 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <functional>
+#include <utility>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "harness/core/base64.h"
@@ -132,6 +137,129 @@ TEST_F(IstioWebhookTest, InvalidAnnotationsDenyWithIstiosMessage) {
   EXPECT_EQ(body["response"]["allowed"], false);
   EXPECT_FALSE(body["response"]["status"]["message"].get<std::string>().empty());
   EXPECT_EQ(metrics_.findCounter("sidecar_injection_failure_total")->value({}), 1);
+}
+
+std::string messageOf(const net::Response& res) {
+  return json::parse(res.body)["response"]["status"]["message"].get<std::string>();
+}
+
+// webhook.go inject: json.Unmarshal(req.Object.Raw, &pod) fails and is answered as a deny with
+// err.Error(), never as an injection.
+TEST_F(IstioWebhookTest, PodsThatDoNotDecodeAreDeniedWithGosMessage) {
+  const std::vector<std::pair<std::function<void(json&)>, std::string>> cases = {
+      {[](json& pod) { pod["spec"] = "nope"; },
+       "json: cannot unmarshal string into Go struct field Pod.spec of type v1.PodSpec"},
+      {[](json& pod) { pod["metadata"] = json::array({1}); },
+       "json: cannot unmarshal array into Go struct field Pod.metadata of type v1.ObjectMeta"},
+      {[](json& pod) { pod["spec"]["containers"] = json::object(); },
+       "json: cannot unmarshal object into Go struct field PodSpec.spec.containers of type "
+       "[]v1.Container"},
+      {[](json& pod) { pod["spec"]["containers"][0]["name"] = 7; },
+       "json: cannot unmarshal number into Go struct field Container.spec.containers.name of "
+       "type string"},
+      {[](json& pod) { pod["metadata"]["labels"]["app"] = true; },
+       "json: cannot unmarshal bool into Go struct field ObjectMeta.metadata.labels.app of type "
+       "string"},
+      {[](json& pod) { pod["spec"]["containers"][0]["ports"] = {{{"containerPort", 1.5}}}; },
+       "json: cannot unmarshal number 1.5 into Go struct field "
+       "ContainerPort.spec.containers.ports.containerPort of type int32"},
+      {[](json& pod) {
+         pod["spec"]["containers"][0]["readinessProbe"] = {{"httpGet", {{"port", true}}}};
+       },
+       "json: cannot unmarshal bool into Go value of type int32"},
+      {[](json& pod) { pod["spec"]["containers"][0]["resources"] = {{"limits", {{"cpu", "x"}}}}; },
+       "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
+      {[](json& pod) { pod = json::array(); },
+       "json: cannot unmarshal array into Go value of type v1.Pod"},
+  };
+  for (const auto& [mutate, message] : cases) {
+    json r = review();
+    mutate(r["request"]["object"]);
+    auto res = post(r.dump());
+    ASSERT_EQ(res.status, 200);
+    auto body = json::parse(res.body);
+    EXPECT_EQ(body["response"]["allowed"], false) << message;
+    EXPECT_FALSE(body["response"].contains("patch")) << message;
+    EXPECT_EQ(body["response"]["status"]["message"], message);
+  }
+  EXPECT_EQ(metrics_.findCounter("sidecar_injection_failure_total")->value({}), static_cast<double>(cases.size()));
+}
+
+TEST_F(IstioWebhookTest, NullFieldsDecodeAsZeroValues) {
+  // JSON null into a slice, map or struct leaves it at its zero value: the pod decodes.
+  json r = review();
+  r["request"]["object"]["metadata"]["labels"] = nullptr;
+  r["request"]["object"]["spec"]["volumes"] = nullptr;
+  r["request"]["object"]["spec"]["containers"][0]["ports"] = nullptr;
+  auto res = post(r.dump());
+  ASSERT_EQ(res.status, 200);
+  EXPECT_EQ(json::parse(res.body)["response"]["allowed"], true) << res.body;
+}
+
+// encoding/json refuses nesting deeper than 10,000 while scanning; the universal deserializer
+// reads apiVersion/kind first and wraps the error (meta.go Interpret).
+TEST_F(IstioWebhookTest, DeeplyNestedObjectIsRefusedAsADecodeError) {
+  json r = review();
+  r["request"]["object"] = "DEEP";
+  std::string body = r.dump();
+  body.replace(body.find("\"DEEP\""), 6, std::string(70000, '[') + std::string(70000, ']'));
+  auto res = post(body);
+  ASSERT_EQ(res.status, 200);
+  EXPECT_EQ(json::parse(res.body)["response"]["allowed"], false);
+  EXPECT_EQ(messageOf(res),
+            "couldn't get version/kind; json parse error: invalid character '[' exceeded max "
+            "depth");
+  EXPECT_EQ(metrics_.findCounter("sidecar_injection_failure_total")->value({}), 1);
+}
+
+TEST(IstioWebhookConfigTest, ValuesPathThatIsADirectoryIsAnErrorNamingIt) {
+  t::ScratchDir dir("istio-config");
+  std::filesystem::create_directories(dir / "values");
+  const auto data = t::sourceDir() / "injector" / "istio";
+  core::MetricsRegistry metrics;
+  IstioWebhook webhook({data / "sidecar-injector-config.yaml", dir / "values", data / "mesh.yaml"},
+                       metrics);
+  const std::string expected = "read " + (dir / "values").string() + ": Is a directory";
+  auto ready = webhook.checkConfig();
+  ASSERT_FALSE(ready.ok());
+  EXPECT_EQ(ready.error().message, expected);
+  EXPECT_EQ(metrics.findCounter("injector_config_errors_total")->value({"istio"}), 1);
+
+  net::Request r;
+  r.method = "POST";
+  r.path = "/inject";
+  r.headers.set("Content-Type", "application/json");
+  r.body = json{{"apiVersion", "admission.k8s.io/v1"},
+                {"kind", "AdmissionReview"},
+                {"request", {{"uid", "u"}, {"object", {{"kind", "Pod"}}}}}}
+               .dump();
+  auto res = webhook.handle(r);
+  ASSERT_EQ(res.status, 200);
+  EXPECT_EQ(json::parse(res.body)["response"]["allowed"], false);
+  EXPECT_EQ(messageOf(res), expected);
+  // Reported once, not once per request.
+  EXPECT_EQ(metrics.findCounter("injector_config_errors_total")->value({"istio"}), 1);
+
+  // loadIstioSettings (the offline command) refuses it the same way.
+  auto loaded = loadIstioSettings({data / "sidecar-injector-config.yaml", dir / "values",
+                                   data / "mesh.yaml"});
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.error().message, expected);
+}
+
+TEST(IstioWebhookConfigTest, AFailedReloadKeepsTheLastGoodSettings) {
+  t::ScratchDir dir("istio-reload");
+  const auto data = t::sourceDir() / "injector" / "istio";
+  std::filesystem::copy_file(data / "values.json", dir / "values.json");
+  core::MetricsRegistry metrics;
+  IstioWebhook webhook({data / "sidecar-injector-config.yaml", dir / "values.json",
+                        data / "mesh.yaml"},
+                       metrics);
+  ASSERT_TRUE(webhook.checkConfig().ok());
+  t::writeFile(dir / "values.json.new", "{\"global\": [not json");
+  std::filesystem::rename(dir / "values.json.new", dir / "values.json");
+  EXPECT_TRUE(webhook.checkConfig().ok());  // still ready: the previous settings serve
+  EXPECT_EQ(metrics.findCounter("injector_config_errors_total")->value({"istio"}), 1);
 }
 
 }  // namespace

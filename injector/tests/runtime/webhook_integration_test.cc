@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 
+#include <algorithm>
 #include <mutex>
 #include <thread>
 
@@ -260,11 +261,102 @@ TEST_F(InjectorProcessTest, ReloadsValuesWhenTheFileChanges) {
   auto second = decodedPatch(json::parse(post(podReview("admission.k8s.io/v1", "b").dump()).body));
   EXPECT_NE(second.dump().find("registry.local/proxy:"), std::string::npos);
 
+  // A reload that fails is logged and counted; the last good values stay in use.
   t::writeFile(dir_ / "values.yaml.bad", "proxy: [not, a, map]\n");
   std::filesystem::rename(dir_ / "values.yaml.bad", dir_ / "values.yaml");
-  auto denied = json::parse(post(podReview("admission.k8s.io/v1", "c").dump()).body);
-  EXPECT_EQ(denied["response"]["allowed"], false);
-  EXPECT_EQ(get(admin("/readyz")).status, 503);
+  auto kept = json::parse(post(podReview("admission.k8s.io/v1", "c").dump()).body);
+  EXPECT_EQ(kept["response"]["allowed"], true);
+  EXPECT_NE(decodedPatch(kept).dump().find("registry.local/proxy:"), std::string::npos);
+  EXPECT_EQ(get(admin("/readyz")).status, 200);
+  EXPECT_NE(get(admin("/metrics")).body.find("injector_config_errors_total{profile=\"linkerd\"} 1"),
+            std::string::npos);
+  EXPECT_NE(injector_.log().find("failed to reload the linkerd configuration, keeping the "
+                                 "previous one: "),
+            std::string::npos)
+      << injector_.log();
+}
+
+// server.go decodes the body with sigs.k8s.io/yaml: go-yaml refuses the 10,001st nested flow
+// collection. Before this was checked, copying the decoded object overflowed the stack and the
+// process died (with failurePolicy Ignore, pods were admitted without a proxy meanwhile).
+TEST_F(InjectorProcessTest, RefusesDeeplyNestedReviewsWith400AndKeepsServing) {
+  json review = podReview("admission.k8s.io/v1", "deep");
+  review["request"]["object"]["spec"]["x"] = "DEEP";
+  const std::string deep = std::string(70000, '[') + std::string(70000, ']');
+  std::string body = review.dump();
+  body.replace(body.find("\"DEEP\""), 6, deep);
+  ASSERT_GT(body.size(), 140000u);
+  auto res = post(body);
+  ASSERT_TRUE(res.ok()) << res.error_message;
+  EXPECT_EQ(res.status, 400);
+  EXPECT_EQ(res.body,
+            "failed to decode admission review request: error converting YAML to JSON: yaml: "
+            "exceeded max depth of 10000");
+  // go-yaml names the line when it is not the first.
+  std::string multi_line = review.dump(1);
+  const auto at = multi_line.find("\"DEEP\"");
+  const auto line = std::count(multi_line.begin(), multi_line.begin() + at, '\n') + 1;
+  ASSERT_GT(line, 1);
+  multi_line.replace(at, 6, deep);
+  auto lines = post(multi_line);
+  EXPECT_EQ(lines.status, 400);
+  EXPECT_EQ(lines.body, "failed to decode admission review request: error converting YAML to "
+                        "JSON: yaml: line " + std::to_string(line) +
+                            ": exceeded max depth of 10000");
+  EXPECT_EQ(post(podReview("admission.k8s.io/v1", "after").dump()).status, 200);
+}
+
+// Linkerd copies the trust bundle into the proxy's environment without checking it; bytes that
+// are not UTF-8 become U+FFFD (yaml.Marshal of the values). It used to escape as an exception
+// from the patch encoder: HTTP 500 on every review while /readyz said ready.
+TEST_F(InjectorProcessTest, TrustAnchorsThatAreNotUtf8AreInjectedAsLinkerdDoes) {
+  const std::string pem = t::readFile(dir_ / "webhook" / "ca.crt");
+  t::writeFile(dir_ / "trust.pem.new", "# issued by caf\xe9 ops\n" + pem + "\x30\x82\x01\x0a\n");
+  std::filesystem::rename(dir_ / "trust.pem.new", dir_ / "trust.pem");
+  auto res = post(podReview("admission.k8s.io/v1", "latin1").dump());
+  ASSERT_EQ(res.status, 200) << res.body;
+  auto review = json::parse(res.body);
+  ASSERT_EQ(review["response"]["allowed"], true) << res.body;
+  std::string anchors;
+  for (const auto& op : decodedPatch(review)) {
+    if (op["path"] != "/spec/initContainers/1") continue;
+    for (const auto& env : op["value"]["env"]) {
+      if (env["name"] == "LINKERD2_PROXY_IDENTITY_TRUST_ANCHORS") anchors = env["value"];
+    }
+  }
+  EXPECT_TRUE(anchors.starts_with("# issued by caf\xef\xbf\xbd ops\n-----BEGIN CERTIFICATE-----"))
+      << anchors;
+  EXPECT_TRUE(anchors.ends_with("-----END CERTIFICATE-----\n0\xef\xbf\xbd\x01\n")) << anchors;
+  EXPECT_EQ(get(admin("/readyz")).status, 200);
+  EXPECT_NE(injector_.log().find("the trust anchors are not valid UTF-8"), std::string::npos);
+}
+
+// Configuration that never loaded: every review is answered as server.go answers a handler
+// error (HTTP 200, allowed=false, the error as the message) and the injector is not ready.
+TEST_F(InjectorProcessTest, WithoutAGoodConfigurationReviewsAreDeniedAndNotReady) {
+  tests::ServedInjector broken;
+  t::ScratchDir dir("injector-broken");
+  std::filesystem::create_directories(dir / "webhook");
+  std::filesystem::copy_file(dir_ / "webhook" / "ca.crt", dir / "webhook" / "ca.crt");
+  ASSERT_NO_FATAL_FAILURE(broken.start(
+      dir.path(), {HARNESS_INJECTOR_BINARY, "serve", "--address", "127.0.0.1", "--port", "0",
+                   "--admin-port", "0", "--tls-cert", (dir_ / "webhook" / "tls.crt").string(),
+                   "--tls-key", (dir_ / "webhook" / "tls.key").string(),
+                   "--values", (dir_ / "values.yaml").string(),
+                   "--trust-anchors", (dir / "missing.pem").string(),
+                   "--kubeconfig", (dir_ / "kubeconfig").string()}));
+  auto res = broken.post(podReview("admission.k8s.io/v1", "none").dump(), "/");
+  ASSERT_TRUE(res.ok()) << res.error_message;
+  ASSERT_EQ(res.status, 200) << res.body;
+  auto review = json::parse(res.body);
+  EXPECT_EQ(review["response"]["allowed"], false);
+  EXPECT_EQ(review["response"]["status"]["message"],
+            "open " + (dir / "missing.pem").string() + ": No such file or directory");
+  EXPECT_EQ(broken.get(broken.admin("/readyz")).status, 503);
+  EXPECT_NE(broken.get(broken.admin("/metrics"))
+                .body.find("injector_config_errors_total{profile=\"linkerd\"} 1"),
+            std::string::npos);
+  broken.stop();
 }
 
 TEST_F(InjectorProcessTest, AnswersPlaintextAndOversizedRequestsLikeTheRealServer) {

@@ -124,6 +124,7 @@ Result<AdmissionReview> admissionReviewFromJson(const nlohmann::json& json);
 // apiVersion of admission.k8s.io/v1 or /v1beta1 and a request (with a uid), each with an error
 // naming the field.
 Result<AdmissionReview> decodeRequestReview(std::string_view body);
+Result<AdmissionReview> requestReviewFromJson(const nlohmann::json& json);
 
 // --- builders ---
 

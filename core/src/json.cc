@@ -1,0 +1,192 @@
+#include "harness/core/json.h"
+
+#include <algorithm>
+#include <istream>
+#include <streambuf>
+#include <utility>
+#include <vector>
+
+namespace harness::core {
+
+namespace {
+
+// nlohmann's DOM builder with encoding/json's nesting limit: an open bracket beyond
+// kMaxJsonDepth stops the parse before anything deeper is built. sax_parse is a template over
+// the handler type, so these members hide (rather than override) the base class's.
+template <class BasicJson>
+class DepthLimitedDomParser : public nlohmann::detail::json_sax_dom_parser<BasicJson> {
+  using Base = nlohmann::detail::json_sax_dom_parser<BasicJson>;
+
+ public:
+  explicit DepthLimitedDomParser(BasicJson& root) : Base(root, /*allow_exceptions=*/false) {}
+
+  bool start_object(std::size_t len) { return enter() && Base::start_object(len); }
+  bool start_array(std::size_t len) { return enter() && Base::start_array(len); }
+  bool end_object() {
+    --depth_;
+    return Base::end_object();
+  }
+  bool end_array() {
+    --depth_;
+    return Base::end_array();
+  }
+
+  template <class Exception>
+  bool parse_error(std::size_t position, const std::string& last_token, const Exception& ex) {
+    syntax_error_ = true;
+    position_ = position;
+    message_ = ex.what();
+    // Drop nlohmann's "[json.exception.parse_error.101] " tag; keep "parse error at line 1, ...".
+    if (const auto pos = message_.find("] ");
+        message_.rfind("[json.exception.", 0) == 0 && pos != std::string::npos) {
+      message_.erase(0, pos + 2);
+    }
+    return Base::parse_error(position, last_token, ex);
+  }
+
+  [[nodiscard]] bool tooDeep() const { return too_deep_; }
+  [[nodiscard]] bool syntaxError() const { return syntax_error_; }
+  // nlohmann's position: the number of characters read, so 1-based.
+  [[nodiscard]] std::size_t position() const { return position_; }
+  [[nodiscard]] const std::string& message() const { return message_; }
+
+ private:
+  bool enter() {
+    if (++depth_ > kMaxJsonDepth) {
+      too_deep_ = true;
+      return false;
+    }
+    return true;
+  }
+
+  int depth_ = 0;
+  bool too_deep_ = false;
+  bool syntax_error_ = false;
+  std::size_t position_ = 0;
+  std::string message_;
+};
+
+// A read-only stream over a string_view, so that a stream of values is parsed without copies
+// and the number of bytes consumed is known.
+class ViewBuffer : public std::streambuf {
+ public:
+  explicit ViewBuffer(std::string_view text) {
+    char* begin = const_cast<char*>(text.data());  // never written: no put area
+    setg(begin, begin, begin + text.size());
+  }
+  [[nodiscard]] std::size_t consumed() const { return static_cast<std::size_t>(gptr() - eback()); }
+};
+
+// The failure of a parse that started at text[start].
+template <class BasicJson>
+Error failure(const DepthLimitedDomParser<BasicJson>& sax, std::string_view text,
+              std::size_t start, JsonError* detail) {
+  JsonError error;
+  if (sax.tooDeep()) {
+    error.too_deep = true;
+    const std::size_t at = tooDeepOffset(text.substr(start));
+    error.offset = start + (at == std::string_view::npos ? 0 : at);
+    const char bracket = error.offset < text.size() ? text[error.offset] : '[';
+    // scanner.go: s.error(c, "exceeded max depth") -> "invalid character " + quoteChar(c) + ...
+    error.message = std::string("invalid character '") + bracket + "' exceeded max depth";
+  } else {
+    error.offset = start + (sax.position() > 0 ? sax.position() - 1 : 0);
+    error.message = sax.syntaxError() ? sax.message() : "invalid JSON";
+  }
+  Error out{error.message};
+  if (detail != nullptr) *detail = std::move(error);
+  return out;
+}
+
+template <class BasicJson>
+Result<BasicJson> parseWhole(std::string_view text, JsonError* detail) {
+  BasicJson value;
+  DepthLimitedDomParser<BasicJson> sax(value);
+  const bool ok = BasicJson::sax_parse(text.data(), text.data() + text.size(), &sax,
+                                       nlohmann::json::input_format_t::json, /*strict=*/true);
+  if (!ok || sax.tooDeep() || sax.syntaxError()) return failure(sax, text, 0, detail);
+  return value;
+}
+
+}  // namespace
+
+Result<nlohmann::json> parseJson(std::string_view text, JsonError* detail) {
+  return parseWhole<nlohmann::json>(text, detail);
+}
+
+Result<nlohmann::ordered_json> parseOrderedJson(std::string_view text, JsonError* detail) {
+  return parseWhole<nlohmann::ordered_json>(text, detail);
+}
+
+nlohmann::json parseJsonOrDiscarded(std::string_view text) {
+  auto parsed = parseJson(text);
+  if (!parsed) return nlohmann::json(nlohmann::json::value_t::discarded);
+  return std::move(*parsed);
+}
+
+Result<nlohmann::json> parseJsonAt(std::string_view text, std::size_t& offset,
+                                   JsonError* detail) {
+  const std::size_t start = std::min(offset, text.size());
+  ViewBuffer buffer(text.substr(start));
+  std::istream in(&buffer);
+  nlohmann::json value;
+  DepthLimitedDomParser<nlohmann::json> sax(value);
+  const bool ok = nlohmann::json::sax_parse(in, &sax, nlohmann::json::input_format_t::json,
+                                            /*strict=*/false);
+  if (!ok || sax.tooDeep() || sax.syntaxError()) return failure(sax, text, start, detail);
+  offset = start + buffer.consumed();
+  return value;
+}
+
+const nlohmann::json* findTooDeep(const nlohmann::json& value, int max_depth) {
+  std::vector<std::pair<const nlohmann::json*, int>> stack = {{&value, 1}};
+  while (!stack.empty()) {
+    const auto [v, depth] = stack.back();
+    stack.pop_back();
+    if (!v->is_structured()) continue;
+    if (depth > max_depth) return v;
+    // Children in reverse, so that the first one is visited first.
+    const std::size_t first = stack.size();
+    for (const auto& child : *v) stack.emplace_back(&child, depth + 1);
+    std::reverse(stack.begin() + static_cast<std::ptrdiff_t>(first), stack.end());
+  }
+  return nullptr;
+}
+
+std::string dumpJson(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::size_t tooDeepOffset(std::string_view text, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;  // the escaped byte cannot end the string
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"':
+        in_string = true;
+        break;
+      case '[':
+      case '{':
+        if (++depth > max_depth) return i;
+        break;
+      case ']':
+      case '}':
+        if (depth > 0) --depth;
+        break;
+      default:
+        break;
+    }
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace harness::core
