@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev googletest librapidcheck-dev
   libcli11-dev libfmt-dev libspdlog-dev libbenchmark-dev
   procps curl ca-certificates
+  time                        # /usr/bin/time -v: peak RSS in the benchmark scripts
 )
 
 missing=()

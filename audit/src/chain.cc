@@ -223,25 +223,38 @@ struct Difference {
 std::optional<Difference> firstDifference(const json& replayed, const json& response,
                                           const std::string& pointer, bool ignore_response_only) {
   if (replayed.is_object() && response.is_object()) {
-    std::set<std::string> keys;
-    for (const auto& item : replayed.items()) keys.insert(item.key());
-    for (const auto& item : response.items()) keys.insert(item.key());
-    for (const auto& key : keys) {
-      const std::string at = pointer + "/" + core::escapePointerToken(key);
-      const auto a = replayed.find(key);
-      const auto b = response.find(key);
-      if (b == response.end()) return Difference{at, "missing in the response"};
-      if (a == replayed.end()) {
-        if (ignore_response_only) continue;
-        return Difference{at, "missing in the replay"};
+    // Both members are in key order (nlohmann::json objects are std::maps): one merge, and a
+    // pointer built only for members that differ (`apiserver-sim audit` replays every chain).
+    auto a = replayed.items().begin();
+    auto b = response.items().begin();
+    const auto a_end = replayed.items().end();
+    const auto b_end = response.items().end();
+    auto at = [&pointer](const std::string& key) {
+      return pointer + "/" + core::escapePointerToken(key);
+    };
+    while (a != a_end || b != b_end) {
+      if (b == b_end || (a != a_end && a.key() < b.key())) {
+        return Difference{at(a.key()), "missing in the response"};
       }
-      if (auto d = firstDifference(*a, *b, at, ignore_response_only)) return d;
+      if (a == a_end || b.key() < a.key()) {
+        if (!ignore_response_only) return Difference{at(b.key()), "missing in the replay"};
+        ++b;
+        continue;
+      }
+      if (a.value() != b.value()) {
+        if (auto d = firstDifference(a.value(), b.value(), at(a.key()), ignore_response_only)) {
+          return d;
+        }
+      }
+      ++a;
+      ++b;
     }
     return std::nullopt;
   }
   if (replayed.is_array() && response.is_array()) {
     const std::size_t common = std::min(replayed.size(), response.size());
     for (std::size_t i = 0; i < common; ++i) {
+      if (replayed[i] == response[i]) continue;
       if (auto d = firstDifference(replayed[i], response[i], pointer + "/" + std::to_string(i),
                                    ignore_response_only)) {
         return d;
@@ -483,8 +496,8 @@ core::Result<ReplayResult> replayChain(const MutationChain& chain, const ReplayO
   }
 
   ReplayResult result;
-  result.patched = object;
   json replayed = object;
+  result.patched = std::move(object);
   json response = *chain.response_object;
   std::vector<std::string> ignored = {
       "/metadata/uid",           "/metadata/resourceVersion", "/metadata/creationTimestamp",

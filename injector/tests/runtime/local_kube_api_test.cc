@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -46,7 +47,7 @@ TEST(LocalKubeApi, ANamespaceIsFoundByNameWhateverNamespaceItNames) {
 }
 
 TEST(LocalKubeApi, TheLastObjectAddedWins) {
-  LocalKubeApi kube({object("apps/v1", "ReplicaSet", "apps", "web", "first")});
+  LocalKubeApi kube(std::vector<json>{object("apps/v1", "ReplicaSet", "apps", "web", "first")});
   kube.add(object("apps/v1", "ReplicaSet", "apps", "web", "second"));
   EXPECT_EQ(markerOf(*kube.get({"", "ReplicaSet", "apps", "web"})), "second");
 }
