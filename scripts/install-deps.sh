@@ -12,6 +12,7 @@ packages=(
   libcli11-dev libfmt-dev libspdlog-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev llvm-14   # the fuzz preset: libFuzzer, sanitizer runtimes, llvm-symbolizer
   procps curl ca-certificates
+  time                        # /usr/bin/time -v: peak RSS in the benchmark scripts
 )
 
 missing=()

@@ -8,8 +8,8 @@
 //   apiserver-sim serve SCENARIO [--kubeconfig-out FILE] [--port N] [--audit-log FILE]
 //   apiserver-sim audit LOG [--compare OTHER_LOG] [--all]
 //
-// Exit status: 0 every selected step passed, 1 an expectation failed, 2 bad input or a harness
-// error.
+// Exit status: 0 every selected step passed, 1 an expectation failed (audit --compare: a chain
+// differs), 2 bad input or a harness error.
 
 #include <stdlib.h>  // mkdtemp
 
@@ -186,6 +186,11 @@ int serveCommand(const ServeArgs& args) {
     auto environment = sim::ScenarioEnvironment::start(*scenario, options);
     if (!environment.ok()) {
       std::cerr << "apiserver-sim: " << environment.error().message << "\n";
+      if (remove_work_dir) {
+        // The message can name files in it (an endpoint's log): they must outlive the message.
+        remove_work_dir = false;
+        std::cerr << "apiserver-sim: work directory kept: " << work_dir.string() << "\n";
+      }
       status = kExitBadInput;
     } else {
       fs::path kubeconfig = (*environment)->kubeconfigPath();
@@ -225,66 +230,85 @@ struct AuditArgs {
   bool all = false;
 };
 
-// Reads an audit log (JSON lines) or says why not; bad lines are reported and skipped.
-std::optional<std::vector<harness::audit::Event>> readAuditLog(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::cerr << "apiserver-sim: cannot read " << path << "\n";
-    return std::nullopt;
+// The chain of the event at `position` of a log read before (--compare reads the other log
+// twice: once to index its chains, then for each chain paired).
+harness::core::Result<harness::audit::MutationChain> chainAt(
+    std::istream& log, const std::string& path, harness::audit::ChainIndex::Position position) {
+  namespace audit = harness::audit;
+  log.clear();
+  log.seekg(static_cast<std::streamoff>(position.offset));
+  audit::LogLineReader lines(log, audit::kMaxLogLineBytes, position.offset, position.line_number);
+  auto line = lines.next();
+  auto event = line && !line->too_long
+                   ? audit::parseLogLine(line->text)
+                   : harness::core::Result<audit::Event>(harness::core::Error{"no such line"});
+  if (!event.ok()) {
+    return harness::core::Error{path + ":" + std::to_string(position.line_number) +
+                                ": changed while it was read: " + event.error().message};
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto result = harness::audit::readLog(text.str(), path);
-  for (const auto& error : result.errors) std::cerr << error << "\n";
-  return std::move(result.events);
+  return harness::audit::chainOf(*event);
 }
 
 // `apiserver-sim audit LOG [--compare OTHER]`: the mutation chains an audit log records (the
 // simulator's or a real cluster's), replayed; with --compare, each chain of LOG against the chain
-// of OTHER for the same object and verb. Exit 1 when a comparison finds differences.
+// of OTHER for the same object and verb. Both logs are streamed: memory holds one line of each
+// and, for OTHER, where each object's chain is. Exit 1 when a comparison finds differences, 2
+// when a log cannot be read or has lines that are not audit events (each reported on stderr).
 int auditCommand(const AuditArgs& args) {
-  auto events = readAuditLog(args.log);
-  if (!events) return kExitBadInput;
-  const auto chains = harness::audit::reconstructChains(*events, args.all);
-  if (args.compare.empty()) {
-    for (const auto& chain : chains) std::cout << harness::audit::formatChain(chain);
-    std::cout << chains.size() << " mutation chain" << (chains.size() == 1 ? "" : "s") << " in "
-              << args.log << "\n";
-    return 0;
+  std::size_t bad_lines = 0;
+  auto report = [&bad_lines](const std::string& message) {
+    ++bad_lines;
+    std::cerr << message << "\n";
+  };
+  std::ifstream log(args.log, std::ios::binary);
+  if (!log) {
+    std::cerr << "apiserver-sim: cannot read " << args.log << "\n";
+    return kExitBadInput;
   }
-  auto other_events = readAuditLog(args.compare);
-  if (!other_events) return kExitBadInput;
-  const auto others = harness::audit::reconstructChains(*other_events, true);
-  int differing = 0;
-  for (const auto& chain : chains) {
-    const auto* other = harness::audit::findChain(others, chain.resource, chain.namespace_name,
-                                                  chain.name, chain.verb);
-    if (other == nullptr) {
-      // Objects created with generateName get another random name in each run: pair them by
-      // their generateName instead.
-      auto generate_name = [](const harness::audit::MutationChain& c) -> std::string {
-        if (!c.request_object || !c.request_object->is_object()) return {};
-        const auto& metadata = c.request_object->value("metadata", nlohmann::json::object());
-        return metadata.is_object() ? metadata.value("generateName", "") : std::string();
-      };
-      const std::string wanted = generate_name(chain);
-      for (const auto& candidate : others) {
-        if (!wanted.empty() && candidate.resource == chain.resource &&
-            candidate.namespace_name == chain.namespace_name && candidate.verb == chain.verb &&
-            generate_name(candidate) == wanted) {
-          other = &candidate;
-          break;
-        }
-      }
+  std::ifstream other;
+  harness::audit::ChainIndex index;
+  if (!args.compare.empty()) {
+    other.open(args.compare, std::ios::binary);
+    if (!other) {
+      std::cerr << "apiserver-sim: cannot read " << args.compare << "\n";
+      return kExitBadInput;
     }
+    std::error_code ec;
+    if (!fs::is_regular_file(args.compare, ec)) {
+      std::cerr << "apiserver-sim: --compare " << args.compare
+                << ": not a regular file (it is read twice; save it to a file first)\n";
+      return kExitBadInput;
+    }
+    harness::audit::ChainReader reader(other, args.compare, true);
+    while (auto entry = reader.next(report)) {
+      index.add(entry->chain, {entry->line_number, entry->offset});
+    }
+    if (reader.failed()) {
+      std::cerr << "apiserver-sim: cannot read " << args.compare << "\n";
+      return kExitBadInput;
+    }
+  }
+  harness::audit::ChainReader reader(log, args.log, args.all);
+  std::size_t chains = 0;
+  std::size_t differing = 0;
+  while (auto entry = reader.next(report)) {
+    ++chains;
+    const auto& chain = entry->chain;
     std::cout << harness::audit::formatChain(chain);
-    if (other == nullptr) {
+    if (args.compare.empty()) continue;
+    const auto partner = index.partnerOf(chain);
+    if (!partner) {
       std::cout << "  compare: no " << chain.verb << " of this object in " << args.compare
                 << "\n";
       ++differing;
       continue;
     }
-    const auto differences = harness::audit::compareChains(chain, *other);
+    const auto other_chain = chainAt(other, args.compare, *partner);
+    if (!other_chain.ok()) {
+      std::cerr << "apiserver-sim: " << other_chain.error().message << "\n";
+      return kExitBadInput;
+    }
+    const auto differences = harness::audit::compareChains(chain, *other_chain);
     if (differences.empty()) {
       std::cout << "  compare: the same chain in " << args.compare << "\n";
     } else {
@@ -292,7 +316,22 @@ int auditCommand(const AuditArgs& args) {
       for (const auto& line : differences) std::cout << "  compare: " << line << "\n";
     }
   }
-  std::cout << chains.size() << " chains compared, " << differing << " differ\n";
+  if (reader.failed()) {
+    std::cerr << "apiserver-sim: cannot read " << args.log << "\n";
+    return kExitBadInput;
+  }
+  if (args.compare.empty()) {
+    std::cout << chains << " mutation chain" << (chains == 1 ? "" : "s") << " in " << args.log
+              << "\n";
+  } else {
+    std::cout << chains << " chains compared, " << differing << " differ\n";
+  }
+  std::cout.flush();
+  if (bad_lines > 0) {
+    std::cerr << "apiserver-sim: " << bad_lines << " line" << (bad_lines == 1 ? "" : "s")
+              << " could not be read as audit events\n";
+    return kExitBadInput;
+  }
   return differing == 0 ? 0 : 1;
 }
 
@@ -302,6 +341,10 @@ int main(int argc, char** argv) {
   CLI::App app{"apiserver-sim: the kube-apiserver admission chain, driven by YAML scenarios"};
   app.set_version_flag("--version", std::string("apiserver-sim ") + HARNESS_VERSION);
   app.require_subcommand(1);
+  app.footer("Exit status: 0 every selected step passed (audit: the log was read; --compare: no "
+             "chain differs), 1 an expectation failed (--compare: a chain differs), 2 bad input "
+             "(bad flags, a file that does not load, audit log lines that are not events) or a "
+             "harness error (an endpoint that does not start).");
 
   RunArgs run_args;
   auto* run = app.add_subcommand("run", "Run scenario files or folders (recursively)");

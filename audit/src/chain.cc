@@ -7,6 +7,8 @@
 #include "harness/audit/chain.h"
 
 #include <algorithm>
+#include <cctype>
+#include <initializer_list>
 #include <map>
 #include <set>
 #include <utility>
@@ -71,7 +73,9 @@ std::string stepLabel(const MutationStep& step) {
   return "round " + std::to_string(step.round) + " index " + std::to_string(step.index);
 }
 
-MutationChain chainFrom(const Event& event) {
+// chainOf, with the event's objects given apart (ChainReader reads them as json).
+MutationChain chainWith(const Event& event, std::optional<json> request_object,
+                        std::optional<json> response_object) {
   MutationChain chain;
   chain.audit_id = event.audit_id;
   chain.verb = event.verb;
@@ -84,8 +88,8 @@ MutationChain chainFrom(const Event& event) {
     chain.api_version = ref.api_version;
     chain.subresource = ref.subresource;
   }
-  if (event.request_object) chain.request_object = json(*event.request_object);
-  if (event.response_object) chain.response_object = json(*event.response_object);
+  chain.request_object = std::move(request_object);
+  chain.response_object = std::move(response_object);
   if (chain.name.empty() && chain.response_object && chain.response_object->is_object()) {
     const auto metadata = chain.response_object->find("metadata");
     if (metadata != chain.response_object->end() && metadata->is_object()) {
@@ -157,6 +161,18 @@ MutationChain chainFrom(const Event& event) {
   return chain;
 }
 
+}  // namespace
+
+MutationChain chainOf(const Event& event) {
+  std::optional<json> request_object;
+  std::optional<json> response_object;
+  if (event.request_object) request_object = json(*event.request_object);
+  if (event.response_object) response_object = json(*event.response_object);
+  return chainWith(event, std::move(request_object), std::move(response_object));
+}
+
+namespace {
+
 // Removes the member at `pointer` if it is there.
 void erasePointer(json& doc, const std::string& pointer) {
   const auto parsed = core::JsonPointer::parse(pointer);
@@ -205,25 +221,38 @@ struct Difference {
 std::optional<Difference> firstDifference(const json& replayed, const json& response,
                                           const std::string& pointer, bool ignore_response_only) {
   if (replayed.is_object() && response.is_object()) {
-    std::set<std::string> keys;
-    for (const auto& item : replayed.items()) keys.insert(item.key());
-    for (const auto& item : response.items()) keys.insert(item.key());
-    for (const auto& key : keys) {
-      const std::string at = pointer + "/" + core::escapePointerToken(key);
-      const auto a = replayed.find(key);
-      const auto b = response.find(key);
-      if (b == response.end()) return Difference{at, "missing in the response"};
-      if (a == replayed.end()) {
-        if (ignore_response_only) continue;
-        return Difference{at, "missing in the replay"};
+    // Both members are in key order (nlohmann::json objects are std::maps): one merge, and a
+    // pointer built only for members that differ (`apiserver-sim audit` replays every chain).
+    auto a = replayed.items().begin();
+    auto b = response.items().begin();
+    const auto a_end = replayed.items().end();
+    const auto b_end = response.items().end();
+    auto at = [&pointer](const std::string& key) {
+      return pointer + "/" + core::escapePointerToken(key);
+    };
+    while (a != a_end || b != b_end) {
+      if (b == b_end || (a != a_end && a.key() < b.key())) {
+        return Difference{at(a.key()), "missing in the response"};
       }
-      if (auto d = firstDifference(*a, *b, at, ignore_response_only)) return d;
+      if (a == a_end || b.key() < a.key()) {
+        if (!ignore_response_only) return Difference{at(b.key()), "missing in the replay"};
+        ++b;
+        continue;
+      }
+      if (a.value() != b.value()) {
+        if (auto d = firstDifference(a.value(), b.value(), at(a.key()), ignore_response_only)) {
+          return d;
+        }
+      }
+      ++a;
+      ++b;
     }
     return std::nullopt;
   }
   if (replayed.is_array() && response.is_array()) {
     const std::size_t common = std::min(replayed.size(), response.size());
     for (std::size_t i = 0; i < common; ++i) {
+      if (replayed[i] == response[i]) continue;
       if (auto d = firstDifference(replayed[i], response[i], pointer + "/" + std::to_string(i),
                                    ignore_response_only)) {
         return d;
@@ -249,18 +278,179 @@ std::string describe(const std::optional<json>& patch) {
 
 }  // namespace
 
+bool ChainBuilder::keeps(const Event& event) {
+  if (event.stage != Stage::kResponseComplete) return false;
+  const bool admission = std::any_of(event.annotations.begin(), event.annotations.end(),
+                                     [](const auto& kv) { return isAdmissionKey(kv.first); });
+  if (!admission && !keep_all_) return false;
+  return seen_.insert(event.audit_id).second;
+}
+
+std::optional<MutationChain> ChainBuilder::add(const Event& event) {
+  if (!keeps(event)) return std::nullopt;
+  return chainOf(event);
+}
+
 std::vector<MutationChain> reconstructChains(const std::vector<Event>& events, bool keep_all) {
   std::vector<MutationChain> chains;
-  std::set<std::string> seen;
+  ChainBuilder builder(keep_all);
   for (const Event& event : events) {
-    if (event.stage != Stage::kResponseComplete) continue;
-    if (!seen.insert(event.audit_id).second) continue;
-    const bool admission = std::any_of(event.annotations.begin(), event.annotations.end(),
-                                       [](const auto& kv) { return isAdmissionKey(kv.first); });
-    if (!admission && !keep_all) continue;
-    chains.push_back(chainFrom(event));
+    if (auto chain = builder.add(event)) chains.push_back(std::move(*chain));
   }
   return chains;
+}
+
+namespace {
+
+// What mayHoldChain looks for. Every admission annotation prefix ends in it.
+constexpr std::string_view kAdmissionKeyPart = "webhook.admission.k8s.io/";
+constexpr std::string_view kResponseComplete = "ResponseComplete";
+
+int hexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// One pass over the bytes of a line: whether it is one balanced JSON value (strings closed,
+// brackets matched) and whether a string escape could spell a character of the words mayHoldChain
+// looks for (\/ or \u00XX for a letter, digit, '.', '-' or '/'). Go's encoder escapes <, > and
+// & (\u003c...), which cannot.
+struct LineShape {
+  bool balanced = false;
+  bool escaped_word_character = false;
+};
+
+LineShape shapeOf(std::string_view line) {
+  LineShape shape;
+  int depth = 0;
+  bool in_string = false;
+  const char* p = line.data();
+  const char* const end = p + line.size();
+  for (; p < end; ++p) {
+    const char c = *p;
+    if (in_string) {
+      if (c == '"') {
+        in_string = false;
+      } else if (c == '\\') {
+        if (++p == end) return shape;
+        if (*p == '/') {
+          shape.escaped_word_character = true;
+        } else if (*p == 'u') {
+          if (end - p < 5) return shape;
+          const int a = hexValue(p[1]), b = hexValue(p[2]), h = hexValue(p[3]), l = hexValue(p[4]);
+          if (a < 0 || b < 0 || h < 0 || l < 0) return shape;
+          if (a == 0 && b == 0) {
+            const char decoded = static_cast<char>(h * 16 + l);
+            if (std::isalnum(static_cast<unsigned char>(decoded)) || decoded == '.' ||
+                decoded == '-' || decoded == '/') {
+              shape.escaped_word_character = true;
+            }
+          }
+          p += 4;
+        }
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      if (--depth < 0) return shape;
+    }
+  }
+  shape.balanced = !in_string && depth == 0;
+  return shape;
+}
+
+}  // namespace
+
+bool mayHoldChain(std::string_view line, bool keep_all) {
+  const bool words = line.find(kResponseComplete) != std::string_view::npos &&
+                     (keep_all || line.find(kAdmissionKeyPart) != std::string_view::npos);
+  if (words) return true;
+  const LineShape shape = shapeOf(line);
+  return !shape.balanced || shape.escaped_word_character;
+}
+
+ChainReader::ChainReader(std::istream& in, std::string file_name, bool keep_all)
+    : lines_(in), file_name_(std::move(file_name)), keep_all_(keep_all), builder_(keep_all) {}
+
+std::optional<ChainReader::Entry> ChainReader::next(
+    const std::function<void(const std::string&)>& on_error) {
+  while (auto line = lines_.next()) {
+    auto where = [&] { return file_name_ + ":" + std::to_string(line->number) + ": "; };
+    if (line->too_long) {
+      on_error(where() + "line longer than " + std::to_string(kMaxLogLineBytes >> 20) +
+               " MiB, skipped");
+      continue;
+    }
+    if (line->text.find_first_not_of(" \t") == std::string_view::npos) continue;
+    if (!mayHoldChain(line->text, keep_all_)) continue;
+    auto read = parseLogLineObjectsApart(line->text);
+    if (!read.ok()) {
+      on_error(where() + read.error().message);
+      continue;
+    }
+    if (builder_.keeps(read->event)) {
+      return Entry{chainWith(read->event, std::move(read->request_object),
+                             std::move(read->response_object)),
+                   line->number, line->offset};
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+std::string generateNameOf(const MutationChain& chain) {
+  if (!chain.request_object || !chain.request_object->is_object()) return {};
+  const auto metadata = chain.request_object->find("metadata");
+  if (metadata == chain.request_object->end() || !metadata->is_object()) return {};
+  return stringOf(*metadata, "generateName");
+}
+
+std::string indexKey(std::initializer_list<std::string_view> parts) {
+  std::string key;
+  for (const auto part : parts) {
+    key.append(part);
+    key.push_back('\0');
+  }
+  return key;
+}
+
+}  // namespace
+
+void ChainIndex::add(const MutationChain& chain, Position position) {
+  // The first chain wins, as findChain finds it.
+  by_name_.emplace(indexKey({chain.resource, chain.namespace_name, chain.name, chain.verb}),
+                   position);
+  by_object_.emplace(indexKey({chain.resource, chain.namespace_name, chain.name}), position);
+  if (const std::string generate_name = generateNameOf(chain); !generate_name.empty()) {
+    by_generate_name_.emplace(
+        indexKey({chain.resource, chain.namespace_name, chain.verb, generate_name}), position);
+  }
+}
+
+std::optional<ChainIndex::Position> ChainIndex::partnerOf(const MutationChain& chain) const {
+  auto lookup = [](const std::map<std::string, Position>& map,
+                   const std::string& key) -> std::optional<Position> {
+    const auto found = map.find(key);
+    if (found == map.end()) return std::nullopt;
+    return found->second;
+  };
+  // An empty verb matches any, as in findChain.
+  auto same = chain.verb.empty()
+                  ? lookup(by_object_, indexKey({chain.resource, chain.namespace_name, chain.name}))
+                  : lookup(by_name_, indexKey({chain.resource, chain.namespace_name, chain.name,
+                                               chain.verb}));
+  if (same) return same;
+  const std::string generate_name = generateNameOf(chain);
+  if (generate_name.empty()) return std::nullopt;
+  return lookup(by_generate_name_,
+                indexKey({chain.resource, chain.namespace_name, chain.verb, generate_name}));
 }
 
 const MutationChain* findChain(const std::vector<MutationChain>& chains, std::string_view resource,
@@ -304,8 +494,8 @@ core::Result<ReplayResult> replayChain(const MutationChain& chain, const ReplayO
   }
 
   ReplayResult result;
-  result.patched = object;
   json replayed = object;
+  result.patched = std::move(object);
   json response = *chain.response_object;
   std::vector<std::string> ignored = {
       "/metadata/uid",           "/metadata/resourceVersion", "/metadata/creationTimestamp",

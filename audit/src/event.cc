@@ -463,6 +463,25 @@ std::string toJsonLine(const Event& event) {
 
 core::Result<Event> eventFromJson(const nlohmann::ordered_json& json) { return readEvent(json); }
 
+core::Result<Event> eventFromJson(nlohmann::ordered_json&& json) {
+  std::optional<ordered_json> request_object;
+  std::optional<ordered_json> response_object;
+  if (json.is_object()) {
+    // Left as null members, which readEvent skips as it skips absent ones.
+    auto take = [&json](const char* key, std::optional<ordered_json>& out) {
+      const auto it = json.find(key);
+      if (it != json.end() && !it->is_null()) out = std::exchange(*it, nullptr);
+    };
+    take("requestObject", request_object);
+    take("responseObject", response_object);
+  }
+  auto event = readEvent(json);
+  if (!event.ok()) return event;
+  event->request_object = std::move(request_object);
+  event->response_object = std::move(response_object);
+  return event;
+}
+
 core::Result<Event> eventFromJson(const nlohmann::json& json) {
   return readEvent(ordered_json(json));
 }

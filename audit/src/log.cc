@@ -4,6 +4,7 @@
 
 #include "harness/audit/log.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -69,6 +70,32 @@ std::optional<std::string> LogWriter::lastError() const {
 
 const std::filesystem::path& LogWriter::path() const { return state_->path; }
 
+core::Result<Event> parseLogLine(std::string_view line) {
+  // core::parseOrderedJson refuses nesting deeper than encoding/json does ("exceeded max depth").
+  auto json = core::parseOrderedJson(line);
+  if (!json) return core::Error{"invalid JSON: " + json.error().message};
+  return eventFromJson(std::move(*json));
+}
+
+core::Result<EventObjectsApart> parseLogLineObjectsApart(std::string_view line) {
+  auto json = core::parseJson(line);
+  if (!json) return core::Error{"invalid JSON: " + json.error().message};
+  EventObjectsApart read;
+  if (json->is_object()) {
+    // Left as null members, which eventFromJson skips as it skips absent ones.
+    auto take = [&json](const char* key, std::optional<nlohmann::json>& out) {
+      const auto it = json->find(key);
+      if (it != json->end() && !it->is_null()) out = std::exchange(*it, nullptr);
+    };
+    take("requestObject", read.request_object);
+    take("responseObject", read.response_object);
+  }
+  auto event = eventFromJson(*json);
+  if (!event.ok()) return event.error();
+  read.event = std::move(*event);
+  return read;
+}
+
 LogReadResult readLog(std::string_view text, std::string_view file_name) {
   LogReadResult result;
   std::size_t line_number = 0;
@@ -82,22 +109,90 @@ LogReadResult readLog(std::string_view text, std::string_view file_name) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
 
-    const std::string where = std::string(file_name) + ":" + std::to_string(line_number) + ": ";
-    // parseOrderedJson refuses nesting deeper than encoding/json does ("exceeded max depth").
-    auto json = core::parseOrderedJson(line);
-    if (!json) {
-      result.errors.push_back(where + "invalid JSON: " + json.error().message);
-      continue;
-    }
-    auto event = eventFromJson(*json);
+    auto event = parseLogLine(line);
     if (!event.ok()) {
-      result.errors.push_back(where + event.error().message);
+      result.errors.push_back(std::string(file_name) + ":" + std::to_string(line_number) + ": " +
+                              event.error().message);
       continue;
     }
     result.events.push_back(std::move(*event));
     result.line_numbers.push_back(line_number);
   }
   return result;
+}
+
+namespace {
+constexpr std::size_t kReadChunk = std::size_t{1} << 20;
+}  // namespace
+
+LogLineReader::LogLineReader(std::istream& in, std::size_t max_line_bytes, std::uint64_t offset,
+                             std::size_t first_line_number)
+    : in_(in), max_line_bytes_(max_line_bytes), offset_(offset), next_number_(first_line_number) {}
+
+bool LogLineReader::fill() {
+  if (eof_ || failed_) return false;
+  // Drop what was consumed, then append one chunk.
+  if (begin_ > 0) {
+    buffer_.erase(0, begin_);
+    begin_ = 0;
+  }
+  const std::size_t had = buffer_.size();
+  buffer_.resize(had + kReadChunk);
+  in_.read(buffer_.data() + had, static_cast<std::streamsize>(kReadChunk));
+  const auto got = static_cast<std::size_t>(in_.gcount());
+  buffer_.resize(had + got);
+  if (!in_) {
+    if (in_.bad()) failed_ = true;
+    eof_ = true;
+  }
+  return got > 0;
+}
+
+std::optional<LogLineReader::Line> LogLineReader::next() {
+  std::size_t searched = 0;  // bytes after begin_ known to hold no newline
+  while (true) {
+    const std::string_view pending = std::string_view(buffer_).substr(begin_);
+    const std::size_t newline = pending.find('\n', searched);
+    if (newline != std::string_view::npos || (eof_ && !pending.empty())) {
+      const std::size_t length = newline == std::string_view::npos ? pending.size() : newline;
+      Line line;
+      line.number = next_number_++;
+      line.offset = offset_;
+      line.text = pending.substr(0, length);
+      if (!line.text.empty() && line.text.back() == '\r') line.text.remove_suffix(1);
+      const std::size_t consumed = std::min(pending.size(), length + 1);
+      begin_ += consumed;
+      offset_ += consumed;
+      return line;
+    }
+    if (pending.size() > max_line_bytes_) {
+      // Too long to hold: skip to the end of the line without keeping it.
+      Line line;
+      line.number = next_number_++;
+      line.offset = offset_;
+      line.too_long = true;
+      std::uint64_t skipped = pending.size();
+      buffer_.clear();
+      begin_ = 0;
+      while (true) {
+        if (!fill()) break;
+        const std::size_t end = buffer_.find('\n');
+        if (end != std::string::npos) {
+          begin_ = end + 1;
+          skipped += end + 1;
+          break;
+        }
+        skipped += buffer_.size();
+        buffer_.clear();
+      }
+      offset_ += skipped;
+      return line;
+    }
+    searched = pending.size();
+    if (!fill()) {
+      if (std::string_view(buffer_).substr(begin_).empty()) return std::nullopt;
+    }
+  }
 }
 
 }  // namespace harness::audit

@@ -406,6 +406,8 @@ class WorkDir {
     }
   }
   [[nodiscard]] const fs::path& path() const { return path_; }
+  [[nodiscard]] bool temporary() const { return owned_; }
+  void keep() { owned_ = false; }
 
  private:
   fs::path path_;
@@ -482,6 +484,11 @@ ScenarioResult runScenario(const Scenario& scenario, const RunOptions& options) 
     auto environment = ScenarioEnvironment::start(scenario, environment_options);
     if (!environment.ok()) {
       out.error = environment.error().message;
+      if (work_dir->temporary()) {
+        // The message can name files in it (an endpoint's log): they must outlive the report.
+        work_dir->keep();
+        *out.error += "\n(work directory kept: " + work_dir->path().string() + ")";
+      }
       notRun(0);
       out.duration = Clock::now() - started;
       return out;

@@ -1,36 +1,70 @@
+#include <string_view>
+
 #include "harness/core/object.h"
 #include "harness/injector/kube_api.h"
 
 namespace harness::injector {
 
-LocalKubeApi::LocalKubeApi(std::vector<nlohmann::json> objects) : objects_(std::move(objects)) {}
+namespace {
+
+// Namespaces are looked up by name only, whatever metadata.namespace they carry.
+std::string indexKey(std::string_view kind, std::string_view namespace_name,
+                     std::string_view name) {
+  std::string key;
+  key.reserve(kind.size() + namespace_name.size() + name.size() + 2);
+  key.append(kind).push_back('\0');
+  if (kind != "Namespace") key.append(namespace_name);
+  key.push_back('\0');
+  key.append(name);
+  return key;
+}
+
+}  // namespace
+
+LocalKubeApi::LocalKubeApi(std::vector<nlohmann::json> objects) {
+  objects_.reserve(objects.size());
+  for (auto& object : objects) add(std::move(object));
+}
+
+void LocalKubeApi::indexLast() {
+  const auto& obj = objects_.back();
+  auto kind = core::kindOf(obj);
+  auto name = core::nameOf(obj);
+  auto ns = core::namespaceOf(obj);
+  if (!kind || !name || !ns) return;
+  index_[indexKey(*kind, *ns, *name)].push_back(objects_.size() - 1);
+}
 
 void LocalKubeApi::add(nlohmann::json object) {
   std::lock_guard lock(mutex_);
   objects_.push_back(std::move(object));
+  indexLast();
 }
 
 core::Result<std::optional<nlohmann::json>> LocalKubeApi::get(const ObjectRef& ref) {
   std::lock_guard lock(mutex_);
+  const auto found = index_.find(indexKey(ref.kind, ref.namespace_name, ref.name));
+  if (found == index_.end()) return std::optional<nlohmann::json>{};
   // Later objects win, as a later `kubectl apply` of the same object would.
-  for (auto it = objects_.rbegin(); it != objects_.rend(); ++it) {
-    const auto& obj = *it;
-    auto kind = core::kindOf(obj);
-    auto name = core::nameOf(obj);
-    auto ns = core::namespaceOf(obj);
-    if (!kind || !name || !ns) continue;
-    if (*kind != ref.kind || *name != ref.name) continue;
-    if (ref.kind != "Namespace" && *ns != ref.namespace_name) continue;
+  for (auto it = found->second.rbegin(); it != found->second.rend(); ++it) {
+    const auto& obj = objects_[*it];
     if (!ref.api_version.empty()) {
       auto av = core::apiVersionOf(obj);
       auto want = core::GroupVersion::parse(ref.api_version);
-      auto have = av ? core::GroupVersion::parse(*av) : core::Result<core::GroupVersion>(av.error());
+      auto have =
+          av ? core::GroupVersion::parse(*av) : core::Result<core::GroupVersion>(av.error());
       // Objects of another version of the same group are the same object (the API converts).
       if (want && have && want->group != have->group) continue;
     }
     return std::optional<nlohmann::json>{obj};
   }
   return std::optional<nlohmann::json>{};
+}
+
+std::size_t LocalKubeApi::candidatesFor(const ObjectRef& ref) const {
+  std::lock_guard lock(mutex_);
+  const auto found = index_.find(indexKey(ref.kind, ref.namespace_name, ref.name));
+  return found == index_.end() ? 0 : found->second.size();
 }
 
 core::Result<void> LocalKubeApi::createEvent(const nlohmann::json& event) {

@@ -19,9 +19,6 @@
 
 int main(int argc, char** argv) {
   using namespace harness::injector;
-  // Before any thread starts: SIGTERM/SIGINT are then taken by sigwait in `serve`.
-  harness::net::blockTerminationSignals();
-
   CLI::App app{"Sidecar injector: a mutating admission webhook with Linkerd's proxy-injector "
                "behaviour, and offline injection."};
   app.require_subcommand(1);
@@ -35,6 +32,8 @@ int main(int argc, char** argv) {
   ServeOptions serve;
   serve.linkerd.version = std::string("sidecar-harness-") + HARNESS_VERSION;
   auto* serve_cmd = app.add_subcommand("serve", "Run the HTTPS webhook server");
+  serve_cmd->footer("Exit status: 0 after SIGTERM or SIGINT (graceful shutdown), 2 when it cannot "
+                    "start (bad flags, unreadable files, a port in use).");
   serve_cmd->add_option("--address", serve.address, "Listen address")->capture_default_str();
   serve_cmd->add_option("--port", serve.port, "Webhook port (TLS; 0: any free port)")
       ->capture_default_str();
@@ -100,6 +99,8 @@ int main(int argc, char** argv) {
   inject.version = serve.linkerd.version;
   auto* inject_cmd = app.add_subcommand(
       "inject", "Print what the webhook would do to objects from files or stdin");
+  inject_cmd->footer("Exit status: 0 every object processed, 1 the webhook would deny an object, "
+                     "2 bad input (bad flags, unreadable or malformed files).");
   inject_cmd->add_option("inputs", inject.inputs, "Files (YAML or JSON; '-' for stdin)");
   inject_cmd->add_option("--profile", inject.profile, "linkerd or istio")
       ->check(CLI::IsMember({"linkerd", "istio"}))
@@ -135,6 +136,8 @@ int main(int argc, char** argv) {
   ReviewOptions review;
   auto* review_cmd = app.add_subcommand(
       "review", "Print the AdmissionReview kube-apiserver would send for an object");
+  review_cmd->footer("Exit status: 0 printed, 2 bad input (bad flags, an unreadable or malformed "
+                     "file).");
   review_cmd->add_option("input", review.input, "Object file (YAML or JSON; '-' for stdin)")
       ->capture_default_str();
   review_cmd->add_option("--operation", review.operation, "CREATE, UPDATE, DELETE or CONNECT")
@@ -151,7 +154,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // CLI11's own codes (105, 106, 109...) are not this program's: a usage error is bad input.
+    return app.exit(e) == 0 ? 0 : 2;
   }
   if (auto ok = configureLogging(log_level, log_format); !ok) {
     std::cerr << "injector: " << ok.error().message << "\n";
@@ -167,6 +171,10 @@ int main(int argc, char** argv) {
         std::cerr << "injector serve: the linkerd profile needs --values and --trust-anchors\n";
         return 2;
       }
+      // Only the server takes SIGTERM/SIGINT itself (sigwait, then a graceful shutdown); blocked
+      // before its threads start so that every thread inherits the mask. `inject` and `review`
+      // keep the default action: a signal ends them, e.g. while they wait on stdin.
+      harness::net::blockTerminationSignals();
       return runServe(serve);
     }
     if (*review_cmd) return runReview(review, std::cin, std::cout, std::cerr);

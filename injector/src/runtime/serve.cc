@@ -155,7 +155,7 @@ int runServe(const ServeOptions& o) {
   net::Server webhook(so, std::move(webhook_routes));
   if (auto started = webhook.start(); !started) {
     spdlog::error("webhook server: {}", started.error().message);
-    return 1;
+    return 2;
   }
   std::unique_ptr<net::Server> admin;
   if (o.admin_port >= 0) {
@@ -177,7 +177,7 @@ int runServe(const ServeOptions& o) {
     if (auto started = admin->start(); !started) {
       spdlog::error("admin server: {}", started.error().message);
       webhook.stop(std::chrono::milliseconds(0));
-      return 1;
+      return 2;
     }
   }
   spdlog::info("listening at {}:{} (webhook, TLS{}){}", webhook.address(), webhook.port(),

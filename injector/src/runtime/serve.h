@@ -38,7 +38,8 @@ struct ServeOptions {
   std::chrono::milliseconds shutdown_grace{10'000};
 };
 
-// Runs until SIGTERM/SIGINT; returns the process exit code.
+// Runs until SIGTERM/SIGINT; returns the process exit code: 0 after that signal, 2 when the
+// server cannot start.
 int runServe(const ServeOptions& options);
 
 // Loads objects (YAML/JSON, multi-document, Lists flattened) from files; errors name the file.

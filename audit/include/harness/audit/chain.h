@@ -7,7 +7,12 @@
 // real cluster's for the same object.
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <istream>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -16,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/audit/event.h"
+#include "harness/audit/log.h"
 #include "harness/core/result.h"
 
 namespace harness::audit {
@@ -50,11 +56,82 @@ struct MutationChain {
 };
 
 // One chain per auditID, from the events at stage ResponseComplete, in log order (the first
-// ResponseComplete event of an auditID wins). Events without any mutation/patch/failed-open
-// annotation are skipped unless `keep_all`. The name is taken from objectRef, or from the
-// responseObject's metadata.name when objectRef has none (generateName creates).
+// such event of an auditID wins). Events without any mutation/patch/failed-open annotation are
+// skipped unless `keep_all`. The name is taken from objectRef, or from the responseObject's
+// metadata.name when objectRef has none (generateName creates).
 std::vector<MutationChain> reconstructChains(const std::vector<Event>& events,
                                              bool keep_all = false);
+
+// The chain of one event, whatever its stage and annotations.
+MutationChain chainOf(const Event& event);
+
+// reconstructChains one event at a time.
+class ChainBuilder {
+ public:
+  explicit ChainBuilder(bool keep_all = false) : keep_all_(keep_all) {}
+  // The event's chain when it is one reconstructChains keeps.
+  std::optional<MutationChain> add(const Event& event);
+  // Whether it is (then it counts as seen).
+  bool keeps(const Event& event);
+
+ private:
+  bool keep_all_;
+  std::set<std::string> seen_;  // the auditIDs of the chains returned
+};
+
+// Whether a log line can hold an event reconstructChains keeps, from its bytes alone: such an
+// event is at stage "ResponseComplete" and, unless `keep_all`, has an annotation key containing
+// "webhook.admission.k8s.io/", so the line holds these words, literally or with JSON escapes
+// (\u0052, \/). False only when neither can be there and the line is one balanced JSON value, so
+// that a truncated or garbled line still goes to the parser and is reported.
+bool mayHoldChain(std::string_view line, bool keep_all);
+
+// The chains of a log read from a stream, as reconstructChains would build them from readLog,
+// holding one line at a time: lines for which mayHoldChain is false are not parsed (the parse is
+// most of the cost of reading a log). For `apiserver-sim audit` on logs of any size.
+class ChainReader {
+ public:
+  struct Entry {
+    MutationChain chain;
+    std::size_t line_number = 0;
+    std::uint64_t offset = 0;  // of the event's line: LogLineReader reads it again from there
+  };
+  // `file_name` prefixes the error messages.
+  ChainReader(std::istream& in, std::string file_name, bool keep_all);
+  // The next chain, nullopt at the end. Each bad line is passed to `on_error` as
+  // "FILE:LINE: message" and skipped.
+  std::optional<Entry> next(const std::function<void(const std::string&)>& on_error);
+  // The stream failed other than by reaching its end.
+  [[nodiscard]] bool failed() const { return lines_.failed(); }
+
+ private:
+  LogLineReader lines_;
+  std::string file_name_;
+  bool keep_all_;
+  ChainBuilder builder_;
+};
+
+// Pairs the chains of two logs (`apiserver-sim audit --compare`) holding only the keys of one
+// log's chains and where they are, not the chains.
+class ChainIndex {
+ public:
+  struct Position {
+    std::size_t line_number = 0;
+    std::uint64_t offset = 0;
+  };
+  void add(const MutationChain& chain, Position position);
+  // Where the chain to compare `chain` with is: the first chain of the same object and verb;
+  // else, for an object created with generateName (which gets another random name in each run),
+  // the first chain of the same resource, namespace, verb and generateName.
+  [[nodiscard]] std::optional<Position> partnerOf(const MutationChain& chain) const;
+
+ private:
+  // Keys: resource, namespace, name and verb; resource, namespace and name; resource, namespace,
+  // verb and generateName.
+  std::map<std::string, Position> by_name_;
+  std::map<std::string, Position> by_object_;
+  std::map<std::string, Position> by_generate_name_;
+};
 
 // The first chain for that object (resource "pods", namespace, name) and verb ("" = any), or
 // nullptr.

@@ -90,6 +90,8 @@ std::string toJsonLine(const Event& event);
 // name the field: `stage: unknown stage "Done"`, `user.groups[1]: expected a string, got number`.
 core::Result<Event> eventFromJson(const nlohmann::json& json);
 core::Result<Event> eventFromJson(const nlohmann::ordered_json& json);
+// The same, moving requestObject and responseObject (most of an event) instead of copying them.
+core::Result<Event> eventFromJson(nlohmann::ordered_json&& json);
 
 // --- filling an event (pkg/audit/request.go) ---
 

@@ -4,7 +4,9 @@
 // line, kubernetes/apiserver plugin/pkg/audit/log/backend.go), and reading such logs back -- the
 // simulator's or a real cluster's (e.g. k3d's /var/log/kubernetes/audit/audit.log).
 
+#include <cstdint>
 #include <filesystem>
+#include <istream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -51,5 +53,59 @@ struct LogReadResult {
 
 // Reads a JSON-lines audit log without stopping at bad lines. "\r\n" line ends are accepted.
 LogReadResult readLog(std::string_view text, std::string_view file_name);
+
+// One line of a log as an Event, or why it is not one (without the file and line): `invalid
+// JSON: ...`, `stage: unknown stage "Done"`. The line's JSON is parsed here and only here.
+core::Result<Event> parseLogLine(std::string_view line);
+
+// The same with requestObject and responseObject read as nlohmann::json, apart from the event
+// (which has neither): for readers that do not write the event back, such as chains, since
+// nlohmann::json parses much faster than the ordered_json that keeps member order.
+struct EventObjectsApart {
+  Event event;
+  std::optional<nlohmann::json> request_object;
+  std::optional<nlohmann::json> response_object;
+};
+core::Result<EventObjectsApart> parseLogLineObjectsApart(std::string_view line);
+
+// The longest line a LogLineReader holds. kube-apiserver bounds an event: a request body is at
+// most 3 MiB (apiserver's MaxRequestBodyBytes), a stored object 1.5 MiB (etcd's
+// --max-request-bytes), and an event carries the two objects and the webhooks' patches.
+inline constexpr std::size_t kMaxLogLineBytes = std::size_t{16} << 20;
+
+// Reads a log from a stream one line at a time, holding one line and a read buffer whatever the
+// size of the log (`apiserver-sim audit` reads logs of gigabytes). A line longer than
+// `max_line_bytes` is not held: it is skipped as it streams by and returned with `too_long`.
+class LogLineReader {
+ public:
+  struct Line {
+    std::string_view text;  // without "\n" or "\r\n"; valid until the next call to next()
+    std::size_t number = 0;  // 1-based
+    std::uint64_t offset = 0;  // of the line's first byte in the stream
+    bool too_long = false;     // text is empty then
+  };
+
+  // Starts at the stream's current position, which is byte `offset` and the start of line
+  // `first_line_number` of the log (to read a line again after seeking to it).
+  explicit LogLineReader(std::istream& in, std::size_t max_line_bytes = kMaxLogLineBytes,
+                         std::uint64_t offset = 0, std::size_t first_line_number = 1);
+
+  // The next line, nullopt at the end of the stream or on a read error (see failed()).
+  std::optional<Line> next();
+  // The stream failed other than by reaching its end (EIO...).
+  [[nodiscard]] bool failed() const { return failed_; }
+
+ private:
+  bool fill();  // reads more into buffer_; false at the end of the stream
+
+  std::istream& in_;
+  std::size_t max_line_bytes_;
+  std::string buffer_;
+  std::size_t begin_ = 0;  // the unread part of buffer_ is [begin_, buffer_.size())
+  std::uint64_t offset_;   // of buffer_[begin_]
+  std::size_t next_number_;
+  bool eof_ = false;
+  bool failed_ = false;
+};
 
 }  // namespace harness::audit

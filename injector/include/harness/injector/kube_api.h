@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -72,19 +73,30 @@ core::Result<std::string> restPathOf(const ObjectRef& ref);
 std::unique_ptr<KubeApi> makeRestKubeApi(KubeConnection connection);
 
 // Objects held in memory (loaded from files by the caller); Events are kept and can be listed.
+// Objects are indexed by kind, namespace and name, so that a lookup does not depend on how many
+// objects there are (`inject` looks up a namespace and owners for every object it reads).
 class LocalKubeApi : public KubeApi {
  public:
   LocalKubeApi() = default;
   explicit LocalKubeApi(std::vector<nlohmann::json> objects);
+  // Objects without a string kind and name, or with a malformed namespace, are kept (describe()
+  // counts them) but never found.
   void add(nlohmann::json object);
   core::Result<std::optional<nlohmann::json>> get(const ObjectRef& ref) override;
   core::Result<void> createEvent(const nlohmann::json& event) override;
   [[nodiscard]] std::string describe() const override;
   [[nodiscard]] std::vector<nlohmann::json> events() const;
+  // The number of objects a get() of `ref` compares (the candidates of the same kind, namespace
+  // and name), for tests of the lookup's cost.
+  [[nodiscard]] std::size_t candidatesFor(const ObjectRef& ref) const;
 
  private:
+  void indexLast();  // with mutex_ held
+
   mutable std::mutex mutex_;
   std::vector<nlohmann::json> objects_;
+  // "kind\0namespace\0name" (namespace "" for Namespaces) -> positions in objects_, ascending.
+  std::unordered_map<std::string, std::vector<std::size_t>> index_;
   std::vector<nlohmann::json> events_;
 };
 

@@ -1,0 +1,139 @@
+// The apiserver-sim executable's exit statuses for every command (0 success, 1 failing
+// expectations or differing chains, 2 bad input or a harness error), and error messages that name
+// files the user can still open.
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "harness/testing/support.h"
+
+namespace harness::sim {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+fs::path simulator() { return testing::binaryDir() / "apiserver-sim/apiserver-sim"; }
+fs::path examples() { return testing::sourceDir() / "scenarios/examples"; }
+fs::path k3dLog() {
+  return testing::sourceDir() / "audit/tests/testdata/k3d_linkerd_pod_create.log";
+}
+
+class SimulatorCommandTest : public ::testing::Test {
+ protected:
+  struct Outcome {
+    int status = -1;
+    std::string out, err;
+  };
+
+  // `environment` is prepended to the command (VAR=value ...).
+  Outcome run(const std::string& arguments, const std::string& environment = {}) {
+    const fs::path out = dir_ / "stdout.txt";
+    const fs::path err = dir_ / "stderr.txt";
+    const int raw = std::system((environment + " " + simulator().string() + " " + arguments +
+                                 " </dev/null >" + out.string() + " 2>" + err.string())
+                                    .c_str());
+    Outcome outcome;
+    outcome.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    outcome.out = testing::readFile(out);
+    outcome.err = testing::readFile(err);
+    return outcome;
+  }
+
+  fs::path write(const std::string& name, const std::string& text) {
+    testing::writeFile(dir_ / name, text);
+    return dir_ / name;
+  }
+
+  testing::ScratchDir dir_{"simulator-command"};
+};
+
+TEST_F(SimulatorCommandTest, UsageErrorsAreExit2ForEveryCommand) {
+  const std::vector<std::string> usage_errors = {"",
+                                                 "frobnicate",
+                                                 "--no-such-flag run x",
+                                                 "run",
+                                                 "run --no-such-flag " + examples().string(),
+                                                 "run -o xml " + examples().string(),
+                                                 "explain",
+                                                 "serve",
+                                                 "serve --port not-a-number x.yaml",
+                                                 "audit",
+                                                 "audit --no-such-flag x.log"};
+  for (const auto& arguments : usage_errors) {
+    const auto outcome = run(arguments);
+    EXPECT_EQ(outcome.status, 2) << "apiserver-sim " << arguments << "\n" << outcome.err;
+  }
+  for (const std::string arguments : {"--help", "audit --help", "--version"}) {
+    EXPECT_EQ(run(arguments).status, 0) << "apiserver-sim " << arguments;
+  }
+  EXPECT_THAT(run("--help").out, HasSubstr("Exit status: 0"));
+}
+
+TEST_F(SimulatorCommandTest, ServeOfAFileThatDoesNotLoadIsExit2) {
+  EXPECT_EQ(run("serve " + (dir_ / "missing.yaml").string()).status, 2);
+  const auto bad = write("bad.yaml", "apiVersion: apiserver-sim.harness.dev/v1alpha1\n"
+                                     "kind: Scenario\nspec: 1\n");
+  EXPECT_EQ(run("serve " + bad.string()).status, 2);
+}
+
+TEST_F(SimulatorCommandTest, AuditExitStatuses) {
+  const auto read = run("audit " + k3dLog().string());
+  EXPECT_EQ(read.status, 0) << read.err;
+  EXPECT_THAT(read.out, HasSubstr("1 mutation chain in "));
+  const auto same = run("audit " + k3dLog().string() + " --compare " + k3dLog().string());
+  EXPECT_EQ(same.status, 0) << same.err;
+  EXPECT_THAT(same.out, HasSubstr("1 chains compared, 0 differ"));
+
+  // The same log with the injector's patch changed: the chains differ.
+  std::string text = testing::readFile(k3dLog());
+  ASSERT_NE(text.find("edge-26.8.3"), std::string::npos);
+  text = std::regex_replace(text, std::regex("edge-26\\.8\\.3"), "edge-26.8.4");
+  const auto changed = write("changed.log", text);
+  const auto differ = run("audit " + k3dLog().string() + " --compare " + changed.string());
+  EXPECT_EQ(differ.status, 1) << differ.err;
+  EXPECT_THAT(differ.out, HasSubstr("1 chains compared, 1 differ"));
+  EXPECT_THAT(differ.out, HasSubstr("patch differs at operation"));
+
+  EXPECT_EQ(run("audit " + (dir_ / "missing.log").string()).status, 2);
+  EXPECT_EQ(run("audit " + k3dLog().string() + " --compare " + (dir_ / "missing.log").string())
+                .status,
+            2);
+  // A line that could hold a chain but is not an event: reported with file and line, exit 2.
+  const auto truncated = write("truncated.log", testing::readFile(k3dLog()) +
+                                                    "{\"kind\":\"Event\",\"stage\":\"Resp\n");
+  const auto bad = run("audit " + truncated.string());
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_THAT(bad.err, HasSubstr(truncated.string() + ":4: invalid JSON: "));
+  EXPECT_THAT(bad.out, HasSubstr("1 mutation chain in "));
+}
+
+// Without --work-dir an endpoint's files live in a temporary directory. When an endpoint does not
+// start, the error names its log: that file must still be there for the user to open.
+TEST_F(SimulatorCommandTest, AnErrorNamesOnlyFilesThatStillExist) {
+  // The seed tutorial's endpoint is the injector, here a program that exits at once.
+  const fs::path scenario = testing::sourceDir() / "scenarios/seed-tutorial/scenario.yaml";
+  const fs::path tmp = dir_ / "tmp";
+  fs::create_directories(tmp);
+  for (const std::string command : {"run", "serve"}) {
+    const auto outcome =
+        run(command + " --injector /bin/false " + scenario.string(), "TMPDIR=" + tmp.string());
+    EXPECT_EQ(outcome.status, 2) << outcome.err;
+    std::smatch match;
+    ASSERT_TRUE(std::regex_search(outcome.err, match, std::regex("log (/[^ :\n]*injector\\.log)")))
+        << outcome.err;
+    EXPECT_TRUE(fs::exists(match[1].str())) << command << ": " << match[1].str() << " is gone";
+    EXPECT_THAT(outcome.err, HasSubstr("work directory kept: " + tmp.string()));
+  }
+}
+
+}  // namespace
+}  // namespace harness::sim
