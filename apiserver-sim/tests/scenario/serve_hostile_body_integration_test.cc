@@ -22,7 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using ::testing::StartsWith;
 
 std::string nested(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
 
@@ -57,7 +56,9 @@ class ServeHostileBodyTest : public ::testing::Test {
 
   void TearDown() override {
     client_.reset();
-    if (serve_) EXPECT_EQ(serve_->stop(SIGTERM, 10'000), 0) << log();
+    if (serve_) {
+      EXPECT_EQ(serve_->stop(SIGTERM, 10'000), 0) << log();
+    }
   }
 
   std::string log() const {
@@ -96,10 +97,10 @@ TEST_F(ServeHostileBodyTest, DeeplyNestedWriteBodiesAreBadRequestsAndTheServerLi
   auto created = call("POST", "/api/v1/namespaces/default/pods", pod, "application/json");
   ASSERT_TRUE(created.ok()) << created.error_message << "\n" << log();
   EXPECT_EQ(created.status, 400) << created.body;
-  EXPECT_THAT(status(created)["message"].get<std::string>(),
-              StartsWith("the object provided is unrecognized (must be of type Pod): couldn't "
-                         "get version/kind; json parse error: invalid character '[' exceeded "
-                         "max depth ({\"apiVersion\":\"v1\",\"kind\":\"Pod\""));
+  EXPECT_EQ(status(created)["message"],
+            "the object provided is unrecognized (must be of type Pod): couldn't get "
+            "version/kind; json parse error: invalid character '[' exceeded max depth "
+            "({\"apiVersion\":\"v1\",\"kind\":\"Pod ...)");
 
   // The same as YAML.
   auto yaml = call("POST", "/api/v1/namespaces/default/pods", nested(100000), "application/yaml");
@@ -107,13 +108,9 @@ TEST_F(ServeHostileBodyTest, DeeplyNestedWriteBodiesAreBadRequestsAndTheServerLi
   EXPECT_EQ(yaml.status, 400) << yaml.body;
 
   // Merge PATCH of an existing object: jsonpatch.MergePatch refuses a body json.Valid rejects.
-  const json cm = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "cm"}}}};
-  ASSERT_EQ(call("POST", "/api/v1/namespaces/default/configmaps", cm.dump(), "application/json")
-                .status,
-            201);
   const auto patch = [&](const std::string& content_type) {
-    auto response = call("PATCH", "/api/v1/namespaces/default/configmaps/cm",
-                         R"({"data":{"k":)" + nested(100000) + "}}", content_type);
+    auto response = call("PATCH", "/api/v1/namespaces/demo",
+                         R"({"metadata":{"labels":{"k":)" + nested(100000) + "}}}", content_type);
     EXPECT_TRUE(response.ok()) << response.error_message << "\n" << log();
     EXPECT_EQ(response.status, 400) << response.body;
     return status(response)["message"];
@@ -124,9 +121,9 @@ TEST_F(ServeHostileBodyTest, DeeplyNestedWriteBodiesAreBadRequestsAndTheServerLi
             "invalid character '[' exceeded max depth");
 
   // Still serving, and nothing was stored.
-  auto read = call("GET", "/api/v1/namespaces/default/configmaps/cm");
+  auto read = call("GET", "/api/v1/namespaces/demo");
   ASSERT_EQ(read.status, 200) << read.body;
-  EXPECT_FALSE(json::parse(read.body).contains("data"));
+  EXPECT_FALSE(json::parse(read.body)["metadata"].value("labels", json::object()).contains("k"));
   EXPECT_EQ(call("GET", "/api/v1/namespaces/default/pods/deep").status, 404);
 }
 
