@@ -267,6 +267,15 @@ class Gate {
     std::lock_guard lock(mutex_);
     return waiting_;
   }
+  // A route whose handler waits at a new gate and then answers "released".
+  static std::shared_ptr<Gate> route(Router& router, const std::string& path) {
+    auto gate = std::make_shared<Gate>();
+    router.exact(path, [gate](const Request&) {
+      gate->wait();
+      return Response::text(200, "released");
+    });
+    return gate;
+  }
 
  private:
   std::mutex mutex_;
@@ -275,22 +284,21 @@ class Gate {
   bool open_ = false;
 };
 
+// Declared after the server: opens the gate before the server stops (and waits for its
+// handlers), whatever happens in the test.
+struct OpenAtExit {
+  std::shared_ptr<Gate> gate;
+  ~OpenAtExit() { gate->open(); }
+};
+
 TEST_F(TlsLimitsTest, ABlockedHandlerDoesNotStallTheIoThreads) {
   ServerOptions options = tlsOptions();
   options.threads = 1;
   Router router = healthRouter();
-  auto gate = std::make_shared<Gate>();
-  router.exact("/blocked", [gate](const Request&) {
-    gate->wait();
-    return Response::text(200, "released");
-  });
+  auto gate = Gate::route(router, "/blocked");
   Server server(options, std::move(router));
   ASSERT_TRUE(server.start().ok());
-  // Opened before the server stops, whatever happens below.
-  struct OpenAtExit {
-    std::shared_ptr<Gate> gate;
-    ~OpenAtExit() { gate->open(); }
-  } open_at_exit{gate};
+  OpenAtExit open_at_exit{gate};
 
   ClientOptions client_options = trusting();
   client_options.threads = 2;
@@ -319,17 +327,10 @@ TEST_F(TlsLimitsTest, CapsTheHandlerPool) {
   ServerOptions options = tlsOptions();
   options.max_handler_threads = 2;
   Router router = healthRouter();
-  auto gate = std::make_shared<Gate>();
-  router.exact("/blocked", [gate](const Request&) {
-    gate->wait();
-    return Response::text(200, "released");
-  });
+  auto gate = Gate::route(router, "/blocked");
   Server server(options, std::move(router));
   ASSERT_TRUE(server.start().ok());
-  struct OpenAtExit {
-    std::shared_ptr<Gate> gate;
-    ~OpenAtExit() { gate->open(); }
-  } open_at_exit{gate};
+  OpenAtExit open_at_exit{gate};
 
   HttpClient client(trusting());
   std::vector<std::future<ClientResponse>> blocked;
@@ -345,17 +346,10 @@ TEST_F(TlsLimitsTest, HandlesFewLargeRequestsAtOnceButDoesNotHoldBackSmallOnes) 
   options.large_body_bytes = 1024;
   options.max_large_handlers = 1;
   Router router = healthRouter();
-  auto gate = std::make_shared<Gate>();
-  router.exact("/blocked", [gate](const Request&) {
-    gate->wait();
-    return Response::text(200, "released");
-  });
+  auto gate = Gate::route(router, "/blocked");
   Server server(options, std::move(router));
   ASSERT_TRUE(server.start().ok());
-  struct OpenAtExit {
-    std::shared_ptr<Gate> gate;
-    ~OpenAtExit() { gate->open(); }
-  } open_at_exit{gate};
+  OpenAtExit open_at_exit{gate};
 
   HttpClient client(trusting());
   std::vector<std::future<ClientResponse>> blocked;
