@@ -90,8 +90,8 @@ for ((run = 1; run <= runs; ++run)); do
   report="$reports/run-$run.json"
   run_started=$(date +%s)
   status=0
-  "$simulator" run "${scenarios[@]}" --injector "$injector" -o json >"$report" 2>"$reports/run-$run.err" ||
-    status=$?
+  "$simulator" run "${scenarios[@]}" --injector "$injector" -o json \
+    >"$report" 2>"$reports/run-$run.err" || status=$?
   summary=$(jq -r '.summary | "\(.scenarios) scenarios, \(.failed) failed, \(.errors) errors"' \
     "$report" 2>/dev/null || echo "no report")
   if ((status == 0)); then

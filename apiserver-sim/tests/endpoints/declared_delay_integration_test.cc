@@ -134,7 +134,9 @@ TEST_F(DeclaredDelayTest, RetryAfterWaitsAreChargedOnTheSimulatedClock) {
 }
 
 TEST_F(DeclaredDelayTest, ARetryThatWouldOutlastTheBudgetIsNotMade) {
-  start(R"(responses: [{respond: {http: {status: 503, body: busy, headers: {Retry-After: "2"}}}}])");
+  start(R"(responses:
+  - respond: {http: {status: 503, body: busy, headers: {Retry-After: "2"}}}
+)");
   const CallResult result = call(2s);
   EXPECT_EQ(result.error, CallErrorKind::kHttpStatus);
   EXPECT_EQ(result.attempts, 1);
