@@ -199,8 +199,8 @@ TEST_F(InjectorProcessTest, AnswersV1beta1WithTheSameVersionAndPostsAnEventToThe
   EXPECT_EQ(review["apiVersion"], "admission.k8s.io/v1beta1");
   EXPECT_EQ(review["response"]["allowed"], true);
   std::vector<json> events;
-  for (int i = 0; i < 200 && events.empty(); ++i) {
-    std::this_thread::sleep_for(20ms);
+  for (int i = 0; i < 3000 && events.empty(); ++i) {  // up to 60 s: the Event is posted after
+    std::this_thread::sleep_for(20ms);                  // the answer, on another thread
     events = api_->events();
   }
   ASSERT_EQ(events.size(), 1u);
