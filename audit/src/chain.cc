@@ -15,6 +15,7 @@
 
 #include "harness/core/json.h"
 #include "harness/core/json_patch.h"
+#include "harness/core/json_patch_decode.h"
 #include "harness/core/json_pointer.h"
 
 namespace harness::audit {
@@ -486,7 +487,7 @@ core::Result<ReplayResult> replayChain(const MutationChain& chain, const ReplayO
       }
       continue;
     }
-    auto patch = core::decodePatch(step.patch->dump());
+    auto patch = core::decodeParsedPatch(*step.patch);
     if (!patch.ok()) return patch.error().within(label);
     auto applied = core::applyPatch(object, *patch);
     if (!applied.ok()) return applied.error().within(label);

@@ -92,19 +92,20 @@ ordered_json timeJson(const std::optional<TimePoint>& time) {
   return formatMicroTime(*time);
 }
 
-std::string kindOf(const ordered_json& v) {
+template <class J>
+std::string kindOf(const J& v) {
   switch (v.type()) {
-    case ordered_json::value_t::string:
+    case J::value_t::string:
       return "string";
-    case ordered_json::value_t::boolean:
+    case J::value_t::boolean:
       return "bool";
-    case ordered_json::value_t::number_integer:
-    case ordered_json::value_t::number_unsigned:
-    case ordered_json::value_t::number_float:
+    case J::value_t::number_integer:
+    case J::value_t::number_unsigned:
+    case J::value_t::number_float:
       return "number";
-    case ordered_json::value_t::array:
+    case J::value_t::array:
       return "array";
-    case ordered_json::value_t::object:
+    case J::value_t::object:
       return "object";
     default:
       return "null";
@@ -113,6 +114,7 @@ std::string kindOf(const ordered_json& v) {
 
 // Reads the members of one object with encoding/json's rules (null = zero value); keeps the
 // first error.
+template <class J>
 class Reader {
  public:
   std::optional<core::Error> error;
@@ -120,28 +122,28 @@ class Reader {
   void fail(const std::string& path, const std::string& message) {
     if (!error) error = core::Error{path + ": " + message};
   }
-  void mismatch(const std::string& path, const ordered_json& v, const char* expected) {
+  void mismatch(const std::string& path, const J& v, const char* expected) {
     fail(path, std::string("expected ") + expected + ", got " + kindOf(v));
   }
 
-  static const ordered_json* find(const ordered_json& object, const char* key) {
+  static const J* find(const J& object, const char* key) {
     const auto it = object.find(key);
     if (it == object.end() || it->is_null()) return nullptr;
     return &*it;
   }
 
-  void string(const ordered_json& object, const char* key, const std::string& path,
+  void string(const J& object, const char* key, const std::string& path,
               std::string& out) {
     if (const auto* v = find(object, key)) {
       if (v->is_string()) {
-        out = v->get<std::string>();
+        out = v->template get<std::string>();
       } else {
         mismatch(path, *v, "a string");
       }
     }
   }
 
-  void strings(const ordered_json& object, const char* key, const std::string& path,
+  void strings(const J& object, const char* key, const std::string& path,
                std::vector<std::string>& out) {
     const auto* v = find(object, key);
     if (v == nullptr) return;
@@ -152,7 +154,7 @@ class Reader {
     for (std::size_t i = 0; i < v->size(); ++i) {
       const auto& item = (*v)[i];
       if (item.is_string()) {
-        out.push_back(item.get<std::string>());
+        out.push_back(item.template get<std::string>());
       } else if (item.is_null()) {
         out.emplace_back();
       } else {
@@ -162,7 +164,7 @@ class Reader {
     }
   }
 
-  const ordered_json* object(const ordered_json& parent, const char* key, const std::string& path) {
+  const J* object(const J& parent, const char* key, const std::string& path) {
     const auto* v = find(parent, key);
     if (v != nullptr && !v->is_object()) {
       mismatch(path, *v, "an object");
@@ -171,7 +173,7 @@ class Reader {
     return v;
   }
 
-  void userInfo(const ordered_json& user, const std::string& path, core::UserInfo& out) {
+  void userInfo(const J& user, const std::string& path, core::UserInfo& out) {
     string(user, "username", path + ".username", out.username);
     string(user, "uid", path + ".uid", out.uid);
     strings(user, "groups", path + ".groups", out.groups);
@@ -179,7 +181,7 @@ class Reader {
       for (const auto& [key, values] : extra->items()) {
         std::vector<std::string> list;
         if (!values.is_null()) {
-          ordered_json holder = ordered_json::object();
+          J holder = J::object();
           holder["v"] = values;
           strings(holder, "v", path + ".extra." + key, list);
         }
@@ -188,14 +190,14 @@ class Reader {
     }
   }
 
-  void time(const ordered_json& object, const char* key, std::optional<TimePoint>& out) {
+  void time(const J& object, const char* key, std::optional<TimePoint>& out) {
     const auto* v = find(object, key);
     if (v == nullptr) return;
     if (!v->is_string()) {
       mismatch(key, *v, "a string");
       return;
     }
-    auto parsed = parseMicroTime(v->get_ref<const std::string&>());
+    auto parsed = parseMicroTime(v->template get_ref<const std::string&>());
     if (!parsed.ok()) {
       fail(key, parsed.error().message);
       return;
@@ -204,12 +206,13 @@ class Reader {
   }
 };
 
-core::Result<Event> readEvent(const ordered_json& json) {
+template <class J>
+core::Result<Event> readEvent(const J& json) {
   if (!json.is_object()) {
     return core::Error{"expected an audit Event object, got " + kindOf(json)};
   }
   Event event;
-  Reader r;
+  Reader<J> r;
 
   std::string kind;
   std::string api_version;
@@ -264,14 +267,14 @@ core::Result<Event> readEvent(const ordered_json& json) {
     if (!parsed.ok()) return parsed.error();
     event.response_status = std::move(*parsed);
   }
-  if (const auto* v = Reader::find(json, "requestObject")) event.request_object = *v;
-  if (const auto* v = Reader::find(json, "responseObject")) event.response_object = *v;
+  if (const auto* v = Reader<J>::find(json, "requestObject")) event.request_object = *v;
+  if (const auto* v = Reader<J>::find(json, "responseObject")) event.response_object = *v;
   r.time(json, "requestReceivedTimestamp", event.request_received_timestamp);
   r.time(json, "stageTimestamp", event.stage_timestamp);
   if (const auto* annotations = r.object(json, "annotations", "annotations")) {
     for (const auto& [key, value] : annotations->items()) {
       if (value.is_string()) {
-        event.annotations[key] = value.get<std::string>();
+        event.annotations[key] = value.template get<std::string>();
       } else if (value.is_null()) {
         event.annotations[key];
       } else {
@@ -304,7 +307,7 @@ core::Result<Event> readEvent(const ordered_json& json) {
     for (const char* k : kKnown) known = known || it.key() == k;
     if (known) continue;
     if (event.unknown_fields.is_null()) event.unknown_fields = ordered_json::object();
-    event.unknown_fields[it.key()] = it.value();
+    event.unknown_fields[it.key()] = ordered_json(it.value());
   }
   return event;
 }
@@ -482,9 +485,9 @@ core::Result<Event> eventFromJson(nlohmann::ordered_json&& json) {
   return event;
 }
 
-core::Result<Event> eventFromJson(const nlohmann::json& json) {
-  return readEvent(ordered_json(json));
-}
+// Read as it is: converting to ordered_json first would copy the whole event, and the result is
+// the same (a json iterates its members in key order, which the copy would keep).
+core::Result<Event> eventFromJson(const nlohmann::json& json) { return readEvent(json); }
 
 Event newEventFromRequest(const HttpRequestInfo& request, Level level,
                           const RequestAttributes& attributes) {

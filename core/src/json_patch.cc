@@ -3,6 +3,7 @@
 // decoding with Go encoding/json's error texts (scanner.go, decode.go).
 
 #include "harness/core/json_patch.h"
+#include "harness/core/json_patch_decode.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -807,7 +808,10 @@ Result<JsonPatch> decodePatch(std::string_view text) {
     // Only reachable for input Go accepts but nlohmann does not (lone UTF-16 surrogates).
     return Error{"undecodable JSON: " + decoded.error().message};
   }
-  json parsed = std::move(*decoded);
+  return decodeParsedPatch(std::move(*decoded));
+}
+
+Result<JsonPatch> decodeParsedPatch(json parsed) {
   if (parsed.is_null()) return JsonPatch{};
   if (!parsed.is_array()) return Error{goUnmarshalTypeError(parsed, "jsonpatch.Patch")};
   // Go keeps decoding after a type error and reports the first one.

@@ -3,6 +3,8 @@
 
 #include "harness/core/json_patch.h"
 
+#include "harness/core/json_patch_decode.h"
+
 #include <array>
 
 #include <gmock/gmock.h>
@@ -747,6 +749,29 @@ TEST(ApplyPatchTest, BuiltOperationsApply) {
   ASSERT_TRUE(out.ok()) << out.error().message;
   EXPECT_EQ((*out)["metadata"]["labels"]["app"], "web");
   EXPECT_EQ((*out)["spec"]["containers"][0]["image"], "nginx:2");
+}
+
+TEST(DecodeParsedPatch, SameAsDecodingTheDumpedText) {
+  // Operations, null elements, unknown and non-string members, and every error kind.
+  for (const char* text : {
+           R"([{"op":"add","path":"/a","value":{"b":[1,2.5,"x\u00e9"]}},null,{"op":7},{}])",
+           R"([{"op":"move","from":"/a","path":"/b"},{"op":"test","path":"/c","value":null}])",
+           "null", "[]", R"({"op":"add"})", R"([1])", R"([{"op":"add"},"x"])", "3"}) {
+    SCOPED_TRACE(text);
+    const auto parsed = json::parse(text);
+    const auto from_text = decodePatch(parsed.dump());
+    const auto from_value = decodeParsedPatch(parsed);
+    ASSERT_EQ(from_text.ok(), from_value.ok());
+    if (!from_text.ok()) {
+      EXPECT_EQ(from_value.error().message, from_text.error().message);
+      continue;
+    }
+    ASSERT_EQ(from_value->size(), from_text->size());
+    for (std::size_t i = 0; i < from_text->size(); ++i) {
+      EXPECT_EQ((*from_value)[i], (*from_text)[i]);
+      EXPECT_EQ((*from_value)[i].raw, (*from_text)[i].raw);
+    }
+  }
 }
 
 }  // namespace

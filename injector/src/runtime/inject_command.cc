@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "harness/core/json_patch.h"
+#include "harness/core/json_patch_decode.h"
 #include "harness/core/object.h"
 #include "harness/core/yaml.h"
 #include "harness/injector/kube_api.h"
@@ -258,7 +259,7 @@ int runInject(const InjectOptions& o, std::istream& in, std::ostream& out, std::
           << outcome.error_message << "\n";
       exit_code = 1;
     } else if (outcome.patch.is_array() && !outcome.patch.empty()) {
-      auto decoded = core::decodePatch(outcome.patch.dump());
+      auto decoded = core::decodeParsedPatch(outcome.patch);
       auto applied = decoded ? core::applyPatch(obj, *decoded)
                              : core::Result<nlohmann::json>(decoded.error());
       if (!applied) {
