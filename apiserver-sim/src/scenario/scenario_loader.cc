@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <exception>
 #include <filesystem>
+#include <array>
 #include <fstream>
 #include <initializer_list>
 #include <limits>
@@ -319,9 +320,19 @@ core::Result<std::string> readTextFile(const fs::path& path) {
     return core::makeError(fmt::format("cannot read {}: {}", jsonQuote(path.string()),
                                        std::error_code(errno, std::generic_category()).message()));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  // A bound, so that a device or a runaway file (/dev/zero, a FIFO fed forever) is an error rather
+  // than a read without end.
+  constexpr std::size_t kMaxFileBytes = std::size_t{64} << 20;
+  std::string text;
+  std::array<char, 1 << 16> chunk{};
+  while (in.read(chunk.data(), chunk.size()) || in.gcount() > 0) {
+    text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxFileBytes) {
+      return core::makeError(
+          fmt::format("cannot read {}: larger than 64 MiB", jsonQuote(path.string())));
+    }
+  }
+  return text;
 }
 
 // --- objects (inline, {file: ...}, Lists) ---

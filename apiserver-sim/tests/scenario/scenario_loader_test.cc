@@ -133,6 +133,13 @@ TEST_F(ScenarioLoaderTest, MissingObjectFileIsNamed) {
                 "\": No such file or directory");
 }
 
+TEST_F(ScenarioLoaderTest, EndlessObjectFileIsRefusedNotReadForever) {
+  auto scenario = load(std::string(kHeader) + "  objects:\n    - file: /dev/zero\n" + kPodStep);
+  ASSERT_FALSE(scenario.ok());
+  EXPECT_EQ(scenario.error().message,
+            file() + ":7:13: spec.objects[0].file: cannot read \"/dev/zero\": larger than 64 MiB");
+}
+
 TEST_F(ScenarioLoaderTest, ObjectFileYamlErrorNamesBothFiles) {
   testing::writeFile(dir_ / "bad.yaml", "a: [\n");
   auto scenario = load(std::string(kHeader) + "  objects:\n    - file: bad.yaml\n" + kPodStep);
