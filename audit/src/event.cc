@@ -13,6 +13,7 @@
 
 #include "go_json_writer.h"
 #include "harness/core/field_errors.h"
+#include "harness/core/go_json_kind.h"
 
 namespace harness::audit {
 namespace {
@@ -92,26 +93,6 @@ ordered_json timeJson(const std::optional<TimePoint>& time) {
   return formatMicroTime(*time);
 }
 
-template <class J>
-std::string kindOf(const J& v) {
-  switch (v.type()) {
-    case J::value_t::string:
-      return "string";
-    case J::value_t::boolean:
-      return "bool";
-    case J::value_t::number_integer:
-    case J::value_t::number_unsigned:
-    case J::value_t::number_float:
-      return "number";
-    case J::value_t::array:
-      return "array";
-    case J::value_t::object:
-      return "object";
-    default:
-      return "null";
-  }
-}
-
 // Reads the members of one object with encoding/json's rules (null = zero value); keeps the
 // first error.
 template <class J>
@@ -123,7 +104,7 @@ class Reader {
     if (!error) error = core::Error{path + ": " + message};
   }
   void mismatch(const std::string& path, const J& v, const char* expected) {
-    fail(path, std::string("expected ") + expected + ", got " + kindOf(v));
+    fail(path, std::string("expected ") + expected + ", got " + core::goJsonValueKind(v));
   }
 
   static const J* find(const J& object, const char* key) {
@@ -209,7 +190,7 @@ class Reader {
 template <class J>
 core::Result<Event> readEvent(const J& json) {
   if (!json.is_object()) {
-    return core::Error{"expected an audit Event object, got " + kindOf(json)};
+    return core::Error{"expected an audit Event object, got " + core::goJsonValueKind(json)};
   }
   Event event;
   Reader<J> r;

@@ -22,30 +22,11 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/core/base64.h"
+#include "harness/core/go_json_kind.h"
 #include "harness/core/json.h"
 #include "harness/core/result.h"
 
 namespace harness::core::go_json {
-
-// The word encoding/json uses for a JSON value in type errors.
-inline std::string valueKind(const nlohmann::json& v) {
-  switch (v.type()) {
-    case nlohmann::json::value_t::string:
-      return "string";
-    case nlohmann::json::value_t::boolean:
-      return "bool";
-    case nlohmann::json::value_t::number_integer:
-    case nlohmann::json::value_t::number_unsigned:
-    case nlohmann::json::value_t::number_float:
-      return "number";
-    case nlohmann::json::value_t::array:
-      return "array";
-    case nlohmann::json::value_t::object:
-      return "object";
-    default:
-      return "null";
-  }
-}
 
 inline Error typeErrorWithValue(std::string_view value, std::string_view struct_name,
                                 std::string_view path, std::string_view go_type) {
@@ -61,7 +42,7 @@ inline Error typeErrorWithValue(std::string_view value, std::string_view struct_
 
 inline Error typeError(const nlohmann::json& v, std::string_view struct_name, std::string_view path,
                        std::string_view go_type) {
-  return typeErrorWithValue(valueKind(v), struct_name, path, go_type);
+  return typeErrorWithValue(goJsonValueKind(v), struct_name, path, go_type);
 }
 
 // Reads the fields of one JSON object that maps to one Go struct. Keeps the first error.

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/core/go_json_kind.h"
 #include "harness/core/quantity.h"
 
 // Followed: src/encoding/json/decode.go (literalStore, array, object, addErrorContext,
@@ -212,27 +213,6 @@ const std::map<std::string_view, std::vector<Field>>& structs() {
   return table;
 }
 
-// The word decode.go uses for a JSON value in UnmarshalTypeError.Value; numbers that do not fit
-// an integer type are named with their literal ("number 1.5").
-std::string valueWord(const json& v, bool integer_target) {
-  switch (v.type()) {
-    case json::value_t::string:
-      return "string";
-    case json::value_t::boolean:
-      return "bool";
-    case json::value_t::array:
-      return "array";
-    case json::value_t::object:
-      return "object";
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned:
-    case json::value_t::number_float:
-      return integer_target ? "number " + v.dump() : "number";
-    default:
-      return "null";
-  }
-}
-
 bool fitsInteger(const json& v, std::string_view type) {
   const bool is32 = type == "int32";
   if (v.is_number_unsigned()) {
@@ -311,7 +291,7 @@ class Decoder {
                 const std::string& path) {
     if (first_) return true;
     const bool integer = type == "int32" || type == "int64";
-    std::string text = "json: cannot unmarshal " + valueWord(v, integer) + " into ";
+    std::string text = "json: cannot unmarshal " + core::goJsonValueKind(v, integer) + " into ";
     if (owner.empty()) {
       text += "Go value of type " + goTypeName(type);
     } else {
@@ -335,14 +315,16 @@ class Decoder {
   // intstr.go UnmarshalJSON: a JSON string, else json.Unmarshal into an int32 (no context).
   bool intOrString(const json& v) {
     if (v.is_string() || fitsInteger(v, "int32")) return true;
-    return stop("json: cannot unmarshal " + valueWord(v, true) + " into Go value of type int32");
+    return stop("json: cannot unmarshal " + core::goJsonValueKind(v, true) +
+                " into Go value of type int32");
   }
 
   // time.go UnmarshalJSON: json.Unmarshal into a string first (the RFC 3339 layout is not
   // checked here).
   bool time(const json& v) {
     if (v.is_string()) return true;
-    return stop("json: cannot unmarshal " + valueWord(v, false) + " into Go value of type string");
+    return stop("json: cannot unmarshal " + core::goJsonValueKind(v) +
+                " into Go value of type string");
   }
 
   std::optional<core::Error> first_;
