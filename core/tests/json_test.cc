@@ -3,7 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <random>
 #include <string>
+#include <vector>
 
 namespace harness::core {
 namespace {
@@ -130,6 +133,123 @@ TEST(ParseJsonAt, ReadsAStreamOfValues) {
   ASSERT_FALSE(refused.ok());
   EXPECT_TRUE(detail.too_deep);
   EXPECT_EQ(detail.offset, 3u + 10000u);
+}
+
+}  // namespace
+}  // namespace harness::core
+
+namespace harness::core {
+namespace {
+
+// The same value with the same types all the way down (nlohmann's == calls 1 and 1u and 1.0
+// equal).
+template <class Json>
+bool identical(const Json& a, const Json& b) {
+  if (a.type() != b.type()) return false;
+  if (a.is_number_float()) {
+    const double x = a.template get<double>();
+    const double y = b.template get<double>();
+    return x == y && std::signbit(x) == std::signbit(y);
+  }
+  if (a.is_object()) {
+    if (a.size() != b.size()) return false;
+    for (auto i = a.begin(), j = b.begin(); i != a.end(); ++i, ++j) {
+      if (i.key() != j.key() || !identical(i.value(), j.value())) return false;
+    }
+    return true;
+  }
+  if (a.is_array()) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (!identical(a[i], b[i])) return false;
+    }
+    return true;
+  }
+  return a == b;
+}
+
+// parseJson and parseOrderedJson (their fast path included) against nlohmann's own parser:
+// accepted by both with identical values, or refused by both with nlohmann's message.
+void expectSameAsNlohmann(const std::string& text) {
+  SCOPED_TRACE("text: " + testing::PrintToString(text));
+  const auto reference = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const auto parsed = parseJson(text);
+  ASSERT_EQ(parsed.ok(), !reference.is_discarded())
+      << (parsed.ok() ? parsed->dump() : parsed.error().message);
+  if (parsed.ok()) {
+    EXPECT_TRUE(identical(*parsed, reference)) << parsed->dump() << " vs " << reference.dump();
+  } else {
+    std::string message;
+    try {
+      message = nlohmann::json::parse(text).dump();
+    } catch (const nlohmann::json::exception& e) {
+      message = e.what();
+    }
+    EXPECT_THAT(message, HasSubstr(parsed.error().message));
+  }
+  const auto ordered_reference =
+      nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const auto ordered = parseOrderedJson(text);
+  ASSERT_EQ(ordered.ok(), !ordered_reference.is_discarded());
+  if (ordered.ok()) {
+    EXPECT_TRUE(identical(*ordered, ordered_reference)) << ordered->dump();
+  }
+}
+
+TEST(ParseJson, BuildsWhatNlohmannBuilds) {
+  for (const std::string& text : std::vector<std::string>{
+           R"({"a":1,"b":[true,false,null],"c":{"d":"e"}})", " \t\r\n[ 1 , 2 ]\n ", "{}", "[]",
+           R"([{},[],{"":""}])", "0", "-0", "1", "-1", "18446744073709551615",
+           "18446744073709551616", "-9223372036854775808", "-9223372036854775809",
+           "99999999999999999999999", "1.5", "-0.0", "1e3", "1E+3", "2.5e-3", "1e400", "-1e400",
+           "0.1e1", R"({"a":1,"a":2,"b":3})", R"({"b":1,"a":{"x":1},"a":[2]})",
+           R"("\u0000\b\f\n\r\t\"\\\/")", R"("\u00e9\u20ac\ud83d\ude00")", "\"\xc3\xa9\xe2\x82\xac\"",
+           "\"\xf0\x9f\x98\x80\"", "\"\xed\x9f\xbf\"", "\"\xef\xbf\xbf\"", "\"\xf4\x8f\xbf\xbf\"",
+           // Refused, each for its own reason.
+           "", " ", "{", "[", "]", "[1,]", R"({"a":1,})", R"({"a" 1})", R"({a:1})", "[1 2]",
+           "01", "-01", "-", "1.", ".5", "1e", "1e+", "+1", "0x10", "NaN", "Infinity", "tru",
+           "nul", "falsey", "[1]]", "[1] x", "\"abc", R"("\x")", R"("\u12")", R"("\uZZZZ")",
+           R"("\ud800")", R"("\udc00")", R"("\ud800\u0041")", R"("\ud800x")",
+           std::string("\"a\x01\""), std::string("\"\t\""), "\"\xc0\xaf\"", "\"\xc3\"",
+           "\"\xe0\x80\x80\"", "\"\xed\xa0\x80\"", "\"\xf4\x90\x80\x80\"", "\"\xf5\x80\x80\x80\"",
+           "\"\x80\"", "\"\xff\"", "\xef\xbb\xbf[1]", std::string("[1]\0", 4),
+           std::string("[\0]", 3)}) {
+    expectSameAsNlohmann(text);
+  }
+}
+
+// Random damage to realistic documents: whatever the bytes, the same outcome as nlohmann.
+TEST(ParseJson, BuildsWhatNlohmannBuildsFromDamagedText) {
+  const std::vector<std::string> seeds = {
+      R"({"kind":"Event","apiVersion":"audit.k8s.io/v1","annotations":{"patch.webhook.admission.k8s.io/round_0_index_0":"{\"configuration\":\"c\",\"patch\":[{\"op\":\"add\",\"path\":\"/a~1b\",\"value\":\"\u003c\"}]}"},"n":[0,-1,2.5e3,18446744073709551615]})",
+      R"([{"name":"caf\u00e9","value":"\ud83d\ude00 ok","x":null,"y":true,"z":false},[[]],{}])",
+      "{\"k\":\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\",\"n\":-9223372036854775808}"};
+  const std::string alphabet = "{}[]\",:\\/u0123456789abcdefABCDEF-+.eE \t\n\r\x01\x7f\x80\xbf"
+                               "\xc3\xe2\xed\xf0\xf4\xff";
+  std::mt19937 random(20261125);
+  for (const auto& seed : seeds) {
+    for (int round = 0; round < 3000; ++round) {
+      std::string text = seed;
+      const int edits = 1 + static_cast<int>(random() % 3);
+      for (int e = 0; e < edits && !text.empty(); ++e) {
+        const std::size_t at = random() % text.size();
+        const char c = alphabet[random() % alphabet.size()];
+        switch (random() % 3) {
+          case 0:
+            text[at] = c;
+            break;
+          case 1:
+            text.insert(text.begin() + static_cast<std::ptrdiff_t>(at), c);
+            break;
+          default:
+            text.erase(at, 1 + random() % 4);
+            break;
+        }
+      }
+      expectSameAsNlohmann(text);
+      if (HasFatalFailure() || HasNonfatalFailure()) return;
+    }
+  }
 }
 
 }  // namespace
