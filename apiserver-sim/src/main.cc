@@ -239,14 +239,14 @@ harness::core::Result<harness::audit::MutationChain> chainAt(
   log.seekg(static_cast<std::streamoff>(position.offset));
   audit::LogLineReader lines(log, audit::kMaxLogLineBytes, position.offset, position.line_number);
   auto line = lines.next();
-  auto event = line && !line->too_long
-                   ? audit::parseLogLine(line->text)
-                   : harness::core::Result<audit::Event>(harness::core::Error{"no such line"});
+  auto event = line && !line->too_long ? audit::parseLogLineObjectsApart(line->text)
+                                       : harness::core::Result<audit::EventObjectsApart>(
+                                             harness::core::Error{"no such line"});
   if (!event.ok()) {
     return harness::core::Error{path + ":" + std::to_string(position.line_number) +
                                 ": changed while it was read: " + event.error().message};
   }
-  return harness::audit::chainOf(*event);
+  return harness::audit::chainOf(std::move(*event));
 }
 
 // `apiserver-sim audit LOG [--compare OTHER]`: the mutation chains an audit log records (the

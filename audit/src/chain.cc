@@ -130,7 +130,7 @@ MutationChain chainWith(const Event& event, std::optional<json> request_object,
       if (step.webhook.empty()) step.webhook = value;
       continue;
     }
-    const auto parsed = parseObject(value);
+    auto parsed = parseObject(value);
     if (!parsed) {
       chain.problems.push_back(key + ": value is not a JSON object: " + value);
       continue;
@@ -152,7 +152,7 @@ MutationChain chainWith(const Event& event, std::optional<json> request_object,
       if (step.webhook.empty()) step.webhook = webhook;
       const auto patch = parsed->find("patch");
       if (patch != parsed->end()) {
-        step.patch = *patch;
+        step.patch = std::move(*patch);
       } else {
         chain.problems.push_back(key + ": no \"patch\" in " + value);
       }
@@ -163,6 +163,10 @@ MutationChain chainWith(const Event& event, std::optional<json> request_object,
 }
 
 }  // namespace
+
+MutationChain chainOf(EventObjectsApart read) {
+  return chainWith(read.event, std::move(read.request_object), std::move(read.response_object));
+}
 
 MutationChain chainOf(const Event& event) {
   std::optional<json> request_object;
@@ -219,8 +223,35 @@ struct Difference {
   std::string detail;
 };
 
+// The ignored pointers that continue below one member: their tokens, and how many of them the
+// path to the member used.
+struct Ignored {
+  std::vector<const std::vector<std::string>*> paths;
+  std::size_t depth = 0;
+
+  // The paths through member `key`; `ends` when one of them ends there (the member is ignored).
+  [[nodiscard]] Ignored below(const std::string& key, bool& ends) const {
+    Ignored out;
+    out.depth = depth + 1;
+    ends = false;
+    for (const auto* path : paths) {
+      if ((*path)[depth] != key) continue;
+      if (path->size() == out.depth) {
+        ends = true;
+      } else {
+        out.paths.push_back(path);
+      }
+    }
+    return out;
+  }
+};
+
+// The first difference between the two documents with the members at `ignored` left out of
+// both, as if erased (see replayChain: it is used only when no ignored pointer goes through an
+// array or a scalar, where erasing would mean something else).
 std::optional<Difference> firstDifference(const json& replayed, const json& response,
-                                          const std::string& pointer, bool ignore_response_only) {
+                                          const std::string& pointer, bool ignore_response_only,
+                                          const Ignored& ignored) {
   if (replayed.is_object() && response.is_object()) {
     // Both members are in key order (nlohmann::json objects are std::maps): one merge, and a
     // pointer built only for members that differ (`apiserver-sim audit` replays every chain).
@@ -231,7 +262,25 @@ std::optional<Difference> firstDifference(const json& replayed, const json& resp
     auto at = [&pointer](const std::string& key) {
       return pointer + "/" + core::escapePointerToken(key);
     };
+    // Members below which an ignored pointer goes, or where one ends.
+    const auto concerned = [&ignored](const std::string& key) {
+      return std::any_of(ignored.paths.begin(), ignored.paths.end(),
+                         [&](const auto* path) { return (*path)[ignored.depth] == key; });
+    };
+    const auto skipped = [&](const std::string& key) {
+      bool ends = false;
+      if (concerned(key)) (void)ignored.below(key, ends);
+      return ends;
+    };
     while (a != a_end || b != b_end) {
+      if (a != a_end && skipped(a.key())) {
+        ++a;
+        continue;
+      }
+      if (b != b_end && skipped(b.key())) {
+        ++b;
+        continue;
+      }
       if (b == b_end || (a != a_end && a.key() < b.key())) {
         return Difference{at(a.key()), "missing in the response"};
       }
@@ -241,7 +290,11 @@ std::optional<Difference> firstDifference(const json& replayed, const json& resp
         continue;
       }
       if (a.value() != b.value()) {
-        if (auto d = firstDifference(a.value(), b.value(), at(a.key()), ignore_response_only)) {
+        bool ends = false;
+        const Ignored inner = concerned(a.key()) ? ignored.below(a.key(), ends)
+                                                 : Ignored{{}, ignored.depth + 1};
+        if (auto d = firstDifference(a.value(), b.value(), at(a.key()), ignore_response_only,
+                                     inner)) {
           return d;
         }
       }
@@ -255,7 +308,7 @@ std::optional<Difference> firstDifference(const json& replayed, const json& resp
     for (std::size_t i = 0; i < common; ++i) {
       if (replayed[i] == response[i]) continue;
       if (auto d = firstDifference(replayed[i], response[i], pointer + "/" + std::to_string(i),
-                                   ignore_response_only)) {
+                                   ignore_response_only, Ignored{})) {
         return d;
       }
     }
@@ -477,7 +530,8 @@ core::Result<ReplayResult> replayChain(const MutationChain& chain, const ReplayO
     return core::Error{"audit " + chain.audit_id +
                        ": no responseObject (the event's level is below RequestResponse)"};
   }
-  json object = *base;
+  // The first patch applies to the base itself: the only copies are those applyPatch makes.
+  std::optional<json> object;
   for (const MutationStep& step : chain.steps) {
     const std::string label = stepLabel(step) + " (webhook " + step.webhook + ")";
     if (!step.patch) {
@@ -489,15 +543,13 @@ core::Result<ReplayResult> replayChain(const MutationChain& chain, const ReplayO
     }
     auto patch = core::decodeParsedPatch(*step.patch);
     if (!patch.ok()) return patch.error().within(label);
-    auto applied = core::applyPatch(object, *patch);
+    auto applied = core::applyPatch(object ? *object : *base, *patch);
     if (!applied.ok()) return applied.error().within(label);
     object = std::move(*applied);
   }
 
   ReplayResult result;
-  json replayed = object;
-  result.patched = std::move(object);
-  json response = *chain.response_object;
+  result.patched = object ? std::move(*object) : *base;
   std::vector<std::string> ignored = {
       "/metadata/uid",           "/metadata/resourceVersion", "/metadata/creationTimestamp",
       "/metadata/managedFields", "/metadata/generation",      "/status"};
@@ -505,14 +557,50 @@ core::Result<ReplayResult> replayChain(const MutationChain& chain, const ReplayO
     if (!hasPointer(*base, filled)) ignored.emplace_back(filled);
   }
   ignored.insert(ignored.end(), options.ignored_paths.begin(), options.ignored_paths.end());
+  // Members at the ignored pointers are left out of the comparison without copying either
+  // document to erase them, when that is the same as erasing: when every pointer goes through
+  // objects only, in both documents. Otherwise (a user's pointer into an array...) copies are
+  // erased as the pointers say.
+  std::vector<std::vector<std::string>> ignored_tokens;
+  bool only_objects = true;
   for (const auto& pointer : ignored) {
-    erasePointer(replayed, pointer);
-    erasePointer(response, pointer);
+    const auto parsed = core::JsonPointer::parse(pointer);
+    if (!parsed.ok() || parsed->isRoot()) continue;  // erasePointer leaves these
+    const auto& tokens = parsed->tokens();
+    const json* const documents[] = {&result.patched, &*chain.response_object};
+    for (const json* doc : documents) {
+      const json* node = doc;
+      for (std::size_t i = 0; node != nullptr && i < tokens.size(); ++i) {
+        if (!node->is_object()) {
+          only_objects = false;
+          break;
+        }
+        const auto it = node->find(tokens[i]);
+        node = it == node->end() ? nullptr : &*it;
+      }
+    }
+    ignored_tokens.push_back(tokens);
   }
-  if (auto d = firstDifference(replayed, response, "", options.ignore_fields_only_in_response)) {
+  std::optional<Difference> difference;
+  if (only_objects) {
+    Ignored top;
+    for (const auto& tokens : ignored_tokens) top.paths.push_back(&tokens);
+    difference = firstDifference(result.patched, *chain.response_object, "",
+                                 options.ignore_fields_only_in_response, top);
+  } else {
+    json replayed = result.patched;
+    json response = *chain.response_object;
+    for (const auto& pointer : ignored) {
+      erasePointer(replayed, pointer);
+      erasePointer(response, pointer);
+    }
+    difference =
+        firstDifference(replayed, response, "", options.ignore_fields_only_in_response, Ignored{});
+  }
+  if (difference) {
     result.matches = false;
-    result.first_difference = d->pointer;
-    result.detail = d->detail;
+    result.first_difference = difference->pointer;
+    result.detail = difference->detail;
   } else {
     result.matches = true;
   }

@@ -171,6 +171,36 @@ TEST(ReplayChain, ServerDefaultsCanBeIgnored) {
   EXPECT_TRUE(replayChain(chains[0], ignore_path)->matches);
 }
 
+// Ignored pointers leave their members out of both sides, as erasing them would: through
+// objects (compared in place), into arrays (an element erased shifts the next ones), and where
+// one side has a scalar on the way (the other side's member is still erased from what is shown).
+TEST(ReplayChain, IgnoredPointersActAsErasedFromBothSides) {
+  auto chains = reconstructChains(eventsOf("simulator_chains.log"));
+  MutationChain& chain = chains[0];
+  (*chain.response_object)["metadata"]["uid"] = "server-set";
+  (*chain.response_object)["status"] = {{"phase", "Pending"}};
+  EXPECT_TRUE(replayChain(chain)->matches);
+
+  MutationChain images = chain;
+  (*images.response_object)["spec"]["containers"][0]["image"] = "other:1";
+  ReplayOptions into_array;
+  into_array.ignored_paths = {"/spec/containers/0/image"};
+  EXPECT_TRUE(replayChain(images, into_array)->matches);
+  ReplayOptions element;
+  element.ignored_paths = {"/spec/containers/0"};
+  auto shifted = replayChain(images, element);
+  ASSERT_TRUE(shifted.ok());
+  EXPECT_TRUE(shifted->matches) << shifted->first_difference << ": " << shifted->detail;
+
+  MutationChain scalar = chain;
+  (*scalar.response_object)["metadata"] = "flattened";
+  auto replay = replayChain(scalar);
+  ASSERT_TRUE(replay.ok());
+  EXPECT_EQ(replay->first_difference, "/metadata");
+  EXPECT_THAT(replay->detail, StartsWith("replayed {"));
+  EXPECT_THAT(replay->detail, ::testing::Not(HasSubstr("\"uid\"")));
+}
+
 TEST(ReplayChain, RecordedRealRequestLacksWhatInTreePluginsAdded) {
   const auto chains = reconstructChains(eventsOf("k3d_linkerd_pod_create.log"));
   auto replay = replayChain(chains[0]);

@@ -64,6 +64,8 @@ std::vector<MutationChain> reconstructChains(const std::vector<Event>& events,
 
 // The chain of one event, whatever its stage and annotations.
 MutationChain chainOf(const Event& event);
+// The same for an event read by parseLogLineObjectsApart, its objects moved into the chain.
+MutationChain chainOf(EventObjectsApart read);
 
 // reconstructChains one event at a time.
 class ChainBuilder {
