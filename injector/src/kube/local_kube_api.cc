@@ -41,6 +41,16 @@ void LocalKubeApi::add(nlohmann::json object) {
   indexLast();
 }
 
+std::size_t LocalKubeApi::size() const {
+  std::lock_guard lock(mutex_);
+  return objects_.size();
+}
+
+const nlohmann::json& LocalKubeApi::objectAt(std::size_t position) const {
+  std::lock_guard lock(mutex_);
+  return objects_.at(position);
+}
+
 core::Result<std::optional<nlohmann::json>> LocalKubeApi::get(const ObjectRef& ref) {
   std::lock_guard lock(mutex_);
   const auto found = index_.find(indexKey(ref.kind, ref.namespace_name, ref.name));

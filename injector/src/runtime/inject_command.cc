@@ -1,8 +1,11 @@
 #include "inject_command.h"
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
+#include <string_view>
 
 #include "harness/core/json_patch.h"
 #include "harness/core/json_patch_decode.h"
@@ -72,18 +75,91 @@ core::Result<std::vector<nlohmann::json>> readObjects(const std::vector<std::str
   return objects;
 }
 
-void printObjects(const std::vector<nlohmann::json>& results, const std::string& output,
-                  std::ostream& out) {
-  if (output == "json") {
-    if (results.size() == 1) {
-      out << results.front().dump(4) << "\n";
-    } else {
-      out << nlohmann::json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", results}}.dump(4)
-          << "\n";
+// Writes results as they are made, so that `inject` holds one result at a time however many
+// objects it injects: YAML documents separated by "---" (core::toYamlDocuments of them all), or
+// exactly the text nlohmann's dump(indent) of them all would be -- with kObjectOrList one object
+// alone, else a List of them; with kArray an array. A JSON item is dumped on its own and indented
+// line by line, which is what the nested dump does (JSON strings hold no raw newline).
+class ResultWriter {
+ public:
+  enum class Shape { kYaml, kObjectOrList, kArray };
+
+  ResultWriter(std::ostream& out, Shape shape, int indent)
+      : out_(out), shape_(shape), indent_(indent) {}
+
+  void add(const nlohmann::json& value) {
+    ++count_;
+    switch (shape_) {
+      case Shape::kYaml:
+        if (count_ > 1) out_ << "---\n";
+        out_ << core::toYaml(value);
+        return;
+      case Shape::kObjectOrList:
+        // One result alone is printed as it is: hold the first until a second comes.
+        if (count_ == 1) {
+          first_ = value;
+          return;
+        }
+        if (first_) {
+          const std::string pad(static_cast<std::size_t>(indent_), ' ');
+          out_ << "{\n" << pad << "\"apiVersion\": \"v1\",\n" << pad << "\"items\": [";
+          item(*first_, 2);
+          first_.reset();
+        }
+        out_ << ",";
+        item(value, 2);
+        return;
+      case Shape::kArray:
+        out_ << (count_ == 1 ? "[" : ",");
+        item(value, 1);
+        return;
     }
-  } else {
-    out << core::toYamlDocuments(results);
   }
+
+  void finish() {
+    const std::string pad(static_cast<std::size_t>(indent_), ' ');
+    switch (shape_) {
+      case Shape::kYaml:
+        break;
+      case Shape::kObjectOrList:
+        if (first_) {
+          out_ << first_->dump(indent_) << "\n";
+        } else if (count_ == 0) {
+          out_ << "{\n" << pad << "\"apiVersion\": \"v1\",\n" << pad << "\"items\": [],\n"
+               << pad << "\"kind\": \"List\"\n}\n";
+        } else {
+          out_ << "\n" << pad << "],\n" << pad << "\"kind\": \"List\"\n}\n";
+        }
+        break;
+      case Shape::kArray:
+        out_ << (count_ == 0 ? "[]\n" : "\n]\n");
+        break;
+    }
+    out_.flush();
+  }
+
+ private:
+  // "\n" then the value's dump, every line indented `depth` levels.
+  void item(const nlohmann::json& value, int depth) {
+    const std::string pad(static_cast<std::size_t>(indent_ * depth), ' ');
+    const std::string text = value.dump(indent_);
+    std::size_t start = 0;
+    while (start <= text.size()) {
+      const std::size_t end = std::min(text.find('\n', start), text.size());
+      out_ << "\n" << pad << std::string_view(text).substr(start, end - start);
+      start = end + 1;
+    }
+  }
+
+  std::ostream& out_;
+  Shape shape_;
+  int indent_;
+  std::size_t count_ = 0;
+  std::optional<nlohmann::json> first_;
+};
+
+ResultWriter::Shape resultShape(const std::string& output) {
+  return output == "json" ? ResultWriter::Shape::kObjectOrList : ResultWriter::Shape::kYaml;
 }
 
 // istioctl kube-inject: every object through the same injection path as the webhook.
@@ -99,8 +175,8 @@ int runIstioInject(const InjectOptions& o, std::istream& in, std::ostream& out,
     err << "injector inject: " << objects.error().message << "\n";
     return 2;
   }
-  std::vector<nlohmann::json> results;
-  nlohmann::json patches = nlohmann::json::array();
+  ResultWriter results(out, resultShape(o.output), 4);
+  ResultWriter patches(out, ResultWriter::Shape::kArray, 2);
   int exit_code = 0;
   for (const auto& obj : *objects) {
     const std::string what = describeObject(obj, obj.value("metadata", nlohmann::json::object())
@@ -111,7 +187,7 @@ int runIstioInject(const InjectOptions& o, std::istream& in, std::ostream& out,
       err << "injector inject: " << what << ": the webhook would deny it: "
           << injected.error().message << "\n";
       exit_code = 1;
-      results.push_back(obj);
+      if (!o.explain && !o.patch) results.add(obj);
       continue;
     }
     const auto patch = core::createPatch(obj, *injected);
@@ -129,18 +205,18 @@ int runIstioInject(const InjectOptions& o, std::istream& in, std::ostream& out,
       nlohmann::json entry = nlohmann::json::object();
       entry["object"] = what;
       entry["patch"] = core::encodePatch(patch);
-      patches.push_back(std::move(entry));
+      patches.add(entry);
       continue;
     }
     for (const auto& w : warnings) err << "injector inject: " << what << ": " << w << "\n";
-    results.push_back(std::move(*injected));
+    results.add(*injected);
   }
   if (o.explain) return exit_code;
   if (o.patch) {
-    out << patches.dump(2) << "\n";
-    return exit_code;
+    patches.finish();
+  } else {
+    results.finish();
   }
-  printObjects(results, o.output, out);
   return exit_code;
 }
 
@@ -191,7 +267,6 @@ int runInject(const InjectOptions& o, std::istream& in, std::ostream& out, std::
     err << "injector inject: " << read.error().message << "\n";
     return 2;
   }
-  std::vector<nlohmann::json> objects = std::move(*read);
   auto extra = loadObjectFiles(o.object_files);
   if (!extra) {
     err << "injector inject: " << extra.error().message << "\n";
@@ -202,35 +277,53 @@ int runInject(const InjectOptions& o, std::istream& in, std::ostream& out, std::
     err << "injector inject: " << namespaces.error().message << "\n";
     return 2;
   }
+  // The input objects are kept once, by the lookups, and read back from there in order.
   LocalKubeApi kube;
-  for (const auto& obj : *extra) kube.add(obj);
-  for (const auto& obj : *namespaces) kube.add(obj);
-  for (const auto& obj : objects) kube.add(obj);
+  for (auto& obj : *extra) kube.add(std::move(obj));
+  for (auto& obj : *namespaces) kube.add(std::move(obj));
+  const std::size_t first_input = kube.size();
+  for (auto& obj : *read) kube.add(std::move(obj));
+  read->clear();
 
-  std::vector<nlohmann::json> results;
-  nlohmann::json patches = nlohmann::json::array();
-  int exit_code = 0;
-  for (const auto& obj : objects) {
+  // An object without a kind or with a bad namespace is bad input: exit 2, naming it.
+  auto badInput = [&err](const nlohmann::json& obj) {
     auto kind = core::kindOf(obj);
     if (!kind || kind->empty()) {
       err << "injector inject: " << describeObject(obj, "") << ": kind: "
           << (kind ? std::string("missing") : kind.error().message) << "\n";
-      return 2;
+      return true;
     }
-    auto ns_field = core::namespaceOf(obj);
-    if (!ns_field) {
+    if (auto ns_field = core::namespaceOf(obj); !ns_field) {
       err << "injector inject: " << describeObject(obj, "") << ": " << ns_field.error().message
           << "\n";
-      return 2;
+      return true;
     }
-    if (*kind == "Namespace") {
-      results.push_back(obj);
+    return false;
+  };
+  // Results are written as they are made; bad input is found first, so that it still ends the
+  // run before anything is written (--explain reports the objects before it, as it goes).
+  if (!o.explain) {
+    for (std::size_t i = first_input; i < kube.size(); ++i) {
+      if (badInput(kube.objectAt(i))) return 2;
+    }
+  }
+
+  ResultWriter results(out, resultShape(o.output), 4);
+  ResultWriter patches(out, ResultWriter::Shape::kArray, 2);
+  int exit_code = 0;
+  for (std::size_t i = first_input; i < kube.size(); ++i) {
+    const nlohmann::json& obj = kube.objectAt(i);
+    if (badInput(obj)) return 2;
+    const std::string kind = *core::kindOf(obj);
+    const std::string ns_field = *core::namespaceOf(obj);
+    if (kind == "Namespace") {
+      if (!o.explain && !o.patch) results.add(obj);
       continue;
     }
-    const std::string ns = ns_field->empty() ? o.default_namespace : *ns_field;
+    const std::string ns = ns_field.empty() ? o.default_namespace : ns_field;
     linkerd::AdmissionInput input;
     input.object = obj;
-    input.request_kind = *kind;
+    input.request_kind = kind;
     input.request_namespace = ns;
     input.trust_anchors_pem = trust;
     input.linkerd_namespace = o.linkerd_namespace;
@@ -253,14 +346,14 @@ int runInject(const InjectOptions& o, std::istream& in, std::ostream& out, std::
     };
     auto outcome = linkerd::admit(values, input);
     const std::string what = describeObject(obj, ns);
-    nlohmann::json result = obj;
+    nlohmann::json result = std::move(input.object);  // admit() is done with it
     if (outcome.decision == linkerd::Decision::kHandlerError) {
       err << "injector inject: " << what << ": the webhook would deny it: "
           << outcome.error_message << "\n";
       exit_code = 1;
     } else if (outcome.patch.is_array() && !outcome.patch.empty()) {
       auto decoded = core::decodeParsedPatch(outcome.patch);
-      auto applied = decoded ? core::applyPatch(obj, *decoded)
+      auto applied = decoded ? core::applyPatch(result, *decoded)
                              : core::Result<nlohmann::json>(decoded.error());
       if (!applied) {
         err << "injector inject: " << what << ": the patch does not apply: "
@@ -309,20 +402,20 @@ int runInject(const InjectOptions& o, std::istream& in, std::ostream& out, std::
       continue;
     }
     if (o.patch) {
-      patches.push_back({{"object", what},
-                         {"decision", linkerd::decisionName(outcome.decision)},
-                         {"patch", outcome.patch.is_array() ? outcome.patch
-                                                            : nlohmann::json::array()}});
+      patches.add({{"object", what},
+                   {"decision", linkerd::decisionName(outcome.decision)},
+                   {"patch", outcome.patch.is_array() ? std::move(outcome.patch)
+                                                      : nlohmann::json::array()}});
       continue;
     }
-    results.push_back(std::move(result));
+    results.add(result);
   }
   if (o.explain) return exit_code;
   if (o.patch) {
-    out << patches.dump(2) << "\n";
-    return exit_code;
+    patches.finish();
+  } else {
+    results.finish();
   }
-  printObjects(results, o.output, out);
   return exit_code;
 }
 

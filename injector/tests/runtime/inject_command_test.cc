@@ -6,6 +6,9 @@
 
 #include <cstdlib>
 #include <sstream>
+#include <streambuf>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -177,6 +180,95 @@ TEST(InjectCommand, ARenderErrorIsExit1NamingTheObject) {
                "spec:\n  containers:\n  - name: c\n    image: x\n");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("Pod default/p: the webhook would deny it: "), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace harness::injector
+
+namespace harness::injector {
+namespace {
+
+// Records each write to the stream separately.
+class ChunkRecorder : public std::streambuf {
+ public:
+  std::vector<std::string> chunks;
+
+ protected:
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    chunks.emplace_back(s, static_cast<std::size_t>(n));
+    return n;
+  }
+  int_type overflow(int_type c) override {
+    if (c != traits_type::eof()) chunks.emplace_back(1, static_cast<char>(c));
+    return c;
+  }
+};
+
+std::string pods(int count) {
+  std::string text =
+      "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team\n  annotations:\n"
+      "    linkerd.io/inject: enabled\n";
+  for (int i = 0; i < count; ++i) {
+    text += "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: pod-" + std::to_string(i) +
+            "\n  namespace: team\nspec:\n  containers:\n  - name: app\n    image: app:1\n";
+  }
+  return text;
+}
+
+// `inject` of many objects holds one result at a time: each is written when it is made, never
+// all of them in one piece at the end.
+TEST(InjectCommand, WritesEachResultAsItIsMade) {
+  for (const std::string output : {"yaml", "json", "patch"}) {
+    SCOPED_TRACE(output);
+    InjectOptions o;
+    o.inputs = {"-"};
+    o.output = output == "json" ? "json" : "yaml";
+    o.patch = output == "patch";
+    o.trust_anchors_file = t::sourceDir() / "injector/tests/runtime/testdata/trust-anchors.pem";
+    std::istringstream in(pods(3));
+    ChunkRecorder recorder;
+    std::ostream out(&recorder);
+    std::ostringstream err;
+    ASSERT_EQ(runInject(o, in, out, err), 0) << err.str();
+    std::string all;
+    for (const auto& chunk : recorder.chunks) {
+      all += chunk;
+      int names = 0;
+      for (const char* name : {"pod-0", "pod-1", "pod-2"}) {
+        names += chunk.find(name) != std::string::npos ? 1 : 0;
+      }
+      EXPECT_LE(names, 1) << "one write holds several results: " << chunk.substr(0, 200);
+    }
+    EXPECT_NE(all.find("pod-2"), std::string::npos);
+  }
+}
+
+// Written piece by piece, the JSON is still exactly nlohmann's dump of the whole: a List (or the
+// object alone when there is one), the --patch array with an indent of 2.
+TEST(InjectCommand, JsonWrittenPieceByPieceIsTheDumpOfTheWhole) {
+  struct Case {
+    std::string input;
+    std::string kind;     // of the whole -o json output
+    std::size_t patches;  // in the --patch output
+  };
+  for (const auto& c : {Case{"", "List", 0}, Case{pods(0), "Namespace", 0},
+                        Case{pods(1), "List", 1}, Case{pods(3), "List", 3}}) {
+    SCOPED_TRACE(c.input);
+    InjectOptions o;
+    o.inputs = {"-"};
+    o.output = "json";
+    auto listed = run(o, c.input);
+    ASSERT_EQ(listed.code, 0) << listed.err;
+    const json whole = json::parse(listed.out);
+    EXPECT_EQ(listed.out, whole.dump(4) + "\n");
+    EXPECT_EQ(whole.value("kind", ""), c.kind);
+    o.patch = true;
+    auto patched = run(o, c.input);
+    ASSERT_EQ(patched.code, 0) << patched.err;
+    const json patches = json::parse(patched.out);
+    EXPECT_EQ(patched.out, patches.dump(2) + "\n");
+    EXPECT_EQ(patches.size(), c.patches);
+  }
 }
 
 }  // namespace

@@ -89,3 +89,23 @@ TEST(LocalKubeApi, ALookupComparesOnlyTheObjectsOfThatKindNamespaceAndName) {
 
 }  // namespace
 }  // namespace harness::injector
+
+namespace harness::injector {
+namespace {
+
+// `inject` gives its objects to the lookups and reads them back from there: kept, not copied.
+TEST(LocalKubeApi, KeepsTheObjectsGivenAwayInOrder) {
+  LocalKubeApi kube;
+  json pod = object("v1", "Pod", "apps", "web-with-a-name-longer-than-any-small-string", "p");
+  const char* name_bytes = pod["metadata"]["name"].get_ref<const std::string&>().data();
+  kube.add(object("v1", "Namespace", "", "apps", "ns"));
+  kube.add(std::move(pod));
+  ASSERT_EQ(kube.size(), 2u);
+  EXPECT_EQ(kube.objectAt(0)["kind"], "Namespace");
+  EXPECT_EQ(kube.objectAt(1)["metadata"]["name"].get_ref<const std::string&>().data(),
+            name_bytes);
+  EXPECT_THROW((void)kube.objectAt(2), std::out_of_range);
+}
+
+}  // namespace
+}  // namespace harness::injector

@@ -80,8 +80,12 @@ class LocalKubeApi : public KubeApi {
   LocalKubeApi() = default;
   explicit LocalKubeApi(std::vector<nlohmann::json> objects);
   // Objects without a string kind and name, or with a malformed namespace, are kept (describe()
-  // counts them) but never found.
+  // counts them) but never found. Pass an rvalue to keep the object without copying it.
   void add(nlohmann::json object);
+  // The objects added, in order, for a caller that gave them away with add() (`inject` keeps
+  // each input object once, here). The reference is valid until the next add().
+  [[nodiscard]] std::size_t size() const;
+  [[nodiscard]] const nlohmann::json& objectAt(std::size_t position) const;
   core::Result<std::optional<nlohmann::json>> get(const ObjectRef& ref) override;
   core::Result<void> createEvent(const nlohmann::json& event) override;
   [[nodiscard]] std::string describe() const override;
