@@ -4,8 +4,10 @@
 //
 //   apiserver-sim run PATH... [-o table|json|junit] [--run REGEX] [--explain] [--time-scale X]
 //                             [--audit-log FILE] [--work-dir DIR] [--injector PATH]
+//                             [--admission-control-config-file FILE]
 //   apiserver-sim explain SCENARIO...          (= run --explain)
 //   apiserver-sim serve SCENARIO [--kubeconfig-out FILE] [--port N] [--audit-log FILE]
+//                                [--admission-control-config-file FILE]
 //   apiserver-sim audit LOG [--compare OTHER_LOG] [--all]
 //
 // Exit status: 0 every selected step passed, 1 an expectation failed (audit --compare: a chain
@@ -55,6 +57,7 @@ struct RunArgs {
   std::string audit_log;
   std::string work_dir;
   std::string injector;
+  std::string admission_config;
   bool stop_on_failure = false;
 };
 
@@ -66,7 +69,27 @@ struct ServeArgs {
   std::string work_dir;
   std::string injector;
   std::string audit_log;
+  std::string admission_config;
 };
+
+constexpr char kAdmissionConfigHelp[] =
+    "An AdmissionConfiguration, as kube-apiserver's --admission-control-config-file: the "
+    "kubeconfig of the MutatingAdmissionWebhook and ValidatingAdmissionWebhook plugins gives the "
+    "client certificate (or token) presented to each webhook host";
+
+// --admission-control-config-file: the credentials presented to webhooks; null when not given,
+// nullopt (with the error printed) when the file does not load.
+std::optional<std::shared_ptr<const sim::WebhookAuthentication>> loadWebhookAuthentication(
+    const std::string& path) {
+  if (path.empty()) return std::shared_ptr<const sim::WebhookAuthentication>();
+  auto loaded = sim::WebhookAuthentication::loadAdmissionConfiguration(path);
+  if (!loaded.ok()) {
+    std::cerr << "apiserver-sim: --admission-control-config-file: " << loaded.error().message
+              << "\n";
+    return std::nullopt;
+  }
+  return std::make_shared<const sim::WebhookAuthentication>(std::move(*loaded));
+}
 
 void addRunOptions(CLI::App& command, RunArgs& args) {
   command.add_option("-o,--output", args.output, "Report format: table, json or junit")
@@ -84,6 +107,8 @@ void addRunOptions(CLI::App& command, RunArgs& args) {
                      "Keep certificates, kubeconfigs and endpoint logs here (default: a "
                      "temporary directory, removed afterwards)");
   command.add_option("--injector", args.injector, "The injector binary for injector endpoints");
+  command.add_option("--admission-control-config-file", args.admission_config,
+                     kAdmissionConfigHelp);
   command.add_flag("--stop-on-failure", args.stop_on_failure,
                    "Stop a scenario at its first failing step");
 }
@@ -109,6 +134,9 @@ int runCommand(const RunArgs& args) {
   options.stop_on_failure = args.stop_on_failure;
   options.work_dir = args.work_dir;
   options.injector_binary = args.injector;
+  auto authentication = loadWebhookAuthentication(args.admission_config);
+  if (!authentication) return kExitBadInput;
+  options.webhook_authentication = *authentication;
   if (!openAuditLog(args.audit_log, audit_log)) return kExitBadInput;
   if (audit_log) {
     options.audit_sink = [&](const harness::audit::Event& event) { audit_log->write(event); };
@@ -156,6 +184,8 @@ int serveCommand(const ServeArgs& args) {
     std::cerr << scenario.error().message << "\n";
     return kExitBadInput;
   }
+  auto authentication = loadWebhookAuthentication(args.admission_config);
+  if (!authentication) return kExitBadInput;
   std::optional<harness::audit::LogWriter> audit_log;  // thread-safe: one line per event
   if (!openAuditLog(args.audit_log, audit_log)) return kExitBadInput;
   fs::path work_dir = args.work_dir;
@@ -180,6 +210,7 @@ int serveCommand(const ServeArgs& args) {
     options.start_rest_api = true;
     options.rest_api_port = args.port;
     options.injector_binary = args.injector;
+    options.webhook_authentication = *authentication;
     if (audit_log) {
       options.audit_sink = [&](const harness::audit::Event& event) { audit_log->write(event); };
     }
@@ -371,6 +402,8 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   serve->add_option("--work-dir", serve_args.work_dir, "Certificates and logs (default: temporary)");
   serve->add_option("--injector", serve_args.injector, "The injector binary");
+  serve->add_option("--admission-control-config-file", serve_args.admission_config,
+                    kAdmissionConfigHelp);
   serve->add_option("--audit-log", serve_args.audit_log,
                     "Append audit events (the scenario's auditPolicy) as JSON lines");
 

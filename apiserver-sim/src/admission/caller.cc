@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/base64.h"
 #include "harness/core/go_strconv.h"
 #include "harness/net/client.h"
 #include "harness/net/url.h"
@@ -118,12 +119,29 @@ std::string HttpsWebhookCaller::caBundleProblem(const std::string& ca_bundle) {
   return it->second;
 }
 
-std::shared_ptr<net::HttpClient> HttpsWebhookCaller::clientFor(const std::string& ca_bundle) {
+void HttpsWebhookCaller::setAuthentication(
+    std::shared_ptr<const WebhookAuthentication> authentication) {
   std::lock_guard lock(mutex_);
-  auto& client = clients_[ca_bundle];
+  authentication_ = std::move(authentication);
+  clients_.clear();
+}
+
+std::shared_ptr<net::HttpClient> HttpsWebhookCaller::clientFor(
+    const std::string& ca_bundle, const WebhookCredentials* credentials) {
+  std::lock_guard lock(mutex_);
+  // One client per CA and client certificate, as HookClient caches one per client config.
+  std::string key = ca_bundle;
+  if (credentials != nullptr) {
+    key += '\0' + credentials->client_certificate_pem + '\0' + credentials->client_key_pem;
+  }
+  auto& client = clients_[key];
   if (!client) {
     net::ClientOptions options;
     options.ca_pem = ca_bundle;
+    if (credentials != nullptr) {
+      options.client_certificate_pem = credentials->client_certificate_pem;
+      options.client_key_pem = credentials->client_key_pem;
+    }
     options.threads = 2;
     options.user_agent = "kube-apiserver-admission";
     client = std::make_shared<net::HttpClient>(options);
@@ -159,7 +177,14 @@ CallResult HttpsWebhookCaller::call(const WebhookCall& call) {
     auto it = routes_.find(parsed->hostPort());
     if (it != routes_.end()) route = it->second;
   }
-  auto client = clientFor(call.client_config.ca_bundle);
+  std::shared_ptr<const WebhookAuthentication> authentication;
+  {
+    std::lock_guard lock(mutex_);
+    authentication = authentication_;
+  }
+  const WebhookCredentials* credentials =
+      authentication ? authentication->forCall(call.client_config, call.mutating) : nullptr;
+  auto client = clientFor(call.client_config.ca_bundle, credentials);
 
   CallResult result;
   result.url = url;
@@ -172,6 +197,16 @@ CallResult HttpsWebhookCaller::call(const WebhookCall& call) {
     request.headers.add("Content-Type", "application/json");
     request.headers.add("Accept", "application/json, */*");
     request.body = call.body;
+    if (credentials != nullptr) {
+      // client-go's transport: a bearer token, else basic authentication (round_trippers.go).
+      if (!credentials->bearer_token.empty()) {
+        request.headers.add("Authorization", "Bearer " + credentials->bearer_token);
+      } else if (!credentials->username.empty() || !credentials->password.empty()) {
+        request.headers.add("Authorization",
+                            "Basic " + core::base64Encode(credentials->username + ":" +
+                                                          credentials->password));
+      }
+    }
     if (!route.connect_to.empty()) request.connect_to = route.connect_to;
     const auto sent = Clock::now();
     request.deadline = sent + std::chrono::duration_cast<Clock::duration>(

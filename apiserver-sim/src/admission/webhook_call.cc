@@ -68,6 +68,7 @@ HookError callWebhook(RequestState& state, const HookEntry& hook, const Invocati
   call.timeout_param = timeoutParam(budget);
   call.budget = budget;
   call.time_scale = state.time_scale;
+  call.mutating = mutating;
   record.timeout_param = call.timeout_param;
   record.called = true;
 

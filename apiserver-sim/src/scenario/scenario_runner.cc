@@ -171,6 +171,7 @@ core::Result<std::unique_ptr<ScenarioEnvironment>> ScenarioEnvironment::start(
   chain_options.time_scale = options.time_scale;
   chain_options.audit_policy = scenario.audit_policy;
   chain_options.audit_sink = options.audit_sink;
+  impl->caller.setAuthentication(options.webhook_authentication);
   impl->chain = std::make_unique<AdmissionChain>(impl->store, impl->caller, impl->metrics,
                                                  std::move(chain_options));
 
@@ -481,6 +482,7 @@ ScenarioResult runScenario(const Scenario& scenario, const RunOptions& options) 
     environment_options.work_dir = work_dir->path();
     environment_options.audit_sink = options.audit_sink;
     environment_options.injector_binary = options.injector_binary;
+    environment_options.webhook_authentication = options.webhook_authentication;
     auto environment = ScenarioEnvironment::start(scenario, environment_options);
     if (!environment.ok()) {
       out.error = environment.error().message;

@@ -18,6 +18,7 @@
 #include "harness/core/admission_review.h"
 #include "harness/core/status.h"
 #include "harness/core/webhook_config.h"
+#include "harness/sim/webhook_authentication.h"
 
 namespace harness::net {
 class HttpClient;
@@ -40,6 +41,9 @@ struct WebhookCall {
   // Real seconds slept per simulated second of the waits that are simulated (a declared
   // endpoint's delay, Retry-After): only the pace of a run, never its outcome.
   double time_scale = 1.0;
+  // Called by the MutatingAdmissionWebhook plugin (else ValidatingAdmissionWebhook): each has its
+  // own kubeconfig of credentials (webhook_authentication.h).
+  bool mutating = true;
 };
 
 enum class CallErrorKind {
@@ -119,10 +123,16 @@ class HttpsWebhookCaller : public WebhookCaller {
                 DeclaredDelay declared = {});
   void clearRoutes();
 
+  // The client certificates, tokens or basic authentication presented to webhooks, chosen per
+  // webhook host as kube-apiserver chooses them (--admission-control-config-file); none: every
+  // call is anonymous.
+  void setAuthentication(std::shared_ptr<const WebhookAuthentication> authentication);
+
   CallResult call(const WebhookCall& call) override;
 
  private:
-  std::shared_ptr<net::HttpClient> clientFor(const std::string& ca_bundle);
+  std::shared_ptr<net::HttpClient> clientFor(const std::string& ca_bundle,
+                                             const WebhookCredentials* credentials);
   // Why a caBundle cannot make a client ("" when it can), parsed once per distinct bundle.
   std::string caBundleProblem(const std::string& ca_bundle);
 
@@ -134,6 +144,7 @@ class HttpsWebhookCaller : public WebhookCaller {
     DeclaredDelay declared;
   };
   std::map<std::string, Route> routes_;
+  std::shared_ptr<const WebhookAuthentication> authentication_;
 };
 
 // Answers calls in-process: a handler per URL prefix (test doubles, and fast benchmarks of the

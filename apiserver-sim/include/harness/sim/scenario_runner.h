@@ -24,6 +24,7 @@
 #include "harness/sim/admission_chain.h"
 #include "harness/sim/scenario.h"
 #include "harness/sim/store.h"
+#include "harness/sim/webhook_authentication.h"
 
 namespace harness::sim {
 
@@ -96,6 +97,8 @@ struct EnvironmentOptions {
   // The `injector` binary for injector endpoints; empty: next to the running executable, then
   // the build tree, then PATH.
   std::filesystem::path injector_binary;
+  // What the chain presents to webhooks (--admission-control-config-file); null: anonymous.
+  std::shared_ptr<const WebhookAuthentication> webhook_authentication;
 };
 
 class ScenarioEnvironment {
@@ -179,6 +182,7 @@ struct RunOptions {
   // Certificates and logs; empty: a fresh directory under the system temp dir, removed after.
   std::filesystem::path work_dir;
   std::filesystem::path injector_binary;
+  std::shared_ptr<const WebhookAuthentication> webhook_authentication;
   // Called after each step (progress lines).
   std::function<void(const ScenarioResult&, const StepResult&)> on_step;
 };
