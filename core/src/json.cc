@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "harness/core/utf8.h"
+
 namespace harness::core {
 
 namespace {
@@ -291,24 +293,6 @@ class FastJsonParser {
     return true;
   }
 
-  static void appendUtf8(std::string& out, unsigned code_point) {
-    if (code_point < 0x80) {
-      out.push_back(static_cast<char>(code_point));
-    } else if (code_point < 0x800) {
-      out.push_back(static_cast<char>(0xC0 | (code_point >> 6)));
-      out.push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
-    } else if (code_point < 0x10000) {
-      out.push_back(static_cast<char>(0xE0 | (code_point >> 12)));
-      out.push_back(static_cast<char>(0x80 | ((code_point >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
-    } else {
-      out.push_back(static_cast<char>(0xF0 | (code_point >> 18)));
-      out.push_back(static_cast<char>(0x80 | ((code_point >> 12) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | ((code_point >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
-    }
-  }
-
   // The length of the well-formed UTF-8 sequence at p_ (RFC 3629, the ranges nlohmann's lexer
   // accepts), 0 when it is not one.
   [[nodiscard]] std::size_t utf8Length() const {
@@ -392,7 +376,7 @@ class FastJsonParser {
             if (!codeUnit(low) || low < 0xDC00 || low > 0xDFFF) return false;
             unit = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
           }
-          appendUtf8(out, unit);
+          appendUtf8Unchecked(out, static_cast<char32_t>(unit));
           break;
         }
         default:
