@@ -8,6 +8,7 @@ packages=(
   libboost1.81-dev            # Beast, Asio, URL (replaces 1.74)
   libssl-dev openssl          # TLS, and the openssl CLI used by scripts/gen-certs.sh
   nlohmann-json3-dev libyaml-cpp-dev
+  libsimdjson-dev             # the fast path of core::parseJson (nlohmann words the errors)
   libgtest-dev libgmock-dev googletest librapidcheck-dev
   libcli11-dev libfmt-dev libspdlog-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev llvm-14   # the fuzz preset: libFuzzer, sanitizer runtimes, llvm-symbolizer

@@ -2,13 +2,12 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <istream>
 #include <streambuf>
 #include <utility>
 #include <vector>
 
-#include "harness/core/utf8.h"
+#include <simdjson.h>
 
 namespace harness::core {
 
@@ -103,297 +102,93 @@ Error failure(const DepthLimitedDomParser<BasicJson>& sax, std::string_view text
 }
 
 // A fast path for parseWhole: most of the JSON read here is large (audit log lines of kilobytes,
-// object files, webhook bodies) and nlohmann's lexer reads it one character at a time. This
-// parser builds the same value as nlohmann's DOM parser (same types: unsigned for non-negative
-// integers, signed for negative ones, double beyond them or with a fraction or exponent;
-// duplicate keys: the last value wins at the first key's place) for the text it is sure about,
-// and gives up on anything else -- every error, a byte order mark, nesting beyond kMaxJsonDepth,
-// bytes that are not UTF-8 -- so that nlohmann parses that text and words its error as before.
-// It is iterative: no recursion whatever the nesting.
-template <class BasicJson>
-class FastJsonParser {
+// object files, webhook bodies) and nlohmann's lexer reads it one character at a time. simdjson
+// validates and parses the text (UTF-8 included) several times faster; its DOM is then copied
+// into the same value nlohmann's DOM parser builds (unsigned for non-negative integers, signed
+// for negative ones, double for the rest; duplicate keys: the last value wins at the first key's
+// place, as nlohmann's operator[] does). Whatever simdjson refuses -- every syntax error, bad
+// UTF-8, integers beyond 64 bits, nesting beyond its 1,024 levels -- goes to nlohmann, which
+// accepts or words the error as it always did. One difference in kind only: "-0" is an unsigned
+// 0 here and a signed 0 from nlohmann (the same number, dumped the same).
+class SimdjsonParser {
  public:
-  explicit FastJsonParser(std::string_view text)
-      : p_(text.data()), end_(text.data() + text.size()) {}
-
-  // False: let nlohmann parse the text (`root` is then unspecified).
-  bool parse(BasicJson& root) {
-    std::vector<BasicJson*> stack;
-    BasicJson* slot = &root;
-    while (true) {
-      // A value into *slot.
-      skipSpace();
-      if (p_ == end_) return false;
-      const char c = *p_;
-      if (c == '{' || c == '[') {
-        ++p_;
-        if (stack.size() >= static_cast<std::size_t>(kMaxJsonDepth)) return false;
-        const bool object = c == '{';
-        *slot = object ? BasicJson(BasicJson::value_t::object)
-                       : BasicJson(BasicJson::value_t::array);
-        stack.push_back(slot);
-        skipSpace();
-        if (p_ < end_ && *p_ == (object ? '}' : ']')) {
-          ++p_;
-          stack.pop_back();
-        } else {
-          slot = object ? member(*stack.back()) : element(*stack.back());
-          if (slot == nullptr) return false;
-          continue;
-        }
-      } else if (!scalar(*slot)) {
-        return false;
-      }
-      // After a value: the end of the text, or what follows it in its container.
-      while (true) {
-        skipSpace();
-        if (stack.empty()) return p_ == end_;
-        if (p_ == end_) return false;
-        BasicJson& top = *stack.back();
-        if (*p_ == ',') {
-          ++p_;
-          slot = top.is_object() ? member(top) : element(top);
-          if (slot == nullptr) return false;
-          break;
-        }
-        if (*p_ != (top.is_object() ? '}' : ']')) return false;
-        ++p_;
-        stack.pop_back();
-      }
+  template <class BasicJson>
+  bool parse(std::string_view text, BasicJson& root) {
+    simdjson::dom::element element;
+    if (parser_.parse(text.data(), text.size(), /*realloc_if_needed=*/true).get(element) !=
+        simdjson::SUCCESS) {
+      return false;
     }
+    copy(element, root);
+    return true;
   }
 
  private:
-  void skipSpace() {
-    while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
-  }
-
-  // `"key":` then the member's slot.
-  BasicJson* member(BasicJson& object) {
-    skipSpace();
-    if (p_ == end_ || *p_ != '"') return nullptr;
-    key_.clear();
-    if (!string(key_)) return nullptr;
-    skipSpace();
-    if (p_ == end_ || *p_ != ':') return nullptr;
-    ++p_;
-    return &object[key_];
-  }
-
-  BasicJson* element(BasicJson& array) {
-    auto& items = array.template get_ref<typename BasicJson::array_t&>();
-    items.emplace_back();
-    return &items.back();
-  }
-
-  bool literal(std::string_view word) {
-    if (static_cast<std::size_t>(end_ - p_) < word.size() ||
-        std::string_view(p_, word.size()) != word) {
-      return false;
-    }
-    p_ += word.size();
-    return true;
-  }
-
-  bool scalar(BasicJson& out) {
-    switch (*p_) {
-      case '"': {
-        std::string text;
-        if (!string(text)) return false;
-        out = std::move(text);
-        return true;
-      }
-      case 't':
-        out = true;
-        return literal("true");
-      case 'f':
-        out = false;
-        return literal("false");
-      case 'n':
-        out = nullptr;
-        return literal("null");
-      default:
-        return number(out);
-    }
-  }
-
-  // JSON's number grammar; integers as nlohmann's lexer converts them (strtoull for a
-  // non-negative one, strtoll for a negative one, a double when they overflow), other numbers
-  // by nlohmann itself, so that they convert exactly as they always did.
-  bool number(BasicJson& out) {
-    const char* const start = p_;
-    const bool negative = *p_ == '-';
-    if (negative) ++p_;
-    if (p_ == end_ || *p_ < '0' || *p_ > '9') return false;
-    bool overflow = false;
-    std::uint64_t magnitude = 0;
-    if (*p_ == '0') {
-      ++p_;
-    } else {
-      while (p_ < end_ && *p_ >= '0' && *p_ <= '9') {
-        overflow = overflow || __builtin_mul_overflow(magnitude, 10u, &magnitude) ||
-                   __builtin_add_overflow(magnitude, static_cast<unsigned>(*p_ - '0'), &magnitude);
-        ++p_;
-      }
-    }
-    bool integer = true;
-    if (p_ < end_ && *p_ == '.') {
-      integer = false;
-      ++p_;
-      if (!digits()) return false;
-    }
-    if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
-      integer = false;
-      ++p_;
-      if (p_ < end_ && (*p_ == '+' || *p_ == '-')) ++p_;
-      if (!digits()) return false;
-    }
-    if (integer && !overflow) {
-      if (!negative) {
-        out = static_cast<typename BasicJson::number_unsigned_t>(magnitude);
-        return true;
-      }
-      constexpr std::uint64_t kMinMagnitude = std::uint64_t{1} << 63;
-      if (magnitude <= kMinMagnitude) {
-        out = magnitude == kMinMagnitude
-                  ? std::numeric_limits<typename BasicJson::number_integer_t>::min()
-                  : -static_cast<typename BasicJson::number_integer_t>(magnitude);
-        return true;
-      }
-    }
-    auto parsed = BasicJson::parse(start, p_, nullptr, /*allow_exceptions=*/false);
-    if (parsed.is_discarded()) return false;
-    out = std::move(parsed);
-    return true;
-  }
-
-  bool digits() {
-    const char* const first = p_;
-    while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
-    return p_ != first;
-  }
-
-  static int hex(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  }
-
-  // The 4 hex digits after "\u".
-  bool codeUnit(unsigned& out) {
-    if (end_ - p_ < 4) return false;
-    out = 0;
-    for (int i = 0; i < 4; ++i) {
-      const int digit = hex(p_[i]);
-      if (digit < 0) return false;
-      out = out * 16 + static_cast<unsigned>(digit);
-    }
-    p_ += 4;
-    return true;
-  }
-
-  // The length of the well-formed UTF-8 sequence at p_ (RFC 3629, the ranges nlohmann's lexer
-  // accepts), 0 when it is not one.
-  [[nodiscard]] std::size_t utf8Length() const {
-    const auto byte = [this](std::ptrdiff_t i) {
-      return i < end_ - p_ ? static_cast<unsigned char>(p_[i]) : 0u;
-    };
-    const auto in = [](unsigned b, unsigned low, unsigned high) { return b >= low && b <= high; };
-    const unsigned b0 = byte(0);
-    if (in(b0, 0xC2, 0xDF)) return in(byte(1), 0x80, 0xBF) ? 2 : 0;
-    if (in(b0, 0xE0, 0xEF)) {
-      const unsigned low = b0 == 0xE0 ? 0xA0 : 0x80;
-      const unsigned high = b0 == 0xED ? 0x9F : 0xBF;
-      return in(byte(1), low, high) && in(byte(2), 0x80, 0xBF) ? 3 : 0;
-    }
-    if (in(b0, 0xF0, 0xF4)) {
-      const unsigned low = b0 == 0xF0 ? 0x90 : 0x80;
-      const unsigned high = b0 == 0xF4 ? 0x8F : 0xBF;
-      return in(byte(1), low, high) && in(byte(2), 0x80, 0xBF) && in(byte(3), 0x80, 0xBF) ? 4
-                                                                                            : 0;
-    }
-    return 0;
-  }
-
-  // A string starting at its opening quote, appended to `out`.
-  bool string(std::string& out) {
-    ++p_;
-    while (true) {
-      const char* const run = p_;
-      while (p_ < end_) {
-        const auto c = static_cast<unsigned char>(*p_);
-        if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) break;
-        ++p_;
-      }
-      out.append(run, p_);
-      if (p_ == end_) return false;
-      const auto c = static_cast<unsigned char>(*p_);
-      if (c == '"') {
-        ++p_;
-        return true;
-      }
-      if (c < 0x20) return false;
-      if (c >= 0x80) {
-        const std::size_t length = utf8Length();
-        if (length == 0) return false;
-        out.append(p_, length);
-        p_ += length;
-        continue;
-      }
-      // An escape.
-      if (++p_ == end_) return false;
-      const char e = *p_++;
-      switch (e) {
-        case '"':
-        case '\\':
-        case '/':
-          out.push_back(e);
-          break;
-        case 'b':
-          out.push_back('\b');
-          break;
-        case 'f':
-          out.push_back('\f');
-          break;
-        case 'n':
-          out.push_back('\n');
-          break;
-        case 'r':
-          out.push_back('\r');
-          break;
-        case 't':
-          out.push_back('\t');
-          break;
-        case 'u': {
-          unsigned unit = 0;
-          if (!codeUnit(unit)) return false;
-          if (unit >= 0xDC00 && unit <= 0xDFFF) return false;
-          if (unit >= 0xD800 && unit <= 0xDBFF) {
-            unsigned low = 0;
-            if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') return false;
-            p_ += 2;
-            if (!codeUnit(low) || low < 0xDC00 || low > 0xDFFF) return false;
-            unit = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
-          }
-          appendUtf8Unchecked(out, static_cast<char32_t>(unit));
-          break;
+  // Recursion is bounded by simdjson's depth limit (DEFAULT_MAX_DEPTH, 1,024).
+  template <class BasicJson>
+  static void copy(simdjson::dom::element element, BasicJson& out) {
+    switch (element.type()) {
+      case simdjson::dom::element_type::OBJECT: {
+        out = BasicJson(BasicJson::value_t::object);
+        for (const auto field : simdjson::dom::object(element)) {
+          copy(field.value, out[std::string(field.key)]);
         }
-        default:
-          return false;
+        break;
       }
+      case simdjson::dom::element_type::ARRAY: {
+        out = BasicJson(BasicJson::value_t::array);
+        auto& items = out.template get_ref<typename BasicJson::array_t&>();
+        const simdjson::dom::array array(element);
+        items.reserve(array.size());
+        for (const auto item : array) copy(item, items.emplace_back());
+        break;
+      }
+      case simdjson::dom::element_type::STRING:
+        out = std::string(std::string_view(element));
+        break;
+      case simdjson::dom::element_type::INT64: {
+        const std::int64_t value = element.get_int64().value_unsafe();
+        if (value >= 0) {
+          out = static_cast<typename BasicJson::number_unsigned_t>(value);
+        } else {
+          out = static_cast<typename BasicJson::number_integer_t>(value);
+        }
+        break;
+      }
+      case simdjson::dom::element_type::UINT64:
+        out = static_cast<typename BasicJson::number_unsigned_t>(
+            element.get_uint64().value_unsafe());
+        break;
+      case simdjson::dom::element_type::DOUBLE:
+        out = static_cast<typename BasicJson::number_float_t>(element.get_double().value_unsafe());
+        break;
+      case simdjson::dom::element_type::BOOL:
+        out = element.get_bool().value_unsafe();
+        break;
+      case simdjson::dom::element_type::NULL_VALUE:
+        out = nullptr;
+        break;
     }
   }
 
-  const char* p_;
-  const char* const end_;
-  std::string key_;
+  simdjson::dom::parser parser_;
 };
+
+// One simdjson parser per thread keeps its buffers between documents, which is what makes it
+// fast on a stream of audit lines or webhook bodies; a document over 1 MiB gets a parser of its
+// own, freed with it, so that one huge request does not keep its buffers for the thread's life.
+template <class BasicJson>
+bool parseWithSimdjson(std::string_view text, BasicJson& root) {
+  constexpr std::size_t kKeptBufferLimit = std::size_t{1} << 20;
+  if (text.size() > kKeptBufferLimit) return SimdjsonParser().parse(text, root);
+  thread_local SimdjsonParser parser;
+  return parser.parse(text, root);
+}
 
 template <class BasicJson>
 Result<BasicJson> parseWhole(std::string_view text, JsonError* detail) {
   BasicJson value;
-  if (FastJsonParser<BasicJson>(text).parse(value)) return value;
+  if (parseWithSimdjson(text, value)) return value;
   value = BasicJson();
   DepthLimitedDomParser<BasicJson> sax(value);
   const bool ok = BasicJson::sax_parse(text.data(), text.data() + text.size(), &sax,
