@@ -34,7 +34,7 @@ if(HARNESS_TSAN)
 endif()
 if(HARNESS_FUZZ)
   if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
-    message(FATAL_ERROR "HARNESS_FUZZ needs clang for libFuzzer (the fuzz preset uses clang++-14)")
+    message(FATAL_ERROR "HARNESS_FUZZ needs clang for libFuzzer (the fuzz preset uses clang++-16)")
   endif()
   # Coverage instrumentation for every library; only the fuzz programs link libFuzzer's main
   # (fuzz/CMakeLists.txt). libstdc++'s checked operator[], front(), back()... turn out-of-range

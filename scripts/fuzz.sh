@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the `fuzz` preset (clang-14, libFuzzer, ASan + UBSan) and fuzzes each target of fuzz/
+# Builds the `fuzz` preset (clang-16, libFuzzer, ASan + UBSan) and fuzzes each target of fuzz/
 # for FUZZ_SECONDS (default 10) seconds, one after the other.
 #   scripts/fuzz.sh                       # every target
 #   scripts/fuzz.sh yaml json_patch       # some targets
@@ -22,9 +22,8 @@ declare -A max_len=(
 )
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then
-  # rest_request and scenario need clang 16 (fuzz/CMakeLists.txt); their corpora are replayed by
-  # the gcc builds' tests.
-  targets=(admission_review json_patch strategic_merge yaml label_selector gotemplate)
+  targets=(admission_review json_patch strategic_merge yaml label_selector gotemplate scenario
+           rest_request)
 fi
 
 build_targets=()
@@ -40,9 +39,9 @@ bash scripts/build.sh fuzz --target "${build_targets[@]}"
 echo "fuzz.sh: build took $(( $(date +%s) - start ))s"
 
 out="$root/build/fuzz"
-# Readable stack traces in reports (llvm-14 ships the symbolizer under its own name).
-if [[ -z "${ASAN_SYMBOLIZER_PATH:-}" && -x /usr/bin/llvm-symbolizer-14 ]]; then
-  export ASAN_SYMBOLIZER_PATH=/usr/bin/llvm-symbolizer-14
+# Readable stack traces in reports (llvm-16 ships the symbolizer under its own name).
+if [[ -z "${ASAN_SYMBOLIZER_PATH:-}" && -x /usr/bin/llvm-symbolizer-16 ]]; then
+  export ASAN_SYMBOLIZER_PATH=/usr/bin/llvm-symbolizer-16
 fi
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}"
 mkdir -p "$out/artifacts" "$out/logs"

@@ -11,7 +11,7 @@ packages=(
   libsimdjson-dev             # the fast path of core::parseJson (nlohmann words the errors)
   libgtest-dev libgmock-dev googletest librapidcheck-dev
   libcli11-dev libfmt-dev libspdlog-dev libbenchmark-dev
-  clang-14 libclang-rt-14-dev llvm-14   # the fuzz preset: libFuzzer, sanitizer runtimes, llvm-symbolizer
+  clang-16 libclang-rt-16-dev llvm-16   # the fuzz preset: libFuzzer, sanitizer runtimes, llvm-symbolizer
   procps curl ca-certificates
   time                        # /usr/bin/time -v: peak RSS in the benchmark scripts
 )

@@ -218,7 +218,12 @@ std::size_t defaultMaxConnections() {
 
 }  // namespace
 
-struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
+// Handlers and coroutines queued on `ioc` refer to the Impl by plain pointer, never by shared_ptr:
+// `ioc` is a member, so a queued handler owning the Impl (one that stop() left unrun, a session
+// suspended when the I/O threads stopped) would keep it, its io_context and its TLS context alive
+// for ever. Server::stop() joins the I/O threads before the Impl can go, and ~io_context destroys
+// what is still queued without running it.
+struct Server::Impl {
   ServerOptions options;
   Router router;
   std::atomic<bool> stopping{false};
@@ -400,7 +405,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
       // Registered here, not when the session starts, so the count the cap checks is exact.
       auto [id, control] = registerConnection(socket.get_executor());
       auto executor = socket.get_executor();
-      asio::co_spawn(executor, session(shared_from_this(), std::move(socket), id, control),
+      asio::co_spawn(executor, session(this, std::move(socket), id, control),
                      asio::detached);
     }
   }
@@ -576,7 +581,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     }
   }
 
-  static asio::awaitable<void> session(std::shared_ptr<Impl> self, tcp::socket socket,
+  static asio::awaitable<void> session(Impl* self, tcp::socket socket,
                                       std::uint64_t id,
                                       std::shared_ptr<ConnectionControl> control) {
     beast::error_code ignored;
@@ -596,7 +601,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         control->close = nullptr;
         impl->unregisterConnection(id);
       }
-    } unregister{self.get(), id, control.get()};
+    } unregister{self, id, control.get()};
 
     beast::flat_buffer buffer;
     if (!self->options.tls) {
@@ -706,7 +711,7 @@ core::Result<void> Server::start() {
   }
   const int n = std::max(1, impl.options.threads);
   for (int i = 0; i < n; ++i) {
-    impl.threads.emplace_back([self = impl_] { self->ioc.run(); });
+    impl.threads.emplace_back([self = &impl] { self->ioc.run(); });
   }
   return {};
 }
@@ -720,14 +725,14 @@ void Server::stop(std::chrono::milliseconds grace) {
   if (!impl.started || impl.joined) return;
   impl.stopping = true;
   if (impl.acceptor) {
-    asio::post(impl.acceptor->get_executor(), [self = impl_] {
+    asio::post(impl.acceptor->get_executor(), [self = &impl] {
       beast::error_code ignored;
       self->acceptor->close(ignored);
       if (self->accept_timer) self->accept_timer->cancel();
     });
   }
   if (impl.reload_timer) {
-    asio::post(impl.reload_timer->get_executor(), [self = impl_] { self->reload_timer->cancel(); });
+    asio::post(impl.reload_timer->get_executor(), [self = &impl] { self->reload_timer->cancel(); });
   }
   // Idle keep-alive connections go now; busy ones finish their response, then close.
   impl.closeIdleConnections(false);

@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
+#include <string>
 #include <thread>
 
 #include "harness/net/client.h"
@@ -304,6 +306,37 @@ TEST_F(TlsServerTest, StopClosesIdleKeepAliveConnectionsPromptly) {
   server_->stop(120s);
   // An idle connection does not hold the stop for the 120 s grace period.
   EXPECT_LT(std::chrono::steady_clock::now() - started, 60s);
+}
+
+// A stopped and destroyed server frees everything it owns, the router's handlers included. A
+// handler posted by stop() and left unrun, or a session suspended when the I/O threads stopped,
+// used to own the server's state by shared_ptr while being owned by its io_context: the state,
+// its io_context and TLS context were never freed (LeakSanitizer in the asan build).
+TEST_F(TlsServerTest, ADestroyedServerFreesItsRouter) {
+  for (int round = 0; round < 20; ++round) {
+    auto token = std::make_shared<int>(round);
+    std::weak_ptr<int> watch = token;
+    Router router;
+    router.exact("/echo", [token = std::move(token)](const Request&) {
+      return Response::text(200, std::to_string(*token));
+    });
+    ServerOptions options;
+    options.tls = TlsServerConfig{(dir_ / "tls.crt").string(), (dir_ / "tls.key").string()};
+    options.tls->reload_check_interval = 50ms;  // a reload timer, cancelled by a posted handler
+    auto server = std::make_unique<Server>(options, std::move(router));
+    ASSERT_TRUE(server->start().ok());
+    if (round % 2 == 1) {  // with a session: a pooled keep-alive connection open at stop()
+      HttpClient client(trusting());
+      ClientRequest request;
+      request.url = "https://127.0.0.1:" + std::to_string(server->port()) + "/echo";
+      request.deadline = std::chrono::steady_clock::now() + 10s;
+      ASSERT_TRUE(client.sendSync(request).ok());
+      server.reset();
+    } else {
+      server.reset();
+    }
+    EXPECT_TRUE(watch.expired()) << "round " << round << ": the server's state was not freed";
+  }
 }
 
 TEST_F(TlsServerTest, VerifiesClientCertificatesWhenConfigured) {
