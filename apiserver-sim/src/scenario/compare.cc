@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <regex>
 #include <set>
 #include <string>
 #include <utility>
@@ -95,13 +96,19 @@ bool hidden(const std::vector<std::string>& unobservable, std::string_view field
 
 }  // namespace
 
+// Request UIDs are fresh per call: "<uid>" in messages.
+std::string withoutUids(const std::string& text) {
+  static const std::regex kUid("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
+  return std::regex_replace(text, kUid, "<uid>");
+}
+
 json comparableView(const StepResult& step, const std::vector<std::string>& unobservable) {
   json view = json::object();
   if (!step.admission) return view;
   const AdmissionResult& result = *step.admission;
   view["code"] = result.code;
   view["reason"] = result.status ? result.status->reason : "";
-  view["message"] = result.status ? result.status->message : "";
+  view["message"] = result.status ? withoutUids(result.status->message) : "";
   view["object"] = result.object ? withoutServerSetFields(*result.object) : json();
   view["warnings"] = result.warnings;
   if (!hidden(unobservable, "annotations")) {
@@ -111,8 +118,14 @@ json comparableView(const StepResult& step, const std::vector<std::string>& unob
   }
   if (result.audit_event) {
     const auto& event = *result.audit_event;
+    // The latency trackers' annotations (apiserver.latency.k8s.io/*) are added by
+    // kube-apiserver to requests slower than its threshold: a measure of time, not compared.
+    json event_annotations = json::object();
+    for (const auto& [key, value] : event.annotations) {
+      if (key.rfind("apiserver.latency.k8s.io/", 0) != 0) event_annotations[key] = value;
+    }
     view["auditEvent"] = {{"level", std::string(audit::toString(event.level))},
-                          {"annotations", event.annotations},
+                          {"annotations", std::move(event_annotations)},
                           {"requestObject", event.request_object.has_value()},
                           {"responseObject", event.response_object.has_value()}};
   } else {
@@ -128,10 +141,19 @@ json comparableView(const StepResult& step, const std::vector<std::string>& unob
   }
   view["stubs"] = std::move(stubs);
   if (!hidden(unobservable, "calls")) {
+    // Mutating calls in order; validating ones run in parallel, so as a sorted list.
     json calls = json::array();
+    std::vector<std::string> validating;
     for (const auto& call : result.calls) {
-      if (call.called) calls.push_back(callLine(call));
+      if (!call.called) continue;
+      if (call.kind == core::WebhookKind::kMutating) {
+        calls.push_back(callLine(call));
+      } else {
+        validating.push_back(callLine(call));
+      }
     }
+    std::sort(validating.begin(), validating.end());
+    for (auto& line : validating) calls.push_back(std::move(line));
     view["calls"] = std::move(calls);
   }
   return view;
