@@ -56,7 +56,7 @@ core::Result<std::vector<KnownDifference>> loadKnownDifferences(
     if (!entry.is_object()) return core::makeError(where + ": expected a mapping");
     for (const auto& [key, value] : entry.items()) {
       if (key != "scenario" && key != "step" && key != "field" && key != "reason" &&
-          key != "upstream") {
+          key != "upstream" && key != "intermittent") {
         return core::makeError(fmt::format("{}.{}: unknown field", where, key));
       }
     }
@@ -70,6 +70,12 @@ core::Result<std::vector<KnownDifference>> loadKnownDifferences(
         return core::makeError(fmt::format("{}.{}: required, a non-empty string", where, field));
       }
       *target = entry[field].get<std::string>();
+    }
+    if (entry.contains("intermittent")) {
+      if (!entry["intermittent"].is_boolean()) {
+        return core::makeError(where + ".intermittent: expected a boolean");
+      }
+      known.intermittent = entry["intermittent"].get<bool>();
     }
     known.location = where;
     out.push_back(std::move(known));
@@ -303,8 +309,9 @@ ComparisonReport compareRuns(const RunReport& simulator, const RunReport& other,
     report.scenarios.push_back(std::move(comparison));
   }
   for (const auto& entry : known) {
-    if (used.contains(&entry)) continue;
-    if (entry.scenario == "*" || compared_scenarios.contains(entry.scenario)) {
+    if (used.contains(&entry) || entry.intermittent) continue;
+    // Entries for every scenario ("*") are not reported: a run of some scenarios cannot tell.
+    if (compared_scenarios.contains(entry.scenario)) {
       report.stale.push_back(&entry);
     }
   }

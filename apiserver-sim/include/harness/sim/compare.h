@@ -8,8 +8,9 @@
 //
 // Known differences (one YAML file, scenarios/known-differences.yaml) are listed with the
 // reason and the upstream code that explains them; a difference that is not listed makes the
-// comparison fail, and a listed one that no longer occurs is reported (and fails it too, so the
-// list stays true).
+// comparison fail, and a listed one that no longer occurs in a scenario compared is reported
+// (and fails it too, so the list stays true; entries for scenario "*" or marked intermittent
+// are not).
 
 #include <filesystem>
 #include <string>
@@ -28,8 +29,10 @@ namespace harness::sim {
 //     field: "object:/status/*"     # exact field, or a prefix ending in "*" ("x/*" covers x too)
 //     reason: ...                   # why the real server answers differently
 //     upstream: k8s.io/...          # the upstream code that explains it
+//     intermittent: true            # optional: depends on a race (never reported as stale)
 struct KnownDifference {
   std::string scenario, step, field, reason, upstream;
+  bool intermittent = false;
   std::string location;  // "file:line" for messages
   bool matches(const std::string& scenario_name, const std::string& step_name,
                const std::string& field_name) const;
