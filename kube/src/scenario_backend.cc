@@ -745,23 +745,7 @@ class KubeSession : public sim::BackendSession {
       const std::map<std::string, std::size_t>& since) const {
     std::map<std::string, sim::StubObservation> out;
     for (const auto& [name, stub] : stubs_) {
-      const auto calls = stub->calls();
-      const std::size_t first = std::min(since.at(name), calls.size());
-      sim::StubObservation observation;
-      observation.calls = static_cast<int>(calls.size() - first);
-      if (calls.size() > first) {
-        const auto& last = calls.back();
-        observation.last_timeout = last.timeout_param;
-        if (last.review.is_object() && last.review.contains("request") &&
-            last.review["request"].is_object()) {
-          const json& request = last.review["request"];
-          observation.last_operation = request.value("operation", "");
-          if (request.contains("dryRun") && request["dryRun"].is_boolean()) {
-            observation.last_dry_run = request["dryRun"].get<bool>();
-          }
-        }
-      }
-      out[name] = std::move(observation);
+      out[name] = sim::observeStubCalls(stub->calls(), since.at(name));
     }
     return out;
   }

@@ -284,28 +284,31 @@ std::map<std::string, std::size_t> ScenarioEnvironment::stubCallCounts() const {
   return counts;
 }
 
+StubObservation observeStubCalls(const std::vector<StubCall>& calls, std::size_t since) {
+  const std::size_t first = std::min(since, calls.size());
+  StubObservation observation;
+  observation.calls = static_cast<int>(calls.size() - first);
+  if (calls.size() > first) {
+    const StubCall& last = calls.back();
+    observation.last_timeout = last.timeout_param;
+    if (last.review.is_object() && last.review.contains("request") &&
+        last.review["request"].is_object()) {
+      const json& request = last.review["request"];
+      observation.last_operation = request.value("operation", "");
+      if (request.contains("dryRun") && request["dryRun"].is_boolean()) {
+        observation.last_dry_run = request["dryRun"].get<bool>();
+      }
+    }
+  }
+  return observation;
+}
+
 std::map<std::string, StubObservation> ScenarioEnvironment::stubObservations(
     const std::map<std::string, std::size_t>& since) const {
   std::map<std::string, StubObservation> out;
   for (const auto& [name, stub] : impl_->stubs) {
-    const auto calls = stub->calls();
     const auto it = since.find(name);
-    const std::size_t first = it == since.end() ? 0 : std::min(it->second, calls.size());
-    StubObservation observation;
-    observation.calls = static_cast<int>(calls.size() - first);
-    if (calls.size() > first) {
-      const StubCall& last = calls.back();
-      observation.last_timeout = last.timeout_param;
-      if (last.review.is_object() && last.review.contains("request") &&
-          last.review["request"].is_object()) {
-        const json& request = last.review["request"];
-        observation.last_operation = request.value("operation", "");
-        if (request.contains("dryRun") && request["dryRun"].is_boolean()) {
-          observation.last_dry_run = request["dryRun"].get<bool>();
-        }
-      }
-    }
-    out[name] = std::move(observation);
+    out[name] = observeStubCalls(stub->calls(), it == since.end() ? 0 : it->second);
   }
   return out;
 }

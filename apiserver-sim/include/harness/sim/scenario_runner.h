@@ -25,6 +25,7 @@
 #include "harness/sim/backend.h"
 #include "harness/sim/scenario.h"
 #include "harness/sim/store.h"
+#include "harness/sim/stub_webhook.h"
 
 namespace harness::sim {
 
@@ -73,6 +74,9 @@ std::string lineDiff(std::string_view expected, std::string_view actual);
 // counter of that name is registered.
 std::optional<double> metricValue(const core::MetricsRegistry& registry, const std::string& name,
                                   const std::map<std::string, std::string>& labels);
+
+// What a stub received from its call number `since` (0-based) on.
+StubObservation observeStubCalls(const std::vector<StubCall>& calls, std::size_t since);
 
 // --- the simulated cluster of one scenario ---
 
