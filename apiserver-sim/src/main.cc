@@ -6,6 +6,8 @@
 //                             [--audit-log FILE] [--work-dir DIR] [--injector PATH]
 //                             [--admission-control-config-file FILE]
 //   apiserver-sim explain SCENARIO...          (= run --explain)
+//   apiserver-sim run --backend kube PATH...   (against the real control plane, kube/)
+//   apiserver-sim compare --backend kube PATH... [--known-differences FILE] [-o ...]
 //   apiserver-sim serve SCENARIO [--kubeconfig-out FILE] [--port N] [--audit-log FILE]
 //                                [--admission-control-config-file FILE]
 //   apiserver-sim audit LOG [--compare OTHER_LOG] [--all]
@@ -33,9 +35,14 @@
 #include "harness/audit/event.h"
 #include "harness/audit/log.h"
 #include "harness/net/server.h"
+#include "harness/sim/compare.h"
 #include "harness/sim/report.h"
 #include "harness/sim/scenario.h"
 #include "harness/sim/scenario_runner.h"
+
+#ifdef HARNESS_KUBE_BACKEND
+#include "harness/kube/scenario_backend.h"
+#endif
 
 #ifndef HARNESS_VERSION
 #define HARNESS_VERSION "dev"
@@ -59,6 +66,9 @@ struct RunArgs {
   std::string injector;
   std::string admission_config;
   bool stop_on_failure = false;
+  std::string backend = "simulator";
+  std::string slow = "include";
+  std::string known_differences;  // compare
 };
 
 struct ServeArgs {
@@ -111,6 +121,61 @@ void addRunOptions(CLI::App& command, RunArgs& args) {
                      kAdmissionConfigHelp);
   command.add_flag("--stop-on-failure", args.stop_on_failure,
                    "Stop a scenario at its first failing step");
+  command.add_option("--backend", args.backend,
+                     "Where scenarios are played: simulator, or kube (the real control plane "
+                     "built by bash scripts/build-kube.sh; time is not scaled there)")
+      ->check(CLI::IsMember({"simulator", "kube"}))
+      ->capture_default_str();
+  command.add_option("--slow", args.slow,
+                     "Scenarios labelled apiserver-sim.harness.dev/slow: \"true\": include, "
+                     "exclude or only")
+      ->check(CLI::IsMember({"include", "exclude", "only"}))
+      ->capture_default_str();
+}
+
+// Exit status when the real backend is asked for but its binaries are not built (CTest's
+// SKIP_RETURN_CODE for the `real` tests).
+constexpr int kExitNotBuilt = 77;
+
+// The backend named by --backend (nullptr: the simulator, the runner's default).
+std::unique_ptr<sim::Backend> makeBackend(const std::string& name) {
+  if (name != "kube") return nullptr;
+#ifdef HARNESS_KUBE_BACKEND
+  return harness::kube::kubeBackend();
+#else
+  return nullptr;
+#endif
+}
+
+// --backend kube needs the binaries of scripts/build-kube.sh: without them, one line and 77.
+std::optional<int> checkBackendBuilt(const std::string& name) {
+  if (name != "kube") return std::nullopt;
+#ifdef HARNESS_KUBE_BACKEND
+  namespace kube = harness::kube;
+  if (auto built = kube::Binaries::inDir(kube::Binaries::defaultDir()).check(); !built) {
+    std::cout << "apiserver-sim: skipped: " << built.error().message << "\n";
+    return kExitNotBuilt;
+  }
+  return std::nullopt;
+#else
+  std::cerr << "apiserver-sim: --backend kube: this apiserver-sim was built without kube/\n";
+  return kExitBadInput;
+#endif
+}
+
+// The kube backend starts kube-apiserver with its own AdmissionConfiguration and does not yet
+// pass webhook credentials to it: refuse rather than compare calls made with and without them.
+std::optional<int> refuseCredentialsOnKube(const RunArgs& args) {
+  if (args.backend != "kube" || args.admission_config.empty()) return std::nullopt;
+  std::cerr << "apiserver-sim: --admission-control-config-file is not supported with --backend "
+               "kube (the real control plane is started without webhook credentials)\n";
+  return kExitBadInput;
+}
+
+sim::RunOptions::Slow slowFilter(const std::string& value) {
+  if (value == "exclude") return sim::RunOptions::Slow::kExclude;
+  if (value == "only") return sim::RunOptions::Slow::kOnly;
+  return sim::RunOptions::Slow::kInclude;
 }
 
 // --audit-log: opens the log for appending when a path is given; false (with the error printed)
@@ -137,6 +202,11 @@ int runCommand(const RunArgs& args) {
   auto authentication = loadWebhookAuthentication(args.admission_config);
   if (!authentication) return kExitBadInput;
   options.webhook_authentication = *authentication;
+  options.slow = slowFilter(args.slow);
+  if (auto status = refuseCredentialsOnKube(args)) return *status;
+  if (auto status = checkBackendBuilt(args.backend)) return *status;
+  auto backend = makeBackend(args.backend);
+  options.backend = backend.get();
   if (!openAuditLog(args.audit_log, audit_log)) return kExitBadInput;
   if (audit_log) {
     options.audit_sink = [&](const harness::audit::Event& event) { audit_log->write(event); };
@@ -174,6 +244,65 @@ int runCommand(const RunArgs& args) {
   }
   std::cout.flush();
   return report->exitCode();
+}
+
+// `compare --backend kube PATH...`: every scenario on the simulator, then on the other backend,
+// and the differences step by step (compare.h).
+int compareCommand(const RunArgs& args) {
+  std::vector<sim::KnownDifference> known;
+  if (!args.known_differences.empty()) {
+    auto loaded = sim::loadKnownDifferences(args.known_differences);
+    if (!loaded.ok()) {
+      std::cerr << "apiserver-sim: " << loaded.error().message << "\n";
+      return kExitBadInput;
+    }
+    known = std::move(*loaded);
+  }
+  if (args.backend != "kube") {
+    std::cerr << "apiserver-sim: compare needs --backend kube\n";
+    return kExitBadInput;
+  }
+  if (auto status = refuseCredentialsOnKube(args)) return *status;
+  if (auto status = checkBackendBuilt(args.backend)) return *status;
+  auto backend = makeBackend(args.backend);
+  sim::RunOptions options;
+  options.time_scale = args.time_scale;
+  options.injector_binary = args.injector;
+  options.slow = slowFilter(args.slow);
+  std::vector<fs::path> paths(args.paths.begin(), args.paths.end());
+  auto progress = [](const char* side) {
+    return [side](const sim::ScenarioResult& scenario, const sim::StepResult& step) {
+      std::cerr << side << " " << sim::progressLine(scenario, step) << "\n";
+    };
+  };
+  options.on_step = progress("simulator");
+  auto simulated = sim::runScenarioFiles(paths, args.run_filter, options,
+                                         [](const sim::LoadError& error) {
+                                           std::cerr << "ERROR   " << error.message << "\n";
+                                         });
+  if (!simulated.ok()) {
+    std::cerr << "apiserver-sim: " << simulated.error().message << "\n";
+    return kExitBadInput;
+  }
+  options.backend = backend.get();
+  options.on_step = progress(std::string(backend->name()) == "kube" ? "kube     " : "other    ");
+  auto real = sim::runScenarioFiles(paths, args.run_filter, options);
+  if (!real.ok()) {
+    std::cerr << "apiserver-sim: " << real.error().message << "\n";
+    return kExitBadInput;
+  }
+  const auto comparison = sim::compareRuns(*simulated, *real, known);
+  if (args.output == "json") {
+    std::cout << sim::comparisonJson(comparison).dump(2, ' ', false,
+                                                      nlohmann::json::error_handler_t::replace)
+              << "\n";
+  } else if (args.output == "junit") {
+    std::cout << sim::renderComparisonJunit(comparison);
+  } else {
+    std::cout << sim::renderComparisonTable(comparison);
+  }
+  std::cout.flush();
+  return comparison.exitCode();
 }
 
 int serveCommand(const ServeArgs& args) {
@@ -375,7 +504,9 @@ int main(int argc, char** argv) {
   app.footer("Exit status: 0 every selected step passed (audit: the log was read; --compare: no "
              "chain differs), 1 an expectation failed (--compare: a chain differs), 2 bad input "
              "(bad flags, a file that does not load, audit log lines that are not events) or a "
-             "harness error (an endpoint that does not start).");
+             "harness error (an endpoint that does not start), 77 --backend kube without the "
+             "binaries of bash scripts/build-kube.sh. compare: 0 no unlisted difference, 1 "
+             "unlisted or stale known differences.");
 
   RunArgs run_args;
   auto* run = app.add_subcommand("run", "Run scenario files or folders (recursively)");
@@ -389,6 +520,16 @@ int main(int argc, char** argv) {
   auto* explain = app.add_subcommand("explain", "Run scenarios with --explain");
   explain->add_option("paths", explain_args.paths, "Scenario files or folders")->required();
   addRunOptions(*explain, explain_args);
+
+  RunArgs compare_args;
+  auto* compare = app.add_subcommand(
+      "compare", "Play scenarios on the simulator and on another backend (--backend kube) and "
+                 "show, step by step, where they differ");
+  compare->add_option("paths", compare_args.paths, "Scenario files or folders")->required();
+  addRunOptions(*compare, compare_args);
+  compare->add_option("--known-differences", compare_args.known_differences,
+                      "YAML list of the differences that are expected, with their reasons "
+                      "(scenarios/known-differences.yaml)");
 
   ServeArgs serve_args;
   auto* serve = app.add_subcommand(
@@ -425,6 +566,7 @@ int main(int argc, char** argv) {
   try {
     if (run->parsed()) return runCommand(run_args);
     if (explain->parsed()) return runCommand(explain_args);
+    if (compare->parsed()) return compareCommand(compare_args);
     if (serve->parsed()) return serveCommand(serve_args);
     if (audit->parsed()) return auditCommand(audit_args);
   } catch (const std::exception& error) {

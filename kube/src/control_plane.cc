@@ -346,15 +346,16 @@ core::Result<void> ControlPlane::prepare() {
     // k8s.io/apiserver pkg/apis/apiserver/v1beta1 EgressSelectorConfiguration over a Unix
     // socket (see connect_proxy.h for why not TCP). The selections not listed (controlplane,
     // etcd) dial directly.
-    const json egress = {
-        {"apiVersion", "apiserver.k8s.io/v1beta1"},
-        {"kind", "EgressSelectorConfiguration"},
-        {"egressSelections",
-         json::array({{{"name", "cluster"},
-                       {"connection",
-                        {{"proxyProtocol", "HTTPConnect"},
-                         {"transport",
-                          {{"uds", {{"udsName", proxy_->socketPath().string()}}}}}}}}})}};
+    const json connection = {
+        {"proxyProtocol", "HTTPConnect"},
+        {"transport", {{"uds", {{"udsName", proxy_->socketPath().string()}}}}}};
+    json selections = json::array({{{"name", "cluster"}, {"connection", connection}}});
+    if (options_.proxy_url_webhooks) {
+      selections.push_back({{"name", "controlplane"}, {"connection", connection}});
+    }
+    const json egress = {{"apiVersion", "apiserver.k8s.io/v1beta1"},
+                         {"kind", "EgressSelectorConfiguration"},
+                         {"egressSelections", std::move(selections)}};
     if (auto r = writeFile(work_dir_ / "egress-selector.yaml", core::toYaml(egress)); !r) return r;
   }
   if (options_.admission_config_file.empty()) {

@@ -352,7 +352,10 @@ AdmissionResult AdmissionChain::handle(const WriteRequest& request) {
   audit.setRequestObject(attributes.object);
 
   const bool exempt = isExemptFromWebhooks(attributes);
-  const PluginContext plugin_context = impl_->pluginContext();
+  PluginContext plugin_context = impl_->pluginContext();
+  plugin_context.add_audit_annotation = [&state](const std::string& key, const std::string& value) {
+    state.addAnnotation(key, value, audit::Level::kMetadata);
+  };
 
   // --- mutating admission: in-tree plugins, then the webhooks; one reinvocation pass ---
   {

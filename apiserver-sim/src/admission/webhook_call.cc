@@ -20,6 +20,29 @@ HookError calling(std::string reason, core::Status status) {
   return error;
 }
 
+// client-go decodes a 2xx answer into the request's own type (*v1.AdmissionReview or
+// *v1beta1.AdmissionReview; rest.Result.Into through the webhook client's codec, whose scheme has
+// admission.k8s.io v1 and v1beta1): another version of AdmissionReview needs a conversion the
+// scheme does not have, another kind is not registered. Seen with kube-apiserver v1.37.2
+// (`apiserver-sim compare --backend kube`); VerifyAdmissionResponse's own GVK check is only
+// reached by answers without apiVersion and kind. "" when the answer decodes.
+std::string typeDecodeError(core::ReviewVersion version, const core::AdmissionReview& review) {
+  if (review.kind.empty() || review.api_version.empty()) return {};
+  const std::string wanted(core::versionNameOf(version));
+  const std::string group_prefix = "admission.k8s.io/";
+  if (review.api_version.rfind(group_prefix, 0) == 0) {
+    const std::string got = review.api_version.substr(group_prefix.size());
+    if ((got == "v1" || got == "v1beta1") && review.kind == core::kAdmissionReviewKind) {
+      if (got == wanted) return {};
+      return fmt::format("converting ({}.AdmissionReview) to ({}.AdmissionReview): unknown conversion",
+                         got, wanted);
+    }
+  }
+  return fmt::format(
+      "no kind \"{}\" is registered for version \"{}\" in scheme \"pkg/runtime/scheme.go:111\"",
+      review.kind, review.api_version);
+}
+
 }  // namespace
 
 HookError callWebhook(RequestState& state, const HookEntry& hook, const Invocation& invocation,
@@ -80,6 +103,10 @@ HookError callWebhook(RequestState& state, const HookEntry& hook, const Invocati
   record.attempts = result.attempts;
   if (!result.ok()) return calling(result.reason, result.status);
   record.response_review = core::toJson(result.review);
+  if (std::string mismatch = typeDecodeError(*version, result.review); !mismatch.empty()) {
+    return calling("failed to call webhook: " + mismatch,
+                   core::newServiceUnavailable("error calling webhook"));
+  }
 
   auto checked = core::verifyAdmissionResponse(*version, uid, mutating, result.review);
   if (!checked.ok()) {

@@ -11,6 +11,8 @@
 #include <string_view>
 
 #include "harness/sim/defaulting.h"
+
+#include "harness/core/base64.h"
 #include "json_access.h"
 
 namespace harness::sim {
@@ -458,6 +460,18 @@ void applyDefaultsUnchecked(json& object) {
     defaultNamespace(object);
   } else if (type == "v1/Secret") {
     defaultString(object, "type", "Opaque");
+    // stringData is write-only: the conversion to the internal Secret merges it into data,
+    // overwriting equal keys (pkg/apis/core/v1/conversion.go Convert_v1_Secret_To_core_Secret),
+    // and the internal type has no stringData, so no stored or admitted object shows it.
+    if (auto string_data = object.find("stringData"); string_data != object.end()) {
+      if (string_data->is_object()) {
+        if (!object.contains("data") || !object["data"].is_object()) object["data"] = json::object();
+        for (const auto& [key, value] : string_data->items()) {
+          if (value.is_string()) object["data"][key] = core::base64Encode(value.get<std::string>());
+        }
+      }
+      object.erase("stringData");
+    }
   } else if (type == "v1/ConfigMap") {
     defaultPointer(object, "data", json::object());
   } else if (type == "v1/LimitRange") {

@@ -68,6 +68,7 @@ const std::map<std::string, Factory, std::less<>>& factories() {
       {"DefaultStorageClass", builtin_internal::makeDefaultStorageClass},
       {"StorageObjectInUseProtection", builtin_internal::makeStorageObjectInUseProtection},
       {"AlwaysDeny", builtin_internal::makeAlwaysDeny},
+      {"PodSecurity", builtin_internal::makePodSecurity},
   };
   return table;
 }

@@ -26,6 +26,7 @@ std::unique_ptr<AdmissionPlugin> makeDefaultTolerationSeconds();
 std::unique_ptr<AdmissionPlugin> makeDefaultStorageClass();
 std::unique_ptr<AdmissionPlugin> makeStorageObjectInUseProtection();
 std::unique_ptr<AdmissionPlugin> makeAlwaysDeny();
+std::unique_ptr<AdmissionPlugin> makePodSecurity();
 
 // The request is on <group>/<resource> (any version).
 inline bool isResource(const AdmissionAttributes& a, std::string_view group,

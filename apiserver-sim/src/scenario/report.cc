@@ -26,6 +26,7 @@ double seconds(std::chrono::nanoseconds duration) {
 
 std::string scenarioResult(const ScenarioResult& scenario) {
   if (scenario.error) return "error";
+  if (scenario.skip_reason) return "skipped";
   return scenario.passed() ? "passed" : "failed";
 }
 
@@ -175,6 +176,10 @@ core::Result<RunReport> runScenarioFiles(const std::vector<std::filesystem::path
         continue;
       }
       if (!matchesScenario(*filter, scenario->name)) continue;
+      if ((options.slow == RunOptions::Slow::kExclude && scenario->slow) ||
+          (options.slow == RunOptions::Slow::kOnly && !scenario->slow)) {
+        continue;
+      }
       RunOptions scenario_options = options;
       scenario_options.step_filter = filter->step;
       report.scenarios.push_back(runScenario(*scenario, scenario_options));
@@ -193,6 +198,10 @@ int RunReport::exitCode() const {
     if (!scenario.passed()) return 1;
   }
   return 0;
+}
+
+std::string xmlEscaped(std::string_view value, bool attribute) {
+  return xmlEscape(value, attribute);
 }
 
 std::string formatFailure(const ExpectationFailure& failure) {
@@ -220,8 +229,21 @@ std::string renderTable(const RunReport& report, bool with_explanations) {
       rows.push_back({scenario.name, "-", "ERROR", formatDuration(scenario.duration),
                       *scenario.error + "\n"});
     }
+    if (scenario.skip_reason) {
+      rows.push_back({scenario.name, "-", "SKIP", "",
+                      fmt::format("not played on {}: {}\n", scenario.backend,
+                                  *scenario.skip_reason)});
+    }
     for (const auto& step : scenario.steps) {
       std::string details;
+      if (!step.skip_reason.empty() && !scenario.skip_reason) {
+        details += fmt::format("not played on {}: {}\n", scenario.backend, step.skip_reason);
+      }
+      if (!step.unchecked.empty()) {
+        std::string fields;
+        for (const auto& field : step.unchecked) fields += (fields.empty() ? "" : ", ") + field;
+        details += fmt::format("not observable on {}, not checked: {}\n", scenario.backend, fields);
+      }
       for (const auto& failure : step.failures) details += formatFailure(failure);
       if (with_explanations && !step.explanation.empty()) details += step.explanation;
       rows.push_back({scenario.name, step.name, statusWord(step.status),
@@ -259,9 +281,12 @@ std::string renderTable(const RunReport& report, bool with_explanations) {
     if (!row.details.empty()) out += indentLines(row.details, "    ");
   }
   std::size_t scenarios_passed = 0, scenarios_failed = 0, scenarios_error = 0;
+  std::size_t scenarios_skipped = 0;
   for (const auto& scenario : report.scenarios) {
     if (scenario.error) {
       ++scenarios_error;
+    } else if (scenario.skip_reason) {
+      ++scenarios_skipped;
     } else if (scenario.passed()) {
       ++scenarios_passed;
     } else {
@@ -270,23 +295,26 @@ std::string renderTable(const RunReport& report, bool with_explanations) {
   }
   scenarios_error += report.load_errors.size();
   out += fmt::format(
-      "\n{} scenarios: {} passed, {} failed, {} errors; {} steps: {} passed, {} failed, {} "
+      "\n{} scenarios: {} passed, {} failed, {} errors{}; {} steps: {} passed, {} failed, {} "
       "skipped, {} not run ({})\n",
       report.scenarios.size() + report.load_errors.size(), scenarios_passed, scenarios_failed,
-      scenarios_error, steps_passed + steps_failed + steps_skipped + steps_not_run, steps_passed,
+      scenarios_error,
+      scenarios_skipped == 0 ? std::string() : fmt::format(", {} skipped", scenarios_skipped),
+      steps_passed + steps_failed + steps_skipped + steps_not_run, steps_passed,
       steps_failed, steps_skipped, steps_not_run, formatDuration(report.duration));
   return out;
 }
 
 nlohmann::json reportJson(const RunReport& report) {
   json scenarios = json::array();
-  std::size_t passed = 0, failed = 0, errors = report.load_errors.size();
+  std::size_t passed = 0, failed = 0, errors = report.load_errors.size(), skipped_scenarios = 0;
   json step_counts = {{"passed", 0}, {"failed", 0}, {"skipped", 0}, {"notRun", 0}};
   for (const auto& scenario : report.scenarios) {
     const std::string result = scenarioResult(scenario);
     if (result == "passed") ++passed;
     if (result == "failed") ++failed;
     if (result == "error") ++errors;
+    if (result == "skipped") ++skipped_scenarios;
     json steps = json::array();
     for (const auto& step : scenario.steps) {
       const std::string status(toString(step.status));
@@ -312,6 +340,8 @@ nlohmann::json reportJson(const RunReport& report) {
         failures.push_back(std::move(f));
       }
       entry["failures"] = std::move(failures);
+      if (!step.skip_reason.empty()) entry["skipReason"] = step.skip_reason;
+      if (!step.unchecked.empty()) entry["unchecked"] = step.unchecked;
       if (!step.explanation.empty()) entry["explanation"] = step.explanation;
       steps.push_back(std::move(entry));
     }
@@ -322,6 +352,8 @@ nlohmann::json reportJson(const RunReport& report) {
                   {"steps", std::move(steps)}};
     if (!scenario.description.empty()) entry["description"] = scenario.description;
     if (scenario.error) entry["error"] = *scenario.error;
+    if (scenario.skip_reason) entry["skipReason"] = *scenario.skip_reason;
+    entry["backend"] = scenario.backend;
     scenarios.push_back(std::move(entry));
   }
   json load_errors = json::array();
@@ -335,6 +367,7 @@ nlohmann::json reportJson(const RunReport& report) {
             {"passed", passed},
             {"failed", failed},
             {"errors", errors},
+            {"skipped", skipped_scenarios},
             {"steps", std::move(step_counts)},
             {"durationSeconds", seconds(report.duration)},
             {"exitCode", report.exitCode()}}},
@@ -388,7 +421,10 @@ std::string renderJunit(const RunReport& report) {
       } else if (step.status == StepStatus::kSkipped || step.status == StepStatus::kNotRun) {
         ++s_skipped;
         body += fmt::format("      <skipped message=\"{}\"/>\n",
-                            step.status == StepStatus::kSkipped
+                            !step.skip_reason.empty()
+                                ? attr("not played on " + scenario.backend + ": " +
+                                       step.skip_reason)
+                            : step.status == StepStatus::kSkipped
                                 ? "not selected by --run (run only for its effect on the store)"
                                 : "not run");
       }

@@ -1024,6 +1024,7 @@ void readSpec(Reader& reader, const View& spec, Scenario& scenario) {
         reader.fail(policy->path, parsed.error().message);
       } else {
         scenario.audit_policy = std::move(*parsed);
+        scenario.audit_policy_text = *text;
       }
     } else if ((*policy)->is_object()) {
       // Positions in the parser's message refer to the re-serialized policy: keep only its
@@ -1048,6 +1049,7 @@ void readSpec(Reader& reader, const View& spec, Scenario& scenario) {
         }
       } else {
         scenario.audit_policy = std::move(*parsed);
+        scenario.audit_policy_text = (*policy)->dump();
       }
     } else {
       reader.typeError(*policy, "file name or mapping");
@@ -1164,6 +1166,12 @@ core::Result<Scenario> parseScenario(std::string_view text, const fs::path& path
       scenario.name = *name;
     }
     scenario.description = reader.string(*metadata, "description").value_or("");
+    if (auto labels = reader.get(*metadata, "labels")) {
+      if (auto map = reader.stringMap(*labels)) {
+        auto slow = map->find(std::string(kSlowLabel));
+        scenario.slow = slow != map->end() && slow->second == "true";
+      }
+    }
   }
   if (auto spec = reader.require(root, "spec")) readSpec(reader, *spec, scenario);
   if (reader.failed()) return core::makeError(reader.errorText());

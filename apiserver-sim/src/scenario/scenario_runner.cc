@@ -57,9 +57,13 @@ std::string hostOf(const std::string& host_port) {
   return host;
 }
 
-// Fills an empty clientConfig.caBundle with the CA of the endpoint the config points at, as a
-// cluster operator (or cert-manager's CA injector) would.
-void fillCaBundles(json& config, const std::map<std::string, RouteTarget>& routes) {
+core::GroupResource groupResourceOf(const core::GroupVersionResource& resource) {
+  return {resource.group, resource.resource};
+}
+
+}  // namespace
+
+void fillCaBundles(json& config, const std::map<std::string, std::string>& ca_by_address) {
   auto webhooks = config.find("webhooks");
   if (webhooks == config.end() || !webhooks->is_array()) return;
   for (auto& webhook : *webhooks) {
@@ -81,18 +85,12 @@ void fillCaBundles(json& config, const std::map<std::string, RouteTarget>& route
       auto parsed = net::parseUrl(url->get<std::string>());
       if (parsed.ok()) address = parsed->hostPort();
     }
-    auto route = routes.find(address);
-    if (route != routes.end() && !route->second.ca_pem.empty()) {
-      (*client)["caBundle"] = core::base64Encode(route->second.ca_pem);
+    auto ca = ca_by_address.find(address);
+    if (ca != ca_by_address.end() && !ca->second.empty()) {
+      (*client)["caBundle"] = core::base64Encode(ca->second);
     }
   }
 }
-
-core::GroupResource groupResourceOf(const core::GroupVersionResource& resource) {
-  return {resource.group, resource.resource};
-}
-
-}  // namespace
 
 // --- ScenarioEnvironment ---
 
@@ -251,9 +249,11 @@ core::Result<std::unique_ptr<ScenarioEnvironment>> ScenarioEnvironment::start(
   }
 
   // Webhook configurations, with the caBundles of the endpoints they point at.
+  std::map<std::string, std::string> ca_by_address;
+  for (const auto& [address, target] : routes) ca_by_address[address] = target.ca_pem;
   for (const auto& sourced : scenario.webhook_configurations) {
     json config = sourced.object;
-    fillCaBundles(config, routes);
+    fillCaBundles(config, ca_by_address);
     const bool mutating = config.value("kind", "") == "MutatingWebhookConfiguration";
     impl->store.put({std::string(core::kAdmissionRegistrationGroup),
                      mutating ? "mutatingwebhookconfigurations" : "validatingwebhookconfigurations"},
@@ -285,28 +285,31 @@ std::map<std::string, std::size_t> ScenarioEnvironment::stubCallCounts() const {
   return counts;
 }
 
+StubObservation observeStubCalls(const std::vector<StubCall>& calls, std::size_t since) {
+  const std::size_t first = std::min(since, calls.size());
+  StubObservation observation;
+  observation.calls = static_cast<int>(calls.size() - first);
+  if (calls.size() > first) {
+    const StubCall& last = calls.back();
+    observation.last_timeout = last.timeout_param;
+    if (last.review.is_object() && last.review.contains("request") &&
+        last.review["request"].is_object()) {
+      const json& request = last.review["request"];
+      observation.last_operation = request.value("operation", "");
+      if (request.contains("dryRun") && request["dryRun"].is_boolean()) {
+        observation.last_dry_run = request["dryRun"].get<bool>();
+      }
+    }
+  }
+  return observation;
+}
+
 std::map<std::string, StubObservation> ScenarioEnvironment::stubObservations(
     const std::map<std::string, std::size_t>& since) const {
   std::map<std::string, StubObservation> out;
   for (const auto& [name, stub] : impl_->stubs) {
-    const auto calls = stub->calls();
     const auto it = since.find(name);
-    const std::size_t first = it == since.end() ? 0 : std::min(it->second, calls.size());
-    StubObservation observation;
-    observation.calls = static_cast<int>(calls.size() - first);
-    if (calls.size() > first) {
-      const StubCall& last = calls.back();
-      observation.last_timeout = last.timeout_param;
-      if (last.review.is_object() && last.review.contains("request") &&
-          last.review["request"].is_object()) {
-        const json& request = last.review["request"];
-        observation.last_operation = request.value("operation", "");
-        if (request.contains("dryRun") && request["dryRun"].is_boolean()) {
-          observation.last_dry_run = request["dryRun"].get<bool>();
-        }
-      }
-    }
-    out[name] = std::move(observation);
+    out[name] = observeStubCalls(stub->calls(), it == since.end() ? 0 : it->second);
   }
   return out;
 }
@@ -415,14 +418,28 @@ class WorkDir {
   bool owned_ = false;
 };
 
-std::vector<std::optional<double>> metricValues(const core::MetricsRegistry& registry,
-                                                const Expectation& expect) {
-  std::vector<std::optional<double>> values;
-  values.reserve(expect.metrics.size());
-  for (const auto& metric : expect.metrics) {
-    values.push_back(metricValue(registry, metric.name, metric.labels));
+// The expectation without the fields the backend could not observe.
+Expectation observableExpectation(const Expectation& expect,
+                                  const std::set<std::string>& unobservable) {
+  Expectation out = expect;
+  auto drop = [&](const char* field) { return unobservable.contains(field); };
+  if (drop("reinvoked")) out.reinvoked.reset();
+  if (drop("annotations")) out.annotations.reset();
+  if (drop("calls")) {
+    out.calls.reset();
+    out.call_counts.clear();
   }
-  return values;
+  if (out.calls) {
+    for (auto& call : *out.calls) {
+      if (drop("calls.timeout")) call.timeout.reset();
+      if (drop("calls.called")) call.called.reset();
+      if (drop("calls.outcome")) call.outcome.reset();
+      if (drop("calls.code")) call.code.reset();
+      if (drop("calls.index")) call.index.reset();
+      if (drop("calls.changed")) call.changed.reset();
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -477,15 +494,35 @@ ScenarioResult runScenario(const Scenario& scenario, const RunOptions& options) 
       notRun(0);
       return out;
     }
-    EnvironmentOptions environment_options;
-    environment_options.time_scale = options.time_scale.value_or(scenario.time_scale);
-    environment_options.work_dir = work_dir->path();
-    environment_options.audit_sink = options.audit_sink;
-    environment_options.injector_binary = options.injector_binary;
-    environment_options.webhook_authentication = options.webhook_authentication;
-    auto environment = ScenarioEnvironment::start(scenario, environment_options);
-    if (!environment.ok()) {
-      out.error = environment.error().message;
+    std::unique_ptr<Backend> simulator;
+    Backend* backend = options.backend;
+    if (backend == nullptr) {
+      simulator = simulatorBackend();
+      backend = simulator.get();
+    }
+    out.backend = std::string(backend->name());
+    if (auto reason = backend->unsupported(scenario)) {
+      out.skip_reason = *reason;
+      for (const auto& step : scenario.steps) {
+        StepResult skipped;
+        skipped.name = step.name;
+        skipped.status = StepStatus::kSkipped;
+        skipped.skip_reason = *reason;
+        out.steps.push_back(std::move(skipped));
+        if (options.on_step) options.on_step(out, out.steps.back());
+      }
+      out.duration = Clock::now() - started;
+      return out;
+    }
+    BackendOptions backend_options;
+    backend_options.time_scale = options.time_scale.value_or(scenario.time_scale);
+    backend_options.work_dir = work_dir->path();
+    backend_options.audit_sink = options.audit_sink;
+    backend_options.injector_binary = options.injector_binary;
+    backend_options.webhook_authentication = options.webhook_authentication;
+    auto session = backend->start(scenario, backend_options);
+    if (!session.ok()) {
+      out.error = session.error().message;
       if (work_dir->temporary()) {
         // The message can name files in it (an endpoint's log): they must outlive the report.
         work_dir->keep();
@@ -495,9 +532,10 @@ ScenarioResult runScenario(const Scenario& scenario, const RunOptions& options) 
       out.duration = Clock::now() - started;
       return out;
     }
-    ScenarioEnvironment& env = **environment;
+    BackendSession& env = **session;
     const bool stop_on_failure = scenario.stop_on_failure || options.stop_on_failure;
     bool stopped = false;
+    std::string unplayable;  // set once a step cannot be played: the later ones depend on it
     for (std::size_t i = 0; i < scenario.steps.size(); ++i) {
       const Step& step = scenario.steps[i];
       if (stopped || i > last_selected) {
@@ -506,30 +544,41 @@ ScenarioResult runScenario(const Scenario& scenario, const RunOptions& options) 
       }
       StepResult result;
       result.name = step.name;
-      const auto stub_counts = env.stubCallCounts();
-      const auto metrics_before = metricValues(env.metrics(), step.expect);
+      if (unplayable.empty()) {
+        if (auto reason = backend->unsupportedStep(step)) unplayable = *reason;
+      }
+      if (!unplayable.empty()) {
+        result.status = StepStatus::kSkipped;
+        result.skip_reason = unplayable;
+        out.steps.push_back(std::move(result));
+        if (options.on_step) options.on_step(out, out.steps.back());
+        continue;
+      }
       const auto step_started = Clock::now();
-      AdmissionResult admission = env.chain().handle(env.writeRequest(step.request));
+      auto played = env.play(step);
       result.duration = Clock::now() - step_started;
-      const auto metrics_after = metricValues(env.metrics(), step.expect);
+      if (!played.ok()) {
+        out.error = fmt::format("step {}: {}", json(step.name).dump(), played.error().message);
+        notRun(i);
+        break;
+      }
+      StepOutcome& outcome = *played;
       if (selected(step)) {
         StepObservation observation;
-        observation.result = &admission;
-        for (std::size_t m = 0; m < metrics_after.size(); ++m) {
-          if (metrics_before[m] && metrics_after[m]) {
-            observation.metric_deltas.push_back(*metrics_after[m] - *metrics_before[m]);
-          } else {
-            observation.metric_deltas.push_back(std::nullopt);
-          }
-        }
-        observation.stubs = env.stubObservations(stub_counts);
-        result.failures = checkExpectations(step.expect, observation);
+        observation.result = &outcome.admission;
+        observation.metric_deltas = outcome.metric_deltas;
+        observation.stubs = outcome.stubs;
+        result.failures = checkExpectations(
+            observableExpectation(step.expect, outcome.unobservable), observation);
         result.status = result.failures.empty() ? StepStatus::kPassed : StepStatus::kFailed;
+        result.unchecked.assign(outcome.unobservable.begin(), outcome.unobservable.end());
       } else {
         result.status = StepStatus::kSkipped;
       }
-      if (options.explain) result.explanation = explainStep(step, admission);
-      result.admission = std::move(admission);
+      if (options.explain) result.explanation = env.explain(step, outcome);
+      result.webhook_metric_changes = std::move(outcome.webhook_metric_changes);
+      result.stubs = std::move(outcome.stubs);
+      result.admission = std::move(outcome.admission);
       if (result.status == StepStatus::kFailed && stop_on_failure) stopped = true;
       out.steps.push_back(std::move(result));
       if (options.on_step) options.on_step(out, out.steps.back());

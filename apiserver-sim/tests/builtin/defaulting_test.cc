@@ -27,6 +27,26 @@ json defaultedContainer(const json& c) {
   return defaulted(pod({{"containers", json::array({c})}}))["spec"]["containers"][0];
 }
 
+// kube-apiserver v1.37.2 stores and admits a Secret's stringData as data (found by
+// `apiserver-sim compare --backend kube`, scenarios audit/policy-by-resource and others).
+TEST(DefaultingTest, SecretStringDataIsMergedIntoData) {
+  json secret = {{"apiVersion", "v1"},
+                 {"kind", "Secret"},
+                 {"metadata", {{"name", "s"}}},
+                 {"data", {{"a", "eA=="}, {"token", "b2xk"}}},
+                 {"stringData", {{"token", "s3cr3t"}, {"b", ""}}}};
+  applyDefaults(secret);
+  EXPECT_FALSE(secret.contains("stringData"));
+  EXPECT_EQ(secret["data"], (json{{"a", "eA=="}, {"token", "czNjcjN0"}, {"b", ""}}));
+  EXPECT_EQ(secret["type"], "Opaque");
+  json only_string_data = {{"apiVersion", "v1"},
+                           {"kind", "Secret"},
+                           {"metadata", {{"name", "s"}}},
+                           {"stringData", {{"k", "v"}}}};
+  applyDefaults(only_string_data);
+  EXPECT_EQ(only_string_data["data"], (json{{"k", "dg=="}}));
+}
+
 TEST(DefaultingTest, PodSpecGetsSchedulingAndLifecycleDefaults) {
   json spec = defaulted(pod({{"containers", json::array({container("nginx")})}}))["spec"];
   EXPECT_EQ(spec["dnsPolicy"], "ClusterFirst");

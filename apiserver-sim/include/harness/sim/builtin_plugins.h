@@ -15,6 +15,9 @@
 //   StorageObjectInUseProtection
 //                             plugin/pkg/admission/storage/storageobjectinuseprotection/admission.go
 //   TaintNodesByCondition     plugin/pkg/admission/nodetaint/admission.go
+//   PodSecurity               plugin/pkg/admission/security/podsecurity/admission.go and
+//                             k8s.io/pod-security-admission admission/admission.go (the
+//                             privileged namespace only: see pod_security.cc)
 //   AlwaysDeny                plugin/pkg/admission/deny/admission.go
 // Plugins work on the versioned JSON of AdmissionAttributes::object (upstream works on the
 // internal object; the JSON they produce is what the conversion back to the version gives).
@@ -49,6 +52,8 @@ struct PluginContext {
       list_objects;
   // Random 5-char suffix source (utilrand.String(5)); tests inject a deterministic one.
   std::function<std::string()> random_suffix;
+  // audit.AddAuditAnnotations on the request's audit context (Metadata level); unset: dropped.
+  std::function<void(const std::string& key, const std::string& value)> add_audit_annotation;
 };
 
 class AdmissionPlugin {

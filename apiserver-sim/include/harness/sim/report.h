@@ -57,6 +57,9 @@ std::string renderJson(const RunReport& report);
 // JUnit XML: well-formed and UTF-8 (invalid bytes and characters XML 1.0 forbids are replaced).
 std::string renderJunit(const RunReport& report);
 
+// Text for XML 1.0 (valid UTF-8, escaped; `attribute` also escapes quotes and line breaks).
+std::string xmlEscaped(std::string_view value, bool attribute);
+
 // The text of one failure as shown in the table and in JUnit: "<field>: <message>" and the diff
 // indented below it.
 std::string formatFailure(const ExpectationFailure& failure);

@@ -34,6 +34,9 @@ namespace harness::sim {
 
 inline constexpr std::string_view kScenarioApiVersion = "apiserver-sim.harness.dev/v1alpha1";
 inline constexpr std::string_view kScenarioKind = "Scenario";
+// metadata.labels[kSlowLabel] == "true": the scenario takes long in real time (declared stub
+// delays are slept for real on a real server, where time cannot be scaled); CI runs these apart.
+inline constexpr std::string_view kSlowLabel = "apiserver-sim.harness.dev/slow";
 
 // Where a value came from, for messages: "scenarios/x.yaml:12:7".
 struct SourceLocation {
@@ -186,6 +189,8 @@ struct Scenario {
   std::chrono::milliseconds request_timeout{60'000};
   std::optional<std::vector<std::string>> plugins;  // nullopt: ChainOptions' default
   std::optional<audit::Policy> audit_policy;
+  std::string audit_policy_text;  // the policy as written (YAML or JSON), for a real server
+  bool slow = false;              // metadata.labels[kSlowLabel]
   std::optional<std::uint64_t> seed;                // the store's random generator
   bool stop_on_failure = false;
   std::vector<SourcedObject> objects;

@@ -22,8 +22,10 @@
 #include "harness/core/metrics.h"
 #include "harness/core/result.h"
 #include "harness/sim/admission_chain.h"
+#include "harness/sim/backend.h"
 #include "harness/sim/scenario.h"
 #include "harness/sim/store.h"
+#include "harness/sim/stub_webhook.h"
 #include "harness/sim/webhook_authentication.h"
 
 namespace harness::sim {
@@ -37,14 +39,6 @@ struct ExpectationFailure {
   // Expected vs actual as a readable diff ("-" expected, "+" actual), server-set fields left
   // out; empty when the message says it all.
   std::string diff;
-};
-
-// What a stub endpoint received during one step.
-struct StubObservation {
-  int calls = 0;
-  std::string last_timeout;
-  std::string last_operation;
-  std::optional<bool> last_dry_run;
 };
 
 // What the expectations are checked against: the chain's record of the request, the change of
@@ -81,6 +75,9 @@ std::string lineDiff(std::string_view expected, std::string_view actual);
 // counter of that name is registered.
 std::optional<double> metricValue(const core::MetricsRegistry& registry, const std::string& name,
                                   const std::map<std::string, std::string>& labels);
+
+// What a stub received from its call number `since` (0-based) on.
+StubObservation observeStubCalls(const std::vector<StubCall>& calls, std::size_t since);
 
 // --- the simulated cluster of one scenario ---
 
@@ -145,7 +142,8 @@ class ScenarioEnvironment {
 enum class StepStatus {
   kPassed,
   kFailed,
-  kSkipped,  // not selected by the filter; run for its effect on the store, not checked
+  kSkipped,  // not selected by the filter (run for its effect on the store, not checked), or
+             // not playable by the backend (StepResult::skip_reason says why)
   kNotRun,   // after a failure with stopOnFailure, or after the last selected step
 };
 std::string_view toString(StepStatus status);
@@ -157,6 +155,13 @@ struct StepResult {
   std::chrono::nanoseconds duration{0};
   std::optional<AdmissionResult> admission;
   std::string explanation;  // RunOptions::explain
+  // Why the backend did not play the step (empty: skipped by --run, or not skipped).
+  std::string skip_reason;
+  // Expectation fields the backend could not observe, so not checked ("reinvoked", ...).
+  std::vector<std::string> unchecked;
+  // What the backend observed beyond the AdmissionResult (compare uses it).
+  std::map<std::string, double> webhook_metric_changes;
+  std::map<std::string, StubObservation> stubs;
 };
 
 struct ScenarioResult {
@@ -166,6 +171,9 @@ struct ScenarioResult {
   std::vector<StepResult> steps;
   // The scenario could not be run (an endpoint did not start...): a harness error.
   std::optional<std::string> error;
+  // The backend cannot play the scenario (Backend::unsupported): every step is skipped.
+  std::optional<std::string> skip_reason;
+  std::string backend = "simulator";
   std::chrono::nanoseconds duration{0};
 
   [[nodiscard]] bool passed() const;
@@ -185,6 +193,10 @@ struct RunOptions {
   std::shared_ptr<const WebhookAuthentication> webhook_authentication;
   // Called after each step (progress lines).
   std::function<void(const ScenarioResult&, const StepResult&)> on_step;
+  // Where the scenario is played; nullptr: the simulator.
+  Backend* backend = nullptr;
+  // Which scenarios runScenarioFiles runs, by metadata.labels[kSlowLabel].
+  enum class Slow { kInclude, kExclude, kOnly } slow = Slow::kInclude;
 };
 
 // Runs one scenario. Never throws: harness failures end up in ScenarioResult::error.

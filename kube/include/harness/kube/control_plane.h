@@ -72,6 +72,11 @@ struct ControlPlaneOptions {
   // then dialled through the proxy (see connect_proxy.h); routes are added with
   // connectProxy()->setRoute("<clusterIP>:<port>", <loopback port>).
   bool connect_proxy = false;
+  // With connect_proxy: the `controlplane` selection tunnels through the proxy too, so webhooks
+  // referenced by `url` (which kube-apiserver dials through that selection,
+  // k8s.io/apiserver pkg/util/webhook/authentication.go) reach the loopback ports routed for
+  // their `host:port`, without DNS. Nothing else of kube-apiserver's own traffic uses it here.
+  bool proxy_url_webhooks = false;
   // Appended to kube-apiserver's command line (e.g. --feature-gates, --runtime-config).
   std::vector<std::string> extra_apiserver_args;
 
@@ -117,6 +122,10 @@ class ControlPlane {
   [[nodiscard]] process::ChildProcess* etcd() { return etcd_.get(); }
   [[nodiscard]] process::ChildProcess* apiserver() { return apiserver_.get(); }
   [[nodiscard]] process::ChildProcess* controllerManager() { return controller_manager_.get(); }
+  // The cluster CA (PEM) and the administrator's client certificate and key (PEM), for clients.
+  [[nodiscard]] const std::string& caPem() const { return ca_pem_; }
+  [[nodiscard]] const std::string& adminCertificatePem() const { return admin_cert_pem_; }
+  [[nodiscard]] const std::string& adminKeyPem() const { return admin_key_pem_; }
   // The egress proxy (nullptr unless connect_proxy).
   [[nodiscard]] ConnectProxy* connectProxy() { return proxy_.get(); }
   // Seconds from start() to a ready control plane.

@@ -1,0 +1,302 @@
+// The runner's backend interface (backend.h) with a scripted backend, the Prometheus counter
+// helpers, and the comparison of two backends (compare.h) with known differences.
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/sim/backend.h"
+#include "harness/sim/compare.h"
+#include "harness/sim/report.h"
+#include "harness/sim/scenario.h"
+#include "harness/sim/scenario_runner.h"
+
+namespace harness::sim {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+// A backend that answers every step with `code` and records what it was asked.
+class ScriptedBackend : public Backend {
+ public:
+  std::optional<std::string> scenario_reason;
+  std::string unplayable_step;  // a step of this name cannot be played
+  int code = 201;
+  std::set<std::string> unobservable;
+  std::vector<std::string> played;
+  bool stopped = false;
+
+  class Session : public BackendSession {
+   public:
+    explicit Session(ScriptedBackend& backend) : backend_(backend) {}
+    core::Result<StepOutcome> play(const Step& step) override {
+      backend_.played.push_back(step.name);
+      StepOutcome outcome;
+      outcome.admission.code = backend_.code;
+      outcome.admission.allowed = backend_.code / 100 == 2;
+      outcome.admission.reinvoked = false;
+      outcome.unobservable = backend_.unobservable;
+      return outcome;
+    }
+    std::string explain(const Step&, const StepOutcome&) override { return "scripted"; }
+    void stop() override { backend_.stopped = true; }
+
+   private:
+    ScriptedBackend& backend_;
+  };
+
+  [[nodiscard]] std::string_view name() const override { return "scripted"; }
+  [[nodiscard]] std::optional<std::string> unsupported(const Scenario&) const override {
+    return scenario_reason;
+  }
+  [[nodiscard]] std::optional<std::string> unsupportedStep(const Step& step) const override {
+    if (step.name == unplayable_step) return std::string("cannot play ") + step.name;
+    return std::nullopt;
+  }
+  core::Result<std::unique_ptr<BackendSession>> start(const Scenario&,
+                                                      const BackendOptions&) override {
+    return std::unique_ptr<BackendSession>(new Session(*this));
+  }
+};
+
+Scenario threeSteps() {
+  Scenario scenario;
+  scenario.name = "three";
+  for (const char* name : {"one", "two", "three"}) {
+    Step step;
+    step.name = name;
+    step.expect.code = 201;
+    step.expect.reinvoked = true;
+    scenario.steps.push_back(step);
+  }
+  return scenario;
+}
+
+TEST(BackendRunner, PlaysEveryStepOnTheGivenBackendAndStopsIt) {
+  ScriptedBackend backend;
+  backend.unobservable = {"reinvoked"};
+  RunOptions options;
+  options.backend = &backend;
+  const auto result = runScenario(threeSteps(), options);
+  EXPECT_EQ(result.backend, "scripted");
+  EXPECT_THAT(backend.played, ::testing::ElementsAre("one", "two", "three"));
+  EXPECT_TRUE(backend.stopped);
+  ASSERT_EQ(result.steps.size(), 3u);
+  // reinvoked: true is not observable there: not checked, and said so.
+  for (const auto& step : result.steps) {
+    EXPECT_EQ(step.status, StepStatus::kPassed);
+    EXPECT_THAT(step.unchecked, ::testing::ElementsAre("reinvoked"));
+  }
+  RunReport report;
+  report.scenarios.push_back(result);
+  EXPECT_THAT(renderTable(report), HasSubstr("not observable on scripted, not checked: reinvoked"));
+}
+
+TEST(BackendRunner, ObservableExpectationsAreChecked) {
+  ScriptedBackend backend;
+  backend.code = 403;
+  RunOptions options;
+  options.backend = &backend;
+  const auto result = runScenario(threeSteps(), options);
+  ASSERT_EQ(result.steps.size(), 3u);
+  EXPECT_EQ(result.steps[0].status, StepStatus::kFailed);
+  // reinvoked was observable (false), so it fails too.
+  ASSERT_EQ(result.steps[0].failures.size(), 2u);
+  EXPECT_EQ(result.steps[0].failures[0].field, "code");
+  EXPECT_EQ(result.steps[0].failures[1].field, "reinvoked");
+}
+
+TEST(BackendRunner, AnUnsupportedScenarioIsSkippedWithItsReasonNeverPassed) {
+  ScriptedBackend backend;
+  backend.scenario_reason = "no such feature here";
+  RunOptions options;
+  options.backend = &backend;
+  const auto result = runScenario(threeSteps(), options);
+  EXPECT_TRUE(backend.played.empty());
+  ASSERT_TRUE(result.skip_reason);
+  EXPECT_EQ(*result.skip_reason, "no such feature here");
+  for (const auto& step : result.steps) {
+    EXPECT_EQ(step.status, StepStatus::kSkipped);
+    EXPECT_EQ(step.skip_reason, "no such feature here");
+  }
+  RunReport report;
+  report.scenarios.push_back(result);
+  EXPECT_THAT(renderTable(report), HasSubstr("not played on scripted: no such feature here"));
+  EXPECT_THAT(renderTable(report), HasSubstr("1 skipped"));
+  const json document = reportJson(report);
+  EXPECT_EQ(document["scenarios"][0]["result"], "skipped");
+  EXPECT_EQ(document["summary"]["skipped"], 1);
+  EXPECT_THAT(renderJunit(report), HasSubstr("not played on scripted: no such feature here"));
+}
+
+TEST(BackendRunner, AnUnplayableStepSkipsItAndTheStepsThatDependOnIt) {
+  ScriptedBackend backend;
+  backend.unplayable_step = "two";
+  backend.unobservable = {"reinvoked"};
+  RunOptions options;
+  options.backend = &backend;
+  const auto result = runScenario(threeSteps(), options);
+  EXPECT_THAT(backend.played, ::testing::ElementsAre("one"));
+  ASSERT_EQ(result.steps.size(), 3u);
+  EXPECT_EQ(result.steps[0].status, StepStatus::kPassed);
+  EXPECT_EQ(result.steps[1].status, StepStatus::kSkipped);
+  EXPECT_EQ(result.steps[1].skip_reason, "cannot play two");
+  EXPECT_EQ(result.steps[2].status, StepStatus::kSkipped);
+  EXPECT_EQ(result.steps[2].skip_reason, "cannot play two");
+}
+
+TEST(CounterSamples, ParsesCountersOnlyWithLabelsAndEscapes) {
+  const std::string text =
+      "# HELP apiserver_admission_webhook_request_total x\n"
+      "# TYPE apiserver_admission_webhook_request_total counter\n"
+      "apiserver_admission_webhook_request_total{code=\"200\",name=\"a.b.c\",operation=\"CREATE\","
+      "rejected=\"false\",type=\"admit\"} 3\n"
+      "apiserver_admission_webhook_request_total{code=\"500\",name=\"q\\\"x\",operation=\"CREATE\","
+      "rejected=\"true\",type=\"admit\"} 1 1700000000\n"
+      "# TYPE apiserver_admission_webhook_admission_duration_seconds histogram\n"
+      "apiserver_admission_webhook_admission_duration_seconds_count{name=\"a.b.c\"} 3\n"
+      "unrelated_total 7\n";
+  const auto samples = parseCounterSamples(text, "apiserver_admission_webhook_");
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(samples[1].labels.at("name"), "q\"x");
+  EXPECT_EQ(sumMatching(samples, "apiserver_admission_webhook_request_total", {{"type", "admit"}}),
+            4);
+  auto after = samples;
+  after[0].value = 5;
+  const auto changes = counterChanges(samples, after);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes.begin()->first,
+            "apiserver_admission_webhook_request_total{code=\"200\",name=\"a.b.c\","
+            "operation=\"CREATE\",rejected=\"false\",type=\"admit\"}");
+  EXPECT_EQ(changes.begin()->second, 2);
+}
+
+StepResult stepWith(int code, json object, std::map<std::string, double> metrics = {}) {
+  StepResult step;
+  step.name = "create";
+  step.status = StepStatus::kPassed;
+  AdmissionResult admission;
+  admission.code = code;
+  admission.allowed = code / 100 == 2;
+  admission.object = std::move(object);
+  step.admission = admission;
+  step.webhook_metric_changes = std::move(metrics);
+  return step;
+}
+
+RunReport runOf(const std::string& backend, StepResult step) {
+  ScenarioResult scenario;
+  scenario.name = "s";
+  scenario.file = "s.yaml";
+  scenario.backend = backend;
+  scenario.steps.push_back(std::move(step));
+  RunReport report;
+  report.scenarios.push_back(std::move(scenario));
+  return report;
+}
+
+TEST(Compare, IdenticalStepsAreIdentical) {
+  const json pod = {{"metadata", {{"name", "p"}, {"uid", "1"}}}};
+  json other_pod = pod;
+  other_pod["metadata"]["uid"] = "2";  // server-set: not a difference
+  const auto report =
+      compareRuns(runOf("simulator", stepWith(201, pod)), runOf("kube", stepWith(201, other_pod)), {});
+  EXPECT_EQ(report.counts().identical, 1u);
+  EXPECT_EQ(report.exitCode(), 0);
+}
+
+TEST(Compare, ADifferenceIsReportedFieldByFieldWithADiff) {
+  const json a = {{"metadata", {{"name", "p"}, {"labels", {{"x", "1"}}}}}};
+  const json b = {{"metadata", {{"name", "p"}, {"labels", {{"x", "2"}}}}}, {"status", {{"phase", "Pending"}}}};
+  const auto report = compareRuns(
+      runOf("simulator", stepWith(201, a, {{"m{name=\"w\"}", 1}})),
+      runOf("kube", stepWith(201, b, {{"m{name=\"w\"}", 2}})), {});
+  ASSERT_EQ(report.scenarios.size(), 1u);
+  const auto& step = report.scenarios[0].steps[0];
+  EXPECT_EQ(step.result, StepComparison::Result::kDifferent);
+  std::vector<std::string> fields;
+  for (const auto& difference : step.differences) fields.push_back(difference.field);
+  EXPECT_THAT(fields, ::testing::ElementsAre("object:/metadata/labels/x", "object:/status",
+                                             "metrics:m{name=\"w\"}"));
+  EXPECT_THAT(step.differences[0].diff, HasSubstr("- \"1\""));
+  EXPECT_THAT(step.differences[0].diff, HasSubstr("+ \"2\""));
+  EXPECT_EQ(report.exitCode(), 1);
+  EXPECT_THAT(renderComparisonTable(report), HasSubstr("DIFF   s/create"));
+  EXPECT_EQ(comparisonJson(report)["summary"]["unlistedDifferences"], 1);
+  EXPECT_THAT(renderComparisonJunit(report), HasSubstr("type=\"Divergence\""));
+}
+
+TEST(Compare, KnownDifferencesAreListedAndStaleOnesReported) {
+  const fs::path file = fs::path(::testing::TempDir()) / "known-differences.yaml";
+  {
+    std::ofstream out(file);
+    out << "differences:\n"
+           "  - {scenario: s, step: create, field: \"object:/status/*\", reason: the real Pod "
+           "has a status, upstream: pkg/registry/core/pod/strategy.go}\n"
+           "  - {scenario: s, step: \"*\", field: code, reason: stale, upstream: nowhere}\n"
+           "  - {scenario: other, step: \"*\", field: code, reason: not compared, upstream: x}\n"
+           "  - {scenario: s, step: \"*\", field: message, reason: a race, upstream: z1, "
+           "intermittent: true}\n";
+  }
+  auto known = loadKnownDifferences(file);
+  ASSERT_TRUE(known.ok()) << known.error().message;
+  const json a = {{"metadata", {{"name", "p"}}}};
+  const json b = {{"metadata", {{"name", "p"}}}, {"status", {{"phase", "Pending"}}}};
+  const auto report =
+      compareRuns(runOf("simulator", stepWith(201, a)), runOf("kube", stepWith(201, b)), *known);
+  const auto& step = report.scenarios[0].steps[0];
+  EXPECT_EQ(step.result, StepComparison::Result::kKnown);
+  ASSERT_EQ(step.differences.size(), 1u);
+  ASSERT_NE(step.differences[0].known, nullptr);
+  EXPECT_EQ(step.differences[0].known->reason, "the real Pod has a status");
+  // The code entry never matched: stale (the one for a scenario not compared is not, nor the
+  // intermittent one).
+  ASSERT_EQ(report.stale.size(), 1u);
+  EXPECT_EQ(report.stale[0]->reason, "stale");
+  EXPECT_EQ(report.exitCode(), 1);
+  EXPECT_THAT(renderComparisonTable(report), HasSubstr("no longer occurs"));
+}
+
+TEST(Compare, BadKnownDifferencesFilesNameTheEntryAndField) {
+  const fs::path file = fs::path(::testing::TempDir()) / "bad-known-differences.yaml";
+  {
+    std::ofstream out(file);
+    out << "differences:\n  - {scenario: s, step: x, field: code, reason: r}\n";
+  }
+  auto known = loadKnownDifferences(file);
+  ASSERT_FALSE(known.ok());
+  EXPECT_THAT(known.error().message, HasSubstr("differences[0].upstream: required"));
+  {
+    std::ofstream out(file);
+    out << "differences:\n  - {scenario: s, step: x, field: code, reason: r, upstream: u, "
+           "typo: 1}\n";
+  }
+  known = loadKnownDifferences(file);
+  ASSERT_FALSE(known.ok());
+  EXPECT_THAT(known.error().message, HasSubstr("differences[0].typo: unknown field"));
+  EXPECT_FALSE(loadKnownDifferences(fs::path(::testing::TempDir()) / "missing.yaml").ok());
+}
+
+TEST(Compare, StepsNotPlayedOnTheOtherBackendAreSkippedWithTheReason) {
+  StepResult skipped;
+  skipped.name = "create";
+  skipped.status = StepStatus::kSkipped;
+  skipped.skip_reason = "request.oldObject: cannot be sent";
+  const auto report = compareRuns(runOf("simulator", stepWith(201, json::object())),
+                                  runOf("kube", skipped), {});
+  EXPECT_EQ(report.counts().skipped, 1u);
+  EXPECT_EQ(report.scenarios[0].steps[0].note, "request.oldObject: cannot be sent");
+  EXPECT_EQ(report.exitCode(), 0);
+}
+
+}  // namespace
+}  // namespace harness::sim
