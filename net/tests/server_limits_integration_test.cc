@@ -13,7 +13,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <future>
@@ -171,16 +170,6 @@ std::string exhaustDescriptorsAndRecover() {
 TEST(ServerLimits, BacksOffWhenOutOfFileDescriptorsAndServesAgainAfterwards) {
   // A child process, so that the lowered descriptor limit touches nothing else.
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  // The child runs out of descriptors on purpose, which UBSan's vptr check (it needs a pipe)
-  // mistakes for a bad object in Asio: ubsan_descriptor_exhaustion.supp says why. The
-  // "threadsafe" style re-executes the test binary, which reads UBSAN_OPTIONS at start.
-  if (const char* source = std::getenv("HARNESS_SOURCE_DIR")) {
-    const char* previous = std::getenv("UBSAN_OPTIONS");
-    const std::string options = std::string(previous ? previous : "") +
-                                (previous && *previous ? ":" : "") + "suppressions=" + source +
-                                "/net/tests/ubsan_descriptor_exhaustion.supp";
-    ::setenv("UBSAN_OPTIONS", options.c_str(), 1);
-  }
   EXPECT_EXIT(
       {
         const std::string failure = exhaustDescriptorsAndRecover();
