@@ -1,4 +1,4 @@
-# Build options shared by every component. One switch for sanitizers (see ../shared/STYLE.md).
+# Build options shared by every component. One switch for sanitizers.
 option(HARNESS_BUILD_TESTS "Build unit, property and integration tests" ON)
 option(HARNESS_BUILD_BENCHMARKS "Build Google Benchmark programs" ON)
 option(HARNESS_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job: the seed tutorial (shared/seeds/000, Linkerd's proxy-injector on k3d) played
+# The main job: the seed tutorial (Linkerd's proxy-injector walkthrough on k3d) played
 # against the simulated kube-apiserver, with the real injector binary as the webhook over HTTPS.
 #   1. `apiserver-sim explain` on scenarios/seed-tutorial/scenario.yaml: for every request, which
 #      webhook matched and why (rules, selectors, matchPolicy), the call, its latency against the
