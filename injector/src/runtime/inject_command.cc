@@ -339,8 +339,16 @@ int runInject(const InjectOptions& o, std::istream& in, std::ostream& out, std::
                                               {"kind", "Namespace"},
                                               {"metadata", {{"name", ns}}}};
     }
-    input.owner_lookup = [&kube](std::string_view k, std::string_view n,
-                                 std::string_view name) -> std::optional<nlohmann::json> {
+    // The webhook looks the event's parent up in its informer cache (controller/proxy-injector
+    // webhook.go). A Pod without an owner is its own parent, and it is not in the cache while it
+    // is being created: the webhook records no event for it. Offline, the input holds the Pod
+    // itself, which must not stand in for what the cache would hold.
+    const auto own = core::nameOf(obj);
+    const std::string own_name = own ? *own : std::string();
+    input.owner_lookup = [&kube, &kind, &ns, &own_name](
+                             std::string_view k, std::string_view n,
+                             std::string_view name) -> std::optional<nlohmann::json> {
+      if (k == kind && n == ns && name == own_name) return std::nullopt;
       auto r = kube.get({"", std::string(k), std::string(n), std::string(name)});
       return r ? *r : std::nullopt;
     };
@@ -394,6 +402,16 @@ int runInject(const InjectOptions& o, std::istream& in, std::ostream& out, std::
         out << "  event: " << e.type << " " << e.reason << " \"" << e.message << "\" on "
             << e.involved_object.value("kind", "") << "/" << e.involved_object.value("name", "")
             << "\n";
+      }
+      if (outcome.events.empty() && !outcome.owner_kind.empty()) {
+        // The webhook records its event on the parent it finds in its cache, or none.
+        out << "  event: none: the webhook records it on the parent object, ";
+        if (outcome.owner_kind == "pod" && outcome.owner_name == own_name) {
+          out << "and a Pod without an owner is not in its cache while it is being created\n";
+        } else {
+          out << outcome.owner_kind << "/" << outcome.owner_name
+              << ", only when it is in its cache (not in the input here)\n";
+        }
       }
       for (const auto& line : outcome.logs) {
         if (line.level == linkerd::LogLine::Level::kDebug) continue;  // the patch, printed above

@@ -115,6 +115,49 @@ TEST(InjectCommand, ExplainNamesTheDecisionAndTheReasons) {
   EXPECT_NE(r.out.find("namespace plain not in the input"), std::string::npos) << r.out;
 }
 
+// The webhook records its event on the parent it finds in its informer cache; a Pod without an
+// owner is not there while it is being created, so no event is recorded
+// (controller/proxy-injector/webhook.go). Offline, the Pod in the input must not stand in for it.
+TEST(InjectCommand, ExplainRecordsNoEventForAPodWithoutOwner) {
+  t::ScratchDir dir{"inject-no-owner"};
+  t::writeFile(dir / "ns.yaml",
+               "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team\n  annotations:\n"
+               "    linkerd.io/inject: enabled\n");
+  const std::string pod =
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: team\n"
+      "spec:\n  containers:\n  - name: c\n    image: x\n";
+  for (const std::string& extra : {std::string(), std::string("  hostNetwork: true\n")}) {
+    InjectOptions o;
+    o.inputs = {"-"};
+    o.namespace_files = {dir / "ns.yaml"};
+    o.explain = true;
+    auto r = run(o, pod + extra);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out.find("event: Normal"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("event: none: the webhook records it on the parent object, and a Pod "
+                         "without an owner is not in its cache while it is being created"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("log warning: couldn't retrieve parent object team-pod-p"),
+              std::string::npos)
+        << r.out;
+  }
+}
+
+TEST(InjectCommand, ExplainRecordsTheEventOnAnOwnerInTheInput) {
+  InjectOptions o;
+  o.inputs = {seed("application.yaml"), seed("pod.yaml")};
+  o.object_files = {seed("owners.yaml")};
+  o.explain = true;
+  auto r = run(o);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("event: Normal Injected \"Linkerd sidecar proxy injected\" on "
+                       "Deployment/simple-app-v1"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("event: none"), std::string::npos) << r.out;
+}
+
 TEST(InjectCommand, NamespaceFileEnablesInjection) {
   t::ScratchDir dir{"inject-ns"};
   t::writeFile(dir / "ns.yaml",
