@@ -1,5 +1,7 @@
 #include "go_decode.h"
 
+#include <charconv>
+#include <cmath>
 #include <limits>
 
 namespace harness::injector::linkerd::detail {
@@ -115,6 +117,58 @@ core::Result<void> checkIntOrString(const nlohmann::json& value, const GoField& 
     if (r.ok()) return {};
   }
   return goTypeError(value, GoField{}, "int32");
+}
+
+namespace {
+
+// strconv.FormatFloat(v, 'g', -1, 32): the shortest digits that read back as the same float32,
+// in %e form when the exponent is < -4 or >= 6 (the precision Go uses for shortest output), else
+// in %f form with exactly those digits.
+std::string formatFloat32(double v) {
+  const auto f = static_cast<float>(v);
+  if (std::isnan(f)) return "NaN";
+  if (std::isinf(f)) return f > 0 ? "+Inf" : "-Inf";
+  char buf[64];
+  const auto res = std::to_chars(buf, buf + sizeof buf, f, std::chars_format::scientific);
+  std::string sci(buf, res.ptr);  // [-]d[.ddd]e(+|-)XX, the exponent with at least 2 digits
+  const auto e = sci.find('e');
+  const int exp = std::stoi(sci.substr(e + 1));
+  if (exp < -4 || exp >= 6) return sci;  // Go's %e has the same shape
+  std::string sign;
+  std::string digits;
+  for (char c : sci.substr(0, e)) {
+    if (c == '-') {
+      sign = "-";
+    } else if (c != '.') {
+      digits += c;
+    }
+  }
+  std::string out;
+  if (exp < 0) {
+    out = "0." + std::string(static_cast<std::size_t>(-exp - 1), '0') + digits;
+  } else {
+    const auto int_len = static_cast<std::size_t>(exp) + 1;
+    if (digits.size() <= int_len) {
+      out = digits + std::string(int_len - digits.size(), '0');
+    } else {
+      out = digits.substr(0, int_len) + "." + digits.substr(int_len);
+    }
+  }
+  return sign + out;
+}
+
+}  // namespace
+
+void coerceScalarToString(nlohmann::json& value) {
+  if (value.is_boolean()) {
+    value = value.get<bool>() ? "true" : "false";
+  } else if (value.is_number_unsigned()) {
+    value = std::to_string(value.get<std::uint64_t>());
+  } else if (value.is_number_integer()) {
+    value = std::to_string(value.get<std::int64_t>());
+  } else if (value.is_number_float()) {
+    value = formatFloat32(value.get<double>());
+  }
 }
 
 }  // namespace harness::injector::linkerd::detail

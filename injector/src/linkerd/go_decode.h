@@ -45,4 +45,9 @@ core::Result<void> checkStringMap(const nlohmann::json& value, const GoField& fi
 // intstr.IntOrString: a string or an int32.
 core::Result<void> checkIntOrString(const nlohmann::json& value, const GoField& field);
 
+// sigs.k8s.io/yaml convertToJSONableObject, for a YAML scalar whose Go target is a string: a
+// number or a boolean becomes its string (strconv.FormatInt / FormatUint, FormatFloat(v, 'g',
+// -1, 32), "true" / "false"); anything else is left as it is.
+void coerceScalarToString(nlohmann::json& value);
+
 }  // namespace harness::injector::linkerd::detail

@@ -200,6 +200,46 @@ std::vector<const json*> allContainers(const json& pod_spec) {
   return out;
 }
 
+namespace {
+
+void coerceMember(json& obj, const char* key) {
+  if (!obj.is_object()) return;
+  auto it = obj.find(key);
+  if (it != obj.end()) detail::coerceScalarToString(*it);
+}
+
+void coerceObjectMeta(json& meta) {
+  if (!meta.is_object()) return;
+  for (const char* key : {"name", "generateName", "namespace"}) coerceMember(meta, key);
+  for (const char* map_key : {"labels", "annotations"}) {
+    auto it = meta.find(map_key);
+    if (it == meta.end() || !it->is_object()) continue;
+    for (auto& [key, value] : it->items()) detail::coerceScalarToString(value);
+  }
+  if (auto refs = meta.find("ownerReferences"); refs != meta.end() && refs->is_array()) {
+    for (auto& ref : *refs) {
+      for (const char* key : {"kind", "name", "apiVersion", "uid"}) coerceMember(ref, key);
+    }
+  }
+}
+
+}  // namespace
+
+void coerceYamlScalars(json& object) {
+  if (!object.is_object()) return;
+  coerceMember(object, "apiVersion");
+  coerceMember(object, "kind");
+  if (auto meta = object.find("metadata"); meta != object.end()) coerceObjectMeta(*meta);
+  const json& kind = member(object, "kind");
+  if (!kind.is_string()) return;
+  const std::string lower_kind = lower(kind.get<std::string>());
+  for (const auto& t : kTemplateKinds) {
+    if (t.kind != lower_kind) continue;
+    const json::json_pointer at(std::string(t.pointer) + "/metadata");
+    if (object.contains(at)) coerceObjectMeta(object[at]);
+  }
+}
+
 core::Result<Workload> parseWorkload(const json& object, std::string_view request_kind) {
   Workload w;
   w.object = object;

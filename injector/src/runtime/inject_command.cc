@@ -14,6 +14,7 @@
 #include "harness/injector/kube_api.h"
 #include "harness/injector/istio/injector.h"
 #include "harness/injector/linkerd/injector.h"
+#include "harness/injector/linkerd/workload.h"
 #include "linkerd_webhook.h"
 #include "serve.h"
 
@@ -277,8 +278,13 @@ int runInject(const InjectOptions& o, std::istream& in, std::ostream& out, std::
     err << "injector inject: " << namespaces.error().message << "\n";
     return 2;
   }
-  // The input objects are kept once, by the lookups, and read back from there in order.
+  // The input objects are kept once, by the lookups, and read back from there in order. Each is
+  // read as `linkerd inject` reads YAML: unquoted numbers and booleans in string fields (an
+  // annotation `config.linkerd.io/skip-outbound-ports: 4222`) are strings.
   LocalKubeApi kube;
+  for (auto* objects : {&*extra, &*namespaces, &*read}) {
+    for (auto& obj : *objects) linkerd::coerceYamlScalars(obj);
+  }
   for (auto& obj : *extra) kube.add(std::move(obj));
   for (auto& obj : *namespaces) kube.add(std::move(obj));
   const std::size_t first_input = kube.size();

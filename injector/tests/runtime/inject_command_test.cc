@@ -158,6 +158,33 @@ TEST(InjectCommand, ExplainRecordsTheEventOnAnOwnerInTheInput) {
   EXPECT_EQ(r.out.find("event: none"), std::string::npos) << r.out;
 }
 
+// linkerd inject reads YAML into typed objects (sigs.k8s.io/yaml), so an unquoted number or
+// boolean annotation value is its string, in the decision and in the output.
+TEST(InjectCommand, UnquotedNumbersAndBooleansInAnnotationsAreStrings) {
+  InjectOptions o;
+  o.inputs = {"-"};
+  o.output = "json";
+  auto r = run(o,
+               "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"
+               "  namespace: team\nspec:\n  selector: {matchLabels: {app: web}}\n"
+               "  template:\n    metadata:\n      labels: {app: web, version: 2}\n"
+               "      annotations:\n        linkerd.io/inject: enabled\n"
+               "        config.linkerd.io/skip-outbound-ports: 4222\n"
+               "        config.linkerd.io/enable-external-profiles: true\n"
+               "    spec:\n      containers: [{name: web, image: nginx}]\n");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  const json deployment = json::parse(r.out);  // one object: printed as itself
+  const json& tmpl = deployment["spec"]["template"];
+  EXPECT_EQ(tmpl["metadata"]["annotations"]["config.linkerd.io/skip-outbound-ports"], "4222");
+  EXPECT_EQ(tmpl["metadata"]["annotations"]["config.linkerd.io/enable-external-profiles"], "true");
+  EXPECT_EQ(tmpl["metadata"]["labels"]["version"], "2");
+  // Injected, and the annotation's value was read.
+  const std::string spec = tmpl["spec"].dump();
+  EXPECT_NE(spec.find("linkerd-proxy"), std::string::npos) << spec;
+  EXPECT_NE(spec.find("4222"), std::string::npos) << spec;
+}
+
 TEST(InjectCommand, NamespaceFileEnablesInjection) {
   t::ScratchDir dir{"inject-ns"};
   t::writeFile(dir / "ns.yaml",

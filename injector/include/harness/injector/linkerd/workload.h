@@ -47,6 +47,16 @@ struct Workload {
 // Decodes `object` for a request of kind `request_kind` (request.kind.kind).
 core::Result<Workload> parseWorkload(const nlohmann::json& object, std::string_view request_kind);
 
+// What `linkerd inject` does to a YAML document before reading it (cli/cmd/inject.go): it
+// decodes it with sigs.k8s.io/yaml.Unmarshal into the typed object, which turns a YAML number or
+// boolean into a string where the Go field is a string (`config.linkerd.io/skip-outbound-ports:
+// 4222` reads as "4222", `...: true` as "true"), and its uninject pass writes the typed object
+// back, so the injected output holds the strings too. Converts, in place, the string fields this
+// decoder reads: apiVersion and kind, and the name, generateName, namespace, ownerReferences,
+// labels and annotations of the object's metadata and of its pod template's. The webhook never
+// needs it: kube-apiserver sends these fields as strings.
+void coerceYamlScalars(nlohmann::json& object);
+
 // The pod (template) spec's containers and initContainers in the order upstream iterates them
 // (initContainers first).
 std::vector<const nlohmann::json*> allContainers(const nlohmann::json& pod_spec);
