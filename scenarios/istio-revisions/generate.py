@@ -184,6 +184,9 @@ def scenario(ns_injection):
         out.append("          spec: {containers: [{name: app, image: \"nginx:1.27\"}]}")
         out.append("      expect:")
         out.append("        allowed: true")
+        # The pod names have dots: kube-apiserver's Pod strategy warns (WarningsOnCreate).
+        out.append("        warnings: [\"metadata.name: this is used in the Pod's hostname, which can result in")
+        out.append("          surprising behavior; a DNS label is recommended: [must not contain dots]\"]")
         r = route(ns_injection, ns_rev, pod_inject, pod_rev)
         if r is None:
             out.append("        calls: []")

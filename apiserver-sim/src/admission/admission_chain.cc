@@ -465,6 +465,9 @@ AdmissionResult AdmissionChain::handle(const WriteRequest& request) {
                            errors),
           "validation"});
     }
+    if (request.operation == kOperationCreate && request.subresource.empty()) {
+      for (const auto& warning : warningsOnCreate(object)) state.addWarning(warning);
+    }
   }
 
   // --- validating admission: in-tree validators, then the webhooks in parallel ---

@@ -602,6 +602,22 @@ FieldErrors validateUpdate(const json& object, const json& old_object, const std
 
 }  // namespace
 
+std::vector<std::string> warningsOnCreate(const json& object) {
+  std::vector<std::string> warnings;
+  if (!object.is_object() || builtin_internal::typeKey(object) != "v1/Pod") return warnings;
+  const json& meta = object.value("metadata", json::object());
+  const auto problems = core::dns1123LabelErrors(builtin_internal::stringMember(meta, "name"));
+  if (!problems.empty()) {
+    // fmt.Sprintf("...: %v", msgs) prints a []string as [a b].
+    std::string list;
+    for (const auto& p : problems) list += (list.empty() ? "" : " ") + p;
+    warnings.push_back(
+        "metadata.name: this is used in the Pod's hostname, which can result in surprising "
+        "behavior; a DNS label is recommended: [" + list + "]");
+  }
+  return warnings;
+}
+
 FieldErrors validateObject(const json& object, const json* old_object) {
   if (!object.is_object()) return {};
   const std::string type = builtin_internal::typeKey(object);

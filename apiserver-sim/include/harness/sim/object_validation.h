@@ -10,6 +10,7 @@
 // apimachinery's; the subset implemented is listed with validateObject.
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -54,6 +55,12 @@ void prepareForStatusUpdate(nlohmann::json& object, const nlohmann::json& old_ob
 //     OnFailure/Never), CronJob (schedule required), ReplicationController, PodTemplate.
 // Unknown kinds: no errors. The caller builds the 422 with core::newInvalid.
 core::FieldErrors validateObject(const nlohmann::json& object, const nlohmann::json* old_object);
+
+// The registry strategy's WarningsOnCreate, sent as Warning headers when a valid object is
+// created (k8s.io/apiserver pkg/registry/rest/create.go BeforeCreate, after validation). Only
+// the Pod's name warning is implemented (pkg/registry/core/pod/strategy.go): a name that is not
+// a DNS-1123 label (it has dots, or is longer than 63 characters) is used in the hostname.
+std::vector<std::string> warningsOnCreate(const nlohmann::json& object);
 
 // qos.GetPodQOS (pkg/apis/core/helper/qos/qos.go): "BestEffort", "Burstable" or "Guaranteed"
 // from the cpu/memory requests and limits of containers and init containers.
