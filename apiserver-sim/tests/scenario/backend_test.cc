@@ -214,6 +214,25 @@ TEST(Compare, IdenticalStepsAreIdentical) {
   EXPECT_EQ(report.exitCode(), 0);
 }
 
+// Each backend names the ServiceAccount volume afresh (kube-api-access-<5 random>); a patch
+// annotation that names it is the same patch (seen with Istio's injector, which moves volumes).
+TEST(Compare, GeneratedVolumeNamesInAnnotationsAreNotDifferences) {
+  auto withPatch = [](const std::string& volume) {
+    StepResult step = stepWith(201, json::object());
+    EXPECT_TRUE(step.admission->annotations.add(
+        "patch.webhook.admission.k8s.io/round_0_index_0",
+        R"({"patch":[{"op":"add","path":"/spec/volumes/1","value":{"name":")" + volume + R"("}}]})",
+        audit::Level::kRequest));
+    return step;
+  };
+  const auto same = compareRuns(runOf("simulator", withPatch("kube-api-access-rzgt9")),
+                                runOf("kube", withPatch("kube-api-access-wjww7")), {});
+  EXPECT_EQ(same.counts().identical, 1u);
+  const auto other = compareRuns(runOf("simulator", withPatch("kube-api-access-rzgt9")),
+                                 runOf("kube", withPatch("istio-envoy")), {});
+  EXPECT_EQ(other.counts().identical, 0u);
+}
+
 TEST(Compare, ADifferenceIsReportedFieldByFieldWithADiff) {
   const json a = {{"metadata", {{"name", "p"}, {"labels", {{"x", "1"}}}}}};
   const json b = {{"metadata", {{"name", "p"}, {"labels", {{"x", "2"}}}}}, {"status", {{"phase", "Pending"}}}};
