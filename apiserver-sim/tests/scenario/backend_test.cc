@@ -239,11 +239,8 @@ TEST(Compare, ADifferenceIsReportedFieldByFieldWithADiff) {
 TEST(Compare, JunitDocumentIsExactlyThis) {
   KnownDifference known;
   known.reason = "the real server sets it";
-  KnownDifference stale;
-  stale.scenario = "s<1>";
-  stale.step = "create";
-  stale.field = "code";
-  stale.location = "known.yaml:3";
+  const KnownDifference stale{
+      .scenario = "s<1>", .step = "create", .field = "code", .location = "known.yaml:3"};
   ComparisonReport report;
   report.other_backend = "kube \"real\"";
   ScenarioComparison broken;
