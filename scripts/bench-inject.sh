@@ -2,9 +2,20 @@
 # Benchmarks offline `injector inject` on many objects: for each count, a multi-document YAML of
 # 20 Namespaces (linkerd.io/inject: enabled), one ReplicaSet per 10 pods and the pods, each owned
 # by its ReplicaSet (so every pod costs a namespace lookup and an owner lookup), injected with
-# the Linkerd profile. Prints wall and CPU seconds and peak RSS per run.
-#   scripts/bench-inject.sh [COUNT...]      (default: 2000 20000)
+# the Linkerd profile (and the Istio one with --istio). Prints wall and CPU seconds and peak RSS
+# per run. With --compare OTHER_INJECTOR (say, a build of main), runs that binary on the same
+# input right after, prints the CPU ratio, and checks that both outputs are byte-identical.
+#   scripts/bench-inject.sh [--istio] [--compare OTHER_INJECTOR] [COUNT...]  (default: 2000 20000)
 set -euo pipefail
+profiles=(linkerd)
+other=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --istio) profiles+=(istio); shift ;;
+    --compare) other="$(realpath "$2")"; shift 2 ;;
+    *) break ;;
+  esac
+done
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh >/dev/null
 cmake --preset default >/dev/null
@@ -40,8 +51,32 @@ for count in "${counts[@]}"; do
       printf "    env:\n    - {name: POD_INDEX, value: \"%d\"}\n---\n", p
     }
   }' >"$input"
-  echo "== injector inject: $count pods ($(wc -c <"$input") bytes of YAML)"
-  /usr/bin/time -f "   %e s wall, %U s user, %S s system, peak RSS %M KB" \
-    "$injector" inject "$input" >"$work/out.yaml"
-  echo "   $(grep -c 'linkerd.io/proxy-version:' "$work/out.yaml" || true) pod templates injected"
+  for profile in "${profiles[@]}"; do
+    echo "== injector inject --profile $profile: $count pods ($(wc -c <"$input") bytes of YAML)"
+    binaries=("$injector")
+    if [[ -n "$other" ]]; then binaries+=("$other"); fi
+    for i in "${!binaries[@]}"; do
+      binary="${binaries[$i]}"
+      out="$work/out-$i-$profile.yaml"
+      /usr/bin/time -o "$work/time" -f "%e %U %S %M" \
+        "$binary" inject --profile "$profile" "$input" >"$out"
+      read -r wall user sys rss <"$work/time"
+      printf '   %-40s %8s s wall, %8s s user, %6s s system, peak RSS %s KB\n' \
+        "$binary" "$wall" "$user" "$sys" "$rss"
+      echo "$user $sys" >"$work/cpu-$i"
+    done
+    if [[ "$profile" == linkerd ]]; then
+      echo "   $(grep -c 'linkerd.io/proxy-version:' "$out" || true) pod templates injected"
+    else
+      echo "   $(grep -c 'name: istio-proxy$' "$out" || true) istio-proxy containers"
+    fi
+    if [[ -n "$other" ]]; then
+      if cmp -s "$work/out-0-$profile.yaml" "$out"; then echo "   outputs identical"; else echo "   OUTPUTS DIFFER"; fi
+      awk -v a="$(cat "$work/cpu-0")" -v b="$(cat "$work/cpu-1")" 'BEGIN {
+        split(a, x, " "); split(b, y, " ")
+        printf "   CPU (user+system): %.2f s against %.2f s, %.2fx less\n",
+               x[1] + x[2], y[1] + y[2], (y[1] + y[2]) / (x[1] + x[2])
+      }'
+    fi
+  done
 done

@@ -11,6 +11,7 @@ packages=(
   libsimdjson-dev             # the fast path of core::parseJson (nlohmann words the errors)
   libgtest-dev libgmock-dev googletest librapidcheck-dev
   libcli11-dev libfmt-dev libspdlog-dev libbenchmark-dev
+  libjemalloc-dev             # the injector binary's malloc (scripts/bench-inject.sh)
   clang-16 libclang-rt-16-dev llvm-16   # the fuzz preset: libFuzzer, sanitizer runtimes, llvm-symbolizer
   procps curl ca-certificates
   time                        # /usr/bin/time -v: peak RSS in the benchmark scripts

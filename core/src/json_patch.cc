@@ -488,6 +488,14 @@ class Engine {
     return Error{"Unexpected kind: " + kind};
   }
 
+  // apply() that may move the operation's value into the document instead of copying it.
+  Result<void> applyConsuming(PatchOperation& op) {
+    consumable_value_ = &op.value;
+    auto applied = apply(op);
+    consumable_value_ = nullptr;
+    return applied;
+  }
+
   json release() { return std::move(root_); }
 
  private:
@@ -589,7 +597,8 @@ class Engine {
     return {};
   }
 
-  static json valueOrNull(const PatchOperation& op) {
+  json valueOrNull(const PatchOperation& op) {
+    if (consumable_value_ != nullptr && *consumable_value_) return std::move(**consumable_value_);
     const auto& value = operationValue(op);
     return value ? *value : json(nullptr);
   }
@@ -772,6 +781,8 @@ class Engine {
 
   json root_;
   const JsonPatchOptions& options_;
+  // The value of the operation applyConsuming() is applying, which may be moved from.
+  std::optional<json>* consumable_value_ = nullptr;
   std::int64_t accumulated_copy_size_ = 0;
 };
 
@@ -843,16 +854,37 @@ Result<JsonPatch> decodeParsedPatch(json parsed) {
   return patch;
 }
 
+namespace {
+
+// ApplyIndent unmarshals a document not starting with '[' into a partialDoc.
+std::optional<Error> undecodableDocument(const json& doc) {
+  if (doc.is_object() || doc.is_array()) return std::nullopt;
+  if (doc.is_null()) return Error{"cannot apply a JSON patch to a null document"};
+  return Error{goUnmarshalTypeError(doc, "jsonpatch.partialDoc")};
+}
+
+}  // namespace
+
 Result<json> applyPatch(const json& doc, const JsonPatch& patch, const JsonPatchOptions& options) {
-  if (!doc.is_object() && !doc.is_array()) {
-    // ApplyIndent unmarshals a document not starting with '[' into a partialDoc.
-    if (doc.is_null()) return Error{"cannot apply a JSON patch to a null document"};
-    return Error{goUnmarshalTypeError(doc, "jsonpatch.partialDoc")};
-  }
+  if (auto error = undecodableDocument(doc)) return *error;
   try {
     Engine engine(doc, options);
     for (const PatchOperation& op : patch) {
       auto applied = engine.apply(op);
+      if (!applied.ok()) return applied.error();
+    }
+    return engine.release();
+  } catch (const std::exception& e) {
+    return Error{std::string("applying JSON patch: ") + e.what()};
+  }
+}
+
+Result<json> applyPatch(json&& doc, JsonPatch&& patch, const JsonPatchOptions& options) {
+  if (auto error = undecodableDocument(doc)) return *error;
+  try {
+    Engine engine(std::move(doc), options);
+    for (PatchOperation& op : patch) {
+      auto applied = engine.applyConsuming(op);
       if (!applied.ok()) return applied.error();
     }
     return engine.release();

@@ -1271,15 +1271,59 @@ ScalarAnalysis analyzeScalar(std::string_view s) {
   return a;
 }
 
+// True when every byte is printable ASCII (0x20-0x7E): then the string is valid UTF-8 without
+// line breaks or special characters, and analyzeAsciiScalar gives analyzeScalar's answer.
+bool isPrintableAscii(std::string_view s) {
+  for (const char c : s) {
+    if (c < 0x20 || c > 0x7E) return false;
+  }
+  return true;
+}
+
+// analyzeScalar for a printable-ASCII string: one byte per character, no breaks, every character
+// printable, and ' ' the only blank. Most scalars of Kubernetes objects are like this, and
+// writing a large object spends much of its time here.
+ScalarAnalysis analyzeAsciiScalar(std::string_view s) {
+  ScalarAnalysis a;
+  a.block_plain_allowed = true;
+  a.single_quoted_allowed = true;
+  if (s.empty()) return a;
+  const size_t n = s.size();
+  auto blankz = [&](size_t i) { return i >= n || s[i] == ' '; };
+  bool block_indicators = s.substr(0, 3) == "---" || s.substr(0, 3) == "...";
+  const char c0 = s[0];
+  if (std::strchr("#,[]{}&*!|>'\"%@`", c0) != nullptr) block_indicators = true;
+  if ((c0 == '?' || c0 == ':' || c0 == '-') && blankz(1)) block_indicators = true;
+  for (size_t i = 1; i < n && !block_indicators; ++i) {
+    if (s[i] == ':' && blankz(i + 1)) block_indicators = true;
+    if (s[i] == '#' && s[i - 1] == ' ') block_indicators = true;
+  }
+  const bool leading_space = c0 == ' ';
+  const bool trailing_space = s[n - 1] == ' ';
+  a.block_allowed = !trailing_space;
+  a.block_plain_allowed = !(leading_space || trailing_space || block_indicators);
+  return a;
+}
+
 enum class Style { kPlain, kSingle, kDouble, kLiteral, kBinary };
 
 // encode.go stringv + emitterc.go yaml_emitter_select_scalar_style.
 Style chooseStyle(std::string_view s, bool simple_key) {
+  // A scalar whose first character gives no resolve hint is a string (resolveUnchecked).
+  auto resolvesToString = [](std::string_view v) {
+    return (!v.empty() && resolveHint(v[0]) == 0) ||
+           resolveUnchecked(Tag::kNone, v).tag == Tag::kStr;
+  };
+  if (isPrintableAscii(s)) {
+    // As below, without the line breaks, U+2028/U+2029 and special characters it cannot hold.
+    if (s == "<<" || !resolvesToString(s) || isBase60Float(s)) return Style::kDouble;
+    return analyzeAsciiScalar(s).block_plain_allowed ? Style::kPlain : Style::kSingle;
+  }
   if (!isValidUtf8(s)) return Style::kBinary;
   Style style = Style::kDouble;
   if (s.find('\n') != std::string_view::npos) {
     style = Style::kLiteral;
-  } else if (resolveUnchecked(Tag::kNone, s).tag == Tag::kStr && !isBase60Float(s)) {
+  } else if (resolvesToString(s) && !isBase60Float(s)) {
     style = Style::kPlain;
   }
   // go-yaml v2 would print "<<" plain (its resolve table is never consulted for '<'), which
@@ -1517,11 +1561,13 @@ class YamlWriter {
 
   void key(const std::string& k, int indent) {
     // emitterc.go yaml_emitter_check_simple_key: multi-line or longer than 128 bytes -> "? key".
-    const bool simple = k.size() <= 128 && !(isValidUtf8(k) && analyzeScalar(k).multiline);
+    const bool simple = k.size() <= 128 && (isPrintableAscii(k) || !(isValidUtf8(k) &&
+                                                                     analyzeScalar(k).multiline));
     if (!simple) {
       out_ += "? ";
       scalarLine(json(k), indent);
-      out_ += spaces(indent) + ":";
+      out_.append(static_cast<size_t>(std::max(indent, 0)), ' ');
+      out_ += ":";
       return;
     }
     switch (chooseStyle(k, true)) {
@@ -1545,7 +1591,7 @@ class YamlWriter {
   void mappingEntries(const json& object, int indent, bool first_inline) {
     bool first = true;
     for (const auto& [k, v] : object.items()) {
-      if (!(first && first_inline)) out_ += spaces(indent);
+      if (!(first && first_inline)) out_.append(static_cast<size_t>(std::max(indent, 0)), ' ');
       first = false;
       key(k, indent);
       mappingValue(v, indent);
@@ -1555,7 +1601,7 @@ class YamlWriter {
   void sequenceItems(const json& array, int indent, bool first_inline) {
     bool first = true;
     for (const auto& item : array) {
-      if (!(first && first_inline)) out_ += spaces(indent);
+      if (!(first && first_inline)) out_.append(static_cast<size_t>(std::max(indent, 0)), ' ');
       first = false;
       out_ += "- ";
       if (isNonEmptyObject(item)) {

@@ -96,6 +96,43 @@ TEST(DecodePatchTest, NonObjectElementIsATypeErrorAndTheFirstOneIsReported) {
             "json: cannot unmarshal array into Go value of type jsonpatch.Operation");
 }
 
+// applyPatch(json&&, JsonPatch&&) moves the document and the values in: same result, same
+// errors as the copying form.
+TEST(ApplyPatchTest, TakingTheDocumentAndThePatchGivesWhatCopyingGives) {
+  const std::vector<std::string> patches = {
+      R"([{"op":"add","path":"/spec/containers/-","value":{"name":"proxy","env":[{"a":1}]}},
+          {"op":"replace","path":"/metadata/annotations","value":{"b":"2"}},
+          {"op":"copy","from":"/spec/containers/0","path":"/spec/initContainers"},
+          {"op":"test","path":"/metadata/annotations/b","value":"2"},
+          {"op":"move","from":"/metadata/annotations","path":"/metadata/labels"},
+          {"op":"replace","path":"","value":{"kind":"Pod","spec":{}}},
+          {"op":"add","path":"/spec/x","value":null}])",
+      R"([{"op":"add","path":"/spec/containers/0/env","value":[1]},
+          {"op":"test","path":"/spec/containers/0/env","value":[2]}])",
+      R"([{"op":"add","path":"/missing/x","value":1}])",
+      R"([{"op":"remove","path":"/metadata/nope"}])",
+      R"([{"op":"replace","path":"/metadata/annotations/a"}])",
+      R"([{"path":"/a","value":1}])",
+  };
+  for (const auto& text : patches) {
+    auto patch = decodePatch(text);
+    ASSERT_TRUE(patch.ok()) << text;
+    const auto copied = applyPatch(kPod, *patch);
+    JsonPatch taken_patch = *patch;
+    const auto taken = applyPatch(json(kPod), std::move(taken_patch));
+    ASSERT_EQ(taken.ok(), copied.ok()) << text;
+    if (copied.ok()) {
+      EXPECT_EQ(*taken, *copied) << text;
+    } else {
+      EXPECT_EQ(taken.error().message, copied.error().message) << text;
+    }
+  }
+  auto scalar = applyPatch(json("text"), JsonPatch{});
+  ASSERT_FALSE(scalar.ok());
+  const json text_doc("text");
+  EXPECT_EQ(scalar.error().message, applyPatch(text_doc, JsonPatch{}).error().message);
+}
+
 TEST(DecodePatchTest, NullElementBecomesAnUnknownOperation) {
   auto patch = decodePatch("[null]");
   ASSERT_TRUE(patch.ok());

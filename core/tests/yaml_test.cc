@@ -435,6 +435,24 @@ TEST(ToYamlTest, StringsThePlainStyleCannotCarryAreSingleQuoted) {
   }
 }
 
+// Keys take the value's style (a printable-ASCII key is never multi-line, so never "? key").
+TEST(ToYamlTest, KeysAreQuotedAsValuesAre) {
+  for (const char* s : {"true", "n", "1", "", "~", "1:20", "<<", ".inf", "2001-12-14"}) {
+    EXPECT_EQ(toYaml(json{{s, 1}}), "\"" + std::string(s) + "\": 1\n") << s;
+  }
+  for (const char* s : {" x", "x ", "a: b", "a #b", "- a", "-", "@x", "'x", "#x", "x:", "---",
+                        "...", "? x", ": x", "?", ":"}) {
+    std::string quoted;
+    for (const char c : std::string(s)) quoted += c == '\'' ? "''" : std::string(1, c);
+    EXPECT_EQ(toYaml(json{{s, 1}}), "'" + quoted + "': 1\n") << s;
+  }
+  for (const char* s : {"app.kubernetes.io/name", "a#b", "-a", "?x", ":x", "x:y", "a-b c", "..x"}) {
+    EXPECT_EQ(toYaml(json{{s, 1}}), std::string(s) + ": 1\n") << s;
+  }
+  const std::string long_key(129, 'k');
+  EXPECT_EQ(toYaml(json{{long_key, 1}}), "? " + long_key + "\n: 1\n");
+}
+
 TEST(ToYamlTest, PlainWhenUnambiguous) {
   for (const char* s : {"nginx:1.25", "a#b", "http://x/y", "-a", "a-b c", "yEs", "héllo"}) {
     EXPECT_EQ(toYaml(json{{"k", s}}), "k: " + std::string(s) + "\n") << s;

@@ -284,21 +284,39 @@ class Gate {
   bool open_ = false;
 };
 
-// Declared after the server: opens the gate before the server stops (and waits for its
-// handlers), whatever happens in the test.
-struct OpenAtExit {
-  std::shared_ptr<Gate> gate;
-  ~OpenAtExit() { gate->open(); }
+// A server with healthRouter() and a "/blocked" route that waits at a gate. The gate opens
+// before the server stops (and waits for its handlers), whatever happens in the test.
+class GatedServer {
+ public:
+  explicit GatedServer(const ServerOptions& options)
+      : gate_(Gate::route(router_, "/blocked")), server_(options, std::move(router_)) {}
+  ~GatedServer() { gate_->open(); }  // before the members: server_ is destroyed first
+
+  Server& server() { return server_; }
+  Gate& gate() { return *gate_; }
+
+  // Opens the gate: every blocked request is answered "released".
+  void release(std::vector<std::future<ClientResponse>>& blocked) {
+    gate_->open();
+    for (auto& f : blocked) {
+      auto r = f.get();
+      ASSERT_TRUE(r.ok()) << r.error_message;
+      EXPECT_EQ(r.body, "released");
+    }
+  }
+
+ private:
+  Router router_ = healthRouter();
+  std::shared_ptr<Gate> gate_;
+  Server server_;
 };
 
 TEST_F(TlsLimitsTest, ABlockedHandlerDoesNotStallTheIoThreads) {
   ServerOptions options = tlsOptions();
   options.threads = 1;
-  Router router = healthRouter();
-  auto gate = Gate::route(router, "/blocked");
-  Server server(options, std::move(router));
+  GatedServer gated(options);
+  Server& server = gated.server();
   ASSERT_TRUE(server.start().ok());
-  OpenAtExit open_at_exit{gate};
 
   ClientOptions client_options = trusting();
   client_options.threads = 2;
@@ -306,62 +324,50 @@ TEST_F(TlsLimitsTest, ABlockedHandlerDoesNotStallTheIoThreads) {
   std::vector<std::future<ClientResponse>> blocked;
   for (int i = 0; i < 3; ++i) blocked.push_back(client.send(post(server.port(), "/blocked")));
   // All three reach their handler although the server has one I/O thread.
-  ASSERT_TRUE(eventually([&] { return gate->waiting() == 3; })) << gate->waiting();
+  ASSERT_TRUE(eventually([&] { return gated.gate().waiting() == 3; })) << gated.gate().waiting();
 
   auto res = client.sendSync(post(server.port(), "/echo", "meanwhile"));
   ASSERT_TRUE(res.ok()) << res.error_message;
   EXPECT_EQ(res.body, "meanwhile");
-  EXPECT_EQ(gate->waiting(), 3);
+  EXPECT_EQ(gated.gate().waiting(), 3);
   for (auto& f : blocked) EXPECT_EQ(f.wait_for(0s), std::future_status::timeout);
   EXPECT_GE(server.stats().handler_threads, 4u);
-
-  gate->open();
-  for (auto& f : blocked) {
-    auto r = f.get();
-    ASSERT_TRUE(r.ok()) << r.error_message;
-    EXPECT_EQ(r.body, "released");
-  }
+  gated.release(blocked);
 }
 
 TEST_F(TlsLimitsTest, CapsTheHandlerPool) {
   ServerOptions options = tlsOptions();
   options.max_handler_threads = 2;
-  Router router = healthRouter();
-  auto gate = Gate::route(router, "/blocked");
-  Server server(options, std::move(router));
+  GatedServer gated(options);
+  Server& server = gated.server();
   ASSERT_TRUE(server.start().ok());
-  OpenAtExit open_at_exit{gate};
 
   HttpClient client(trusting());
   std::vector<std::future<ClientResponse>> blocked;
   for (int i = 0; i < 3; ++i) blocked.push_back(client.send(post(server.port(), "/blocked")));
-  ASSERT_TRUE(eventually([&] { return gate->waiting() == 2; }));
+  ASSERT_TRUE(eventually([&] { return gated.gate().waiting() == 2; }));
   EXPECT_EQ(server.stats().handler_threads, 2u);
-  gate->open();
-  for (auto& f : blocked) EXPECT_EQ(f.get().body, "released");
+  gated.release(blocked);
 }
 
 TEST_F(TlsLimitsTest, HandlesFewLargeRequestsAtOnceButDoesNotHoldBackSmallOnes) {
   ServerOptions options = tlsOptions();
   options.large_body_bytes = 1024;
   options.max_large_handlers = 1;
-  Router router = healthRouter();
-  auto gate = Gate::route(router, "/blocked");
-  Server server(options, std::move(router));
+  GatedServer gated(options);
+  Server& server = gated.server();
   ASSERT_TRUE(server.start().ok());
-  OpenAtExit open_at_exit{gate};
 
   HttpClient client(trusting());
   std::vector<std::future<ClientResponse>> blocked;
   for (int i = 0; i < 2; ++i) {
     blocked.push_back(client.send(post(server.port(), "/blocked", std::string(2048, 'x'))));
   }
-  ASSERT_TRUE(eventually([&] { return gate->waiting() == 1; }));
+  ASSERT_TRUE(eventually([&] { return gated.gate().waiting() == 1; }));
   blocked.push_back(client.send(post(server.port(), "/blocked", "small")));
-  ASSERT_TRUE(eventually([&] { return gate->waiting() == 2; }));
+  ASSERT_TRUE(eventually([&] { return gated.gate().waiting() == 2; }));
   EXPECT_EQ(server.stats().memory_trims, 0u);  // large requests are still in flight
-  gate->open();
-  for (auto& f : blocked) EXPECT_EQ(f.get().body, "released");
+  gated.release(blocked);
   EXPECT_TRUE(eventually([&] { return server.stats().memory_trims >= 1; }));
 }
 

@@ -18,6 +18,7 @@
 #include "harness/core/json_pointer.h"
 #include "harness/core/yaml.h"
 #include "harness/sim/scenario_runner.h"
+#include "junit.h"
 
 namespace harness::sim {
 using nlohmann::json;
@@ -492,70 +493,48 @@ json comparisonJson(const ComparisonReport& report) {
 }
 
 std::string renderComparisonJunit(const ComparisonReport& report) {
-  std::string suites;
-  std::size_t tests = 0, failures = 0, errors = 0, skipped = 0;
+  JunitDocument document;
   for (const auto& scenario : report.scenarios) {
-    std::string cases;
-    std::size_t s_tests = 0, s_failures = 0, s_errors = 0, s_skipped = 0;
+    JunitSuite suite;
     if (!scenario.error.empty()) {
-      ++s_tests;
-      ++s_errors;
-      cases += fmt::format(
-          "    <testcase name=\"setup\" classname=\"{}\">\n      <error message=\"the scenario "
-          "could not be run\" type=\"HarnessError\">{}</error>\n    </testcase>\n",
-          xmlEscaped(scenario.name, true), xmlEscaped(scenario.error, false));
+      suite.addCase("setup", scenario.name, "", JunitResult::kError,
+                    fmt::format("      <error message=\"the scenario could not be run\" "
+                                "type=\"HarnessError\">{}</error>\n",
+                                xmlEscaped(scenario.error, false)));
     }
     for (const auto& step : scenario.steps) {
-      ++s_tests;
       std::string body;
       std::string details;
       for (const auto& difference : step.differences) details += differenceText(difference);
+      JunitResult result = JunitResult::kPassed;
       if (step.result == StepComparison::Result::kDifferent) {
-        ++s_failures;
+        result = JunitResult::kFailed;
         body += fmt::format(
             "      <failure message=\"the simulator and {} differ\" type=\"Divergence\">{}"
             "</failure>\n",
             xmlEscaped(report.other_backend, true), xmlEscaped(details, false));
       } else if (step.result == StepComparison::Result::kSkipped) {
-        ++s_skipped;
+        result = JunitResult::kSkipped;
         body += fmt::format("      <skipped message=\"{}\"/>\n", xmlEscaped(step.note, true));
       } else if (!details.empty()) {
         body += fmt::format("      <system-out>{}</system-out>\n", xmlEscaped(details, false));
       }
-      cases += fmt::format("    <testcase name=\"{}\" classname=\"{}\"",
-                           xmlEscaped(step.name, true), xmlEscaped(scenario.name, true));
-      cases += body.empty() ? "/>\n" : ">\n" + body + "    </testcase>\n";
+      suite.addCase(step.name, scenario.name, "", result, body);
     }
-    tests += s_tests;
-    failures += s_failures;
-    errors += s_errors;
-    skipped += s_skipped;
-    suites += fmt::format(
-        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n{}"
-        "  </testsuite>\n",
-        xmlEscaped(scenario.name, true), s_tests, s_failures, s_errors, s_skipped, cases);
+    document.addSuite(scenario.name, "", suite);
   }
   if (!report.stale.empty()) {
-    std::string cases;
+    JunitSuite suite;
     for (const auto* entry : report.stale) {
-      ++tests;
-      ++failures;
-      cases += fmt::format(
-          "    <testcase name=\"{}\" classname=\"known-differences\">\n      <failure "
-          "message=\"listed as a known difference, no longer occurs\" "
-          "type=\"StaleKnownDifference\">{}/{} {}</failure>\n    </testcase>\n",
-          xmlEscaped(entry->location, true), xmlEscaped(entry->scenario, false),
-          xmlEscaped(entry->step, false), xmlEscaped(entry->field, false));
+      suite.addCase(entry->location, "known-differences", "", JunitResult::kFailed,
+                    fmt::format("      <failure message=\"listed as a known difference, no longer "
+                                "occurs\" type=\"StaleKnownDifference\">{}/{} {}</failure>\n",
+                                xmlEscaped(entry->scenario, false), xmlEscaped(entry->step, false),
+                                xmlEscaped(entry->field, false)));
     }
-    suites += fmt::format(
-        "  <testsuite name=\"known-differences\" tests=\"{}\" failures=\"{}\" errors=\"0\" "
-        "skipped=\"0\">\n{}  </testsuite>\n",
-        report.stale.size(), report.stale.size(), cases);
+    document.addSuite("known-differences", "", suite);
   }
-  return fmt::format(
-      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"apiserver-sim compare\" "
-      "tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n{}</testsuites>\n",
-      tests, failures, errors, skipped, suites);
+  return document.render("apiserver-sim compare", "");
 }
 
 }  // namespace harness::sim

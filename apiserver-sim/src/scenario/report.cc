@@ -14,6 +14,7 @@
 #include "harness/core/utf8.h"
 #include "harness/sim/explain.h"
 #include "harness/sim/scenario.h"
+#include "junit.h"
 
 namespace harness::sim {
 using nlohmann::json;
@@ -379,38 +380,38 @@ std::string renderJson(const RunReport& report) {
   return reportJson(report).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
+namespace {
+
+std::string timeAttribute(std::chrono::nanoseconds duration) {
+  return fmt::format(" time=\"{:.6f}\"", seconds(duration));
+}
+
+}  // namespace
+
 std::string renderJunit(const RunReport& report) {
-  std::size_t tests = 0, failures = 0, errors = 0, skipped = 0;
-  std::string suites;
+  JunitDocument document;
   for (const auto& error : report.load_errors) {
-    ++tests;
-    ++errors;
-    suites += fmt::format(
-        "  <testsuite name=\"{0}\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\" "
-        "time=\"0\" file=\"{0}\">\n"
-        "    <testcase name=\"load\" classname=\"{0}\" time=\"0\">\n"
-        "      <error message=\"the scenario could not be loaded\" type=\"LoadError\">{1}</error>\n"
-        "    </testcase>\n"
-        "  </testsuite>\n",
-        attr(error.file), text(error.message));
+    JunitSuite suite;
+    suite.addCase("load", error.file, " time=\"0\"", JunitResult::kError,
+                  fmt::format("      <error message=\"the scenario could not be loaded\" "
+                              "type=\"LoadError\">{}</error>\n",
+                              text(error.message)));
+    document.addSuite(error.file, fmt::format(" time=\"0\" file=\"{}\"", attr(error.file)),
+                      suite);
   }
   for (const auto& scenario : report.scenarios) {
-    std::size_t s_tests = 0, s_failures = 0, s_errors = 0, s_skipped = 0;
-    std::string cases;
+    JunitSuite suite;
     if (scenario.error) {
-      ++s_tests;
-      ++s_errors;
-      cases += fmt::format(
-          "    <testcase name=\"setup\" classname=\"{}\" time=\"{:.6f}\">\n"
-          "      <error message=\"the scenario could not be run\" type=\"HarnessError\">{}</error>\n"
-          "    </testcase>\n",
-          attr(scenario.name), seconds(scenario.duration), text(*scenario.error));
+      suite.addCase("setup", scenario.name, timeAttribute(scenario.duration), JunitResult::kError,
+                    fmt::format("      <error message=\"the scenario could not be run\" "
+                                "type=\"HarnessError\">{}</error>\n",
+                                text(*scenario.error)));
     }
     for (const auto& step : scenario.steps) {
-      ++s_tests;
       std::string body;
+      JunitResult result = JunitResult::kPassed;
       if (step.status == StepStatus::kFailed) {
-        ++s_failures;
+        result = JunitResult::kFailed;
         std::string details;
         for (const auto& failure : step.failures) details += formatFailure(failure);
         const std::string summary =
@@ -419,7 +420,7 @@ std::string renderJunit(const RunReport& report) {
         body += fmt::format("      <failure message=\"{}\" type=\"ExpectationFailed\">{}</failure>\n",
                             attr(summary), text(details));
       } else if (step.status == StepStatus::kSkipped || step.status == StepStatus::kNotRun) {
-        ++s_skipped;
+        result = JunitResult::kSkipped;
         body += fmt::format("      <skipped message=\"{}\"/>\n",
                             !step.skip_reason.empty()
                                 ? attr("not played on " + scenario.backend + ": " +
@@ -431,25 +432,14 @@ std::string renderJunit(const RunReport& report) {
       if (!step.explanation.empty()) {
         body += fmt::format("      <system-out>{}</system-out>\n", text(step.explanation));
       }
-      cases += fmt::format("    <testcase name=\"{}\" classname=\"{}\" time=\"{:.6f}\"", attr(step.name),
-                           attr(scenario.name), seconds(step.duration));
-      cases += body.empty() ? "/>\n" : ">\n" + body + "    </testcase>\n";
+      suite.addCase(step.name, scenario.name, timeAttribute(step.duration), result, body);
     }
-    tests += s_tests;
-    failures += s_failures;
-    errors += s_errors;
-    skipped += s_skipped;
-    suites += fmt::format(
-        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" "
-        "time=\"{:.6f}\" file=\"{}\">\n{}  </testsuite>\n",
-        attr(scenario.name), s_tests, s_failures, s_errors, s_skipped, seconds(scenario.duration),
-        attr(scenario.file.string()), cases);
+    document.addSuite(scenario.name,
+                      timeAttribute(scenario.duration) +
+                          fmt::format(" file=\"{}\"", attr(scenario.file.string())),
+                      suite);
   }
-  return fmt::format(
-      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-      "<testsuites name=\"apiserver-sim\" tests=\"{}\" failures=\"{}\" errors=\"{}\" "
-      "skipped=\"{}\" time=\"{:.6f}\">\n{}</testsuites>\n",
-      tests, failures, errors, skipped, seconds(report.duration), suites);
+  return document.render("apiserver-sim", timeAttribute(report.duration));
 }
 
 }  // namespace harness::sim

@@ -254,6 +254,68 @@ TEST(Compare, ADifferenceIsReportedFieldByFieldWithADiff) {
   EXPECT_THAT(renderComparisonJunit(report), HasSubstr("type=\"Divergence\""));
 }
 
+// The whole JUnit document, byte for byte: every kind of test case and the counters.
+TEST(Compare, JunitDocumentIsExactlyThis) {
+  KnownDifference known;
+  known.reason = "the real server sets it";
+  const KnownDifference stale{
+      .scenario = "s<1>", .step = "create", .field = "code", .location = "known.yaml:3"};
+  ComparisonReport report;
+  report.other_backend = "kube \"real\"";
+  ScenarioComparison broken;
+  broken.name = "broken & bent";
+  broken.error = "endpoint <x> did not start";
+  ScenarioComparison scenario;
+  scenario.name = "s";
+  StepComparison different;
+  different.name = "create";
+  different.result = StepComparison::Result::kDifferent;
+  different.differences.push_back({"code", 201, 403, "- 201\n+ 403\n", nullptr});
+  StepComparison listed;
+  listed.name = "update";
+  listed.result = StepComparison::Result::kKnown;
+  listed.differences.push_back({"object:/status", nullptr, "x", "+ x\n", &known});
+  StepComparison skipped;
+  skipped.name = "delete";
+  skipped.result = StepComparison::Result::kSkipped;
+  skipped.note = "not \"played\"";
+  StepComparison identical;
+  identical.name = "get";
+  scenario.steps = {different, listed, skipped, identical};
+  report.scenarios = {broken, scenario};
+  report.stale.push_back(&stale);
+  EXPECT_EQ(renderComparisonJunit(report),
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<testsuites name=\"apiserver-sim compare\" tests=\"6\" failures=\"2\" errors=\"1\" skipped=\"1\">\n"
+      "  <testsuite name=\"broken &amp; bent\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n"
+      "    <testcase name=\"setup\" classname=\"broken &amp; bent\">\n"
+      "      <error message=\"the scenario could not be run\" type=\"HarnessError\">endpoint &lt;x&gt; did not start</error>\n"
+      "    </testcase>\n"
+      "  </testsuite>\n"
+      "  <testsuite name=\"s\" tests=\"4\" failures=\"1\" errors=\"0\" skipped=\"1\">\n"
+      "    <testcase name=\"create\" classname=\"s\">\n"
+      "      <failure message=\"the simulator and kube &quot;real&quot; differ\" type=\"Divergence\">code\n"
+      "  - 201\n"
+      "  + 403\n"
+      "</failure>\n"
+      "    </testcase>\n"
+      "    <testcase name=\"update\" classname=\"s\">\n"
+      "      <system-out>object:/status (known: the real server sets it)\n"
+      "</system-out>\n"
+      "    </testcase>\n"
+      "    <testcase name=\"delete\" classname=\"s\">\n"
+      "      <skipped message=\"not &quot;played&quot;\"/>\n"
+      "    </testcase>\n"
+      "    <testcase name=\"get\" classname=\"s\"/>\n"
+      "  </testsuite>\n"
+      "  <testsuite name=\"known-differences\" tests=\"1\" failures=\"1\" errors=\"0\" skipped=\"0\">\n"
+      "    <testcase name=\"known.yaml:3\" classname=\"known-differences\">\n"
+      "      <failure message=\"listed as a known difference, no longer occurs\" type=\"StaleKnownDifference\">s&lt;1&gt;/create code</failure>\n"
+      "    </testcase>\n"
+      "  </testsuite>\n"
+      "</testsuites>\n");
+}
+
 TEST(Compare, KnownDifferencesAreListedAndStaleOnesReported) {
   const fs::path file = fs::path(::testing::TempDir()) / "known-differences.yaml";
   {

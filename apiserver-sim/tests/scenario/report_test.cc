@@ -1,6 +1,7 @@
 // Reports: the human table, one JSON document, one well-formed JUnit XML document, exit codes.
 
 #include <cctype>
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -201,6 +202,70 @@ TEST(ReportTest, JunitReportsLoadAndHarnessErrors) {
   EXPECT_THAT(xml, HasSubstr("<error message=\"the scenario could not be loaded\" "
                              "type=\"LoadError\">bad.yaml:1:1: &lt;oops&gt;</error>"));
   EXPECT_THAT(xml, HasSubstr("<testcase name=\"setup\" classname=\"allow\""));
+}
+
+// The whole document, byte for byte: every kind of test case, the counters and the times.
+TEST(ReportTest, JunitDocumentIsExactlyThis) {
+  RunReport report = sampleReport();
+  report.duration = std::chrono::milliseconds(2500);
+  report.load_errors.push_back({"bad \"one\".yaml", "bad.yaml:1:1: <oops>"});
+  report.scenarios[0].duration = std::chrono::milliseconds(1250);
+  report.scenarios[0].steps[0].duration = std::chrono::microseconds(1500);
+  report.scenarios[0].error = "endpoint \"x\" did not start";
+  StepResult skipped;
+  skipped.name = "elsewhere";
+  skipped.status = StepStatus::kSkipped;
+  skipped.skip_reason = "no such feature";
+  skipped.explanation = "why & how";
+  report.scenarios[0].backend = "kube";
+  report.scenarios[0].steps.push_back(skipped);
+  StepResult selected_out;
+  selected_out.name = "unselected";
+  selected_out.status = StepStatus::kSkipped;
+  report.scenarios[0].steps.push_back(selected_out);
+  StepResult explained;
+  explained.name = "explained";
+  explained.status = StepStatus::kPassed;
+  explained.explanation = "all fine";
+  report.scenarios[0].steps.push_back(explained);
+  EXPECT_EQ(renderJunit(report),
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<testsuites name=\"apiserver-sim\" tests=\"8\" failures=\"1\" errors=\"2\" skipped=\"3\" time=\"2.500000\">\n"
+      "  <testsuite name=\"bad &quot;one&quot;.yaml\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\" time=\"0\" file=\"bad &quot;one&quot;.yaml\">\n"
+      "    <testcase name=\"load\" classname=\"bad &quot;one&quot;.yaml\" time=\"0\">\n"
+      "      <error message=\"the scenario could not be loaded\" type=\"LoadError\">bad.yaml:1:1: &lt;oops&gt;</error>\n"
+      "    </testcase>\n"
+      "  </testsuite>\n"
+      "  <testsuite name=\"allow\" tests=\"5\" failures=\"0\" errors=\"1\" skipped=\"2\" time=\"1.250000\" file=\"scenarios/allow.yaml\">\n"
+      "    <testcase name=\"setup\" classname=\"allow\" time=\"1.250000\">\n"
+      "      <error message=\"the scenario could not be run\" type=\"HarnessError\">endpoint \"x\" did not start</error>\n"
+      "    </testcase>\n"
+      "    <testcase name=\"create\" classname=\"allow\" time=\"0.001500\"/>\n"
+      "    <testcase name=\"elsewhere\" classname=\"allow\" time=\"0.000000\">\n"
+      "      <skipped message=\"not played on kube: no such feature\"/>\n"
+      "      <system-out>why &amp; how</system-out>\n"
+      "    </testcase>\n"
+      "    <testcase name=\"unselected\" classname=\"allow\" time=\"0.000000\">\n"
+      "      <skipped message=\"not selected by --run (run only for its effect on the store)\"/>\n"
+      "    </testcase>\n"
+      "    <testcase name=\"explained\" classname=\"allow\" time=\"0.000000\">\n"
+      "      <system-out>all fine</system-out>\n"
+      "    </testcase>\n"
+      "  </testsuite>\n"
+      "  <testsuite name=\"deny &lt;&amp;&gt; &quot;quotes&quot;\" tests=\"2\" failures=\"1\" errors=\"0\" skipped=\"1\" time=\"0.000000\" file=\"scenarios/deny.yaml\">\n"
+      "    <testcase name=\"create\" classname=\"deny &lt;&amp;&gt; &quot;quotes&quot;\" time=\"0.000000\">\n"
+      "      <failure message=\"code: expected 403, got 201\" type=\"ExpectationFailed\">code: expected 403, got 201\n"
+      "object: /metadata/labels/x: expected \"a\", got \"b\"\n"
+      "    metadata:\n"
+      "  -   x: a\n"
+      "  +   x: b\xEF\xBF\xBD\n"
+      "</failure>\n"
+      "    </testcase>\n"
+      "    <testcase name=\"later\" classname=\"deny &lt;&amp;&gt; &quot;quotes&quot;\" time=\"0.000000\">\n"
+      "      <skipped message=\"not run\"/>\n"
+      "    </testcase>\n"
+      "  </testsuite>\n"
+      "</testsuites>\n");
 }
 
 TEST(ReportTest, JunitReplacesInvalidUtf8) {

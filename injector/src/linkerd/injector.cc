@@ -325,7 +325,9 @@ Outcome admit(const Values& values, const AdmissionInput& input) {
     emit("Injected", "Linkerd sidecar proxy injected");
     out.logs.push_back(
         {LogLine::Level::kInfo, "injection patch generated for: " + report.resName()});
-    out.logs.push_back({LogLine::Level::kDebug, "injection patch: " + patch->dump()});
+    if (input.debug_logs) {
+      out.logs.push_back({LogLine::Level::kDebug, "injection patch: " + patch->dump()});
+    }
     respond(false, "");
     out.decision = Decision::kInject;
     out.patch = std::move(*patch);
@@ -355,7 +357,9 @@ Outcome admit(const Values& values, const AdmissionInput& input) {
     out.patch = buildOpaquePortsPatch(add_root, *ports);
     out.logs.push_back(
         {LogLine::Level::kInfo, "annotation patch generated for: " + report.resName()});
-    out.logs.push_back({LogLine::Level::kDebug, "annotation patch: " + out.patch.dump()});
+    if (input.debug_logs) {
+      out.logs.push_back({LogLine::Level::kDebug, "annotation patch: " + out.patch.dump()});
+    }
     respond(false, "");
     out.decision = Decision::kAnnotationPatch;
     return out;

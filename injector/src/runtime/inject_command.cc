@@ -334,6 +334,7 @@ int runInject(const InjectOptions& o, std::istream& in, std::ostream& out, std::
     input.trust_anchors_pem = trust;
     input.linkerd_namespace = o.linkerd_namespace;
     input.injector_version = o.version;
+    input.debug_logs = false;  // --explain prints the patch's operations instead
     bool namespace_known = true;
     auto found = kube.get({"v1", "Namespace", "", ns});
     if (found && *found) {
@@ -366,8 +367,11 @@ int runInject(const InjectOptions& o, std::istream& in, std::ostream& out, std::
           << outcome.error_message << "\n";
       exit_code = 1;
     } else if (outcome.patch.is_array() && !outcome.patch.empty()) {
-      auto decoded = core::decodeParsedPatch(outcome.patch);
-      auto applied = decoded ? core::applyPatch(result, *decoded)
+      // Only --explain and --patch print the patch itself; else it is applied by moving.
+      const bool keep_patch = o.explain || o.patch;
+      auto decoded =
+          core::decodeParsedPatch(keep_patch ? outcome.patch : std::move(outcome.patch));
+      auto applied = decoded ? core::applyPatch(std::move(result), std::move(*decoded))
                              : core::Result<nlohmann::json>(decoded.error());
       if (!applied) {
         err << "injector inject: " << what << ": the patch does not apply: "

@@ -90,6 +90,34 @@ TEST(Admit, InjectsWithCreatedByAndInheritedInjectAnnotation) {
   EXPECT_TRUE(hasLog(o, LogLine::Level::kInfo, "injection patch generated for: pod/web-1"));
 }
 
+// The debug lines hold the whole patch as text; a caller that never shows them (offline
+// `inject`) leaves them out, and everything else is the same.
+TEST(Admit, DebugLogsCanBeLeftOut) {
+  // An inject and an annotation patch (the pod's ports are among the default opaque ports).
+  for (const auto& ns : {namespaceWith({{"linkerd.io/inject", "enabled"}}), namespaceWith({})}) {
+    AdmissionInput in = podRequest(pod({}, {3306}), ns);
+    const Outcome with = admit(Values{}, in);
+    in.debug_logs = false;
+    const Outcome without = admit(Values{}, in);
+    std::vector<LogLine> expected;
+    for (const auto& line : with.logs) {
+      if (line.level != LogLine::Level::kDebug) expected.push_back(line);
+    }
+    ASSERT_LT(expected.size(), with.logs.size());
+    ASSERT_EQ(without.logs.size(), expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      EXPECT_EQ(without.logs[i].level, expected[i].level);
+      EXPECT_EQ(without.logs[i].message, expected[i].message);
+    }
+    auto summary = [](const Outcome& o) {
+      json j = o.toJson();
+      j.erase("logs");
+      return j;
+    };
+    EXPECT_EQ(summary(without), summary(with));
+  }
+}
+
 TEST(Admit, NamespaceConfigIsInheritedOnlyWhenThePodLacksTheKey) {
   const json ns = namespaceWith({{"linkerd.io/inject", "enabled"},
                                  {"config.linkerd.io/proxy-log-level", "debug"},

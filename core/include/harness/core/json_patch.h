@@ -91,6 +91,11 @@ Result<JsonPatch> decodePatch(std::string_view text);
 // admitted). Returns the first error with evanphx's exact text; the input is never modified.
 Result<nlohmann::json> applyPatch(const nlohmann::json& doc, const JsonPatch& patch,
                                   const JsonPatchOptions& options = {});
+// The same, taking the document and the patch: the document is patched in place and each
+// operation's value is moved into it rather than copied (for a caller done with both, such as
+// `injector inject` applying a webhook's patch to a large object).
+Result<nlohmann::json> applyPatch(nlohmann::json&& doc, JsonPatch&& patch,
+                                  const JsonPatchOptions& options = {});
 
 // The patch as a JSON array: decoded operations are emitted as decoded (`raw`, and `null` for a
 // `null` element), built ones as {"op", "path"[, "from"][, "value"]}.

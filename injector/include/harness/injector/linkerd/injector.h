@@ -39,6 +39,9 @@ struct AdmissionInput {
   std::string linkerd_namespace = "linkerd";
   std::string injector_version;  // version.Version, used in linkerd.io/created-by
   OwnerLookup owner_lookup;      // may be empty: nothing is found
+  // false: Outcome::logs leaves out the debug lines (the whole patch as JSON text), for a caller
+  // that never shows them; writing them is a large part of admitting a pod.
+  bool debug_logs = true;
 };
 
 enum class Decision {
