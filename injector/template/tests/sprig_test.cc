@@ -227,11 +227,30 @@ TEST(Sprig, SliceIsSprigsNotGos) {
   EXPECT_EQ(sprig("{{ slice .l 1 2 }}", kData), "[a]");
 }
 
-TEST(Sprig, UnsupportedFunctionParsesButFailsWhenCalled) {
-  EXPECT_EQ(sprig("{{ if false }}{{ now }}{{ end }}ok"), "ok");
+TEST(Sprig, UnimplementedFunctionFailsToParseEvenWhenNeverCalled) {
+  // Nothing may fail only when a request happens to reach it: the template does not load.
+  EXPECT_EQ(sprig("{{ if false }}{{ now }}{{ end }}ok"),
+            "ERR: template: t:1: function \"now\" not defined (Sprig's now is not implemented by "
+            "this template engine)");
   EXPECT_EQ(sprig("{{ sha256sum \"a\" }}"),
-            "ERR: template: t:1:3: executing \"t\" at <sha256sum \"a\">: error calling sha256sum: "
-            "sha256sum is not supported by this template engine");
+            "ERR: template: t:1: function \"sha256sum\" not defined (Sprig's sha256sum is not "
+            "implemented by this template engine)");
+  // Not a Sprig function: Go's message alone.
+  EXPECT_EQ(sprig("{{ nosuch }}"), "ERR: template: t:1: function \"nosuch\" not defined");
+}
+
+TEST(Sprig, EveryFunctionInTheMapIsImplemented) {
+  // Calling each function with no arguments reaches its argument check or its body, never a
+  // "not implemented" stub.
+  for (const auto& [name, f] : sprigFuncMap()) {
+    const std::string out = sprig("{{ " + name + " }}");
+    EXPECT_EQ(out.find("not implemented"), std::string::npos) << name << ": " << out;
+    EXPECT_EQ(out.find("not supported"), std::string::npos) << name << ": " << out;
+  }
+  for (const auto& [name, f] : istioFuncMap()) {
+    const std::string out = testing::render("{{ " + name + " }}", nullptr, istioFuncMap());
+    EXPECT_EQ(out.find("not supported"), std::string::npos) << name << ": " << out;
+  }
 }
 
 TEST(Sprig, WrongArgumentTypeForAStringParameter) {
