@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <optional>
 
 #include <spdlog/spdlog.h>
 
@@ -60,6 +61,30 @@ std::string envName(const std::string& key) {
 
 
 }  // namespace
+
+std::optional<std::string> goPathUnescape(std::string_view s) {
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out.push_back(s[i]);  // '+' stays '+' in a path
+      continue;
+    }
+    if (i + 2 >= s.size()) return std::nullopt;
+    const int hi = hex(s[i + 1]);
+    const int lo = hex(s[i + 2]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out.push_back(static_cast<char>(hi * 16 + lo));
+    i += 2;
+  }
+  return out;
+}
 
 std::map<std::string, std::string> parseInjectEnvs(std::string_view path) {
   std::map<std::string, std::string> envs;
@@ -138,6 +163,10 @@ core::Result<void> IstioWebhook::checkConfig() {
 }
 
 net::Response IstioWebhook::handle(const net::Request& request) {
+  // Go's server parses the request target first (url.ParseRequestURI): a bad escape never
+  // reaches serveInject, and serveInject reads the decoded r.URL.Path.
+  const std::optional<std::string> path = goPathUnescape(request.path);
+  if (!path) return net::Response::text(400, "400 Bad Request");
   const auto started = std::chrono::steady_clock::now();
   count("sidecar_injection_requests_total", "Total number of injection requests.");
   if (request.body.size() > kMaxBody) {
@@ -174,7 +203,7 @@ net::Response IstioWebhook::handle(const net::Request& request) {
     api_version = review->api_version;
     kind = review->kind;
     try {
-      response = respond(*review, request.path);
+      response = respond(*review, *path);
     } catch (const std::exception& e) {
       // Never an HTTP 500 (a calling error, which failurePolicy Ignore turns into admission
       // without a sidecar): answer as an injection error.

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "harness/core/admission_review.h"
@@ -31,6 +32,10 @@ struct IstioWebhookConfig {
 // ISTIO_META_NETWORK: n1}; other keys upper-cased; "--slash--" in values becomes "/"; a last
 // key without a value is dropped; the deprecated "/inject/:ENV:k=v:ENV:..." form too.
 std::map<std::string, std::string> parseInjectEnvs(std::string_view path);
+
+// net/url's unescape in path mode (what Go's server does to the request target before
+// webhook.go reads r.URL.Path): "%XX" decoded, '+' kept; nullopt for a bad escape ("%", "%zz").
+std::optional<std::string> goPathUnescape(std::string_view path);
 
 // Loads the three files into settings (each may be raw or a dumped ConfigMap).
 core::Result<istio::InjectorSettings> loadIstioSettings(const IstioWebhookConfig& config);

@@ -40,6 +40,14 @@ TEST(ParseInjectEnvs, DeprecatedEnvForm) {
                                                       {"ISTIO_META_NETWORK", "n2"}}));
 }
 
+TEST(GoPathUnescape, DecodesEscapesKeepsPlusAndRefusesBadOnes) {
+  EXPECT_EQ(goPathUnescape("/inject/cluster/a%2Fb%3a+c"), "/inject/cluster/a/b:+c");
+  EXPECT_EQ(goPathUnescape("/inject"), "/inject");
+  EXPECT_EQ(goPathUnescape("/inject/%"), std::nullopt);
+  EXPECT_EQ(goPathUnescape("/inject/%2"), std::nullopt);
+  EXPECT_EQ(goPathUnescape("/inject/%zz"), std::nullopt);
+}
+
 class IstioWebhookTest : public ::testing::Test {
  protected:
   IstioWebhookTest() : webhook_(config(), metrics_) {}
@@ -107,6 +115,34 @@ TEST_F(IstioWebhookTest, PathParametersBecomeProxyEnv) {
       << patch;
   EXPECT_NE(patch.find("{\"name\":\"ISTIO_META_NETWORK\",\"value\":\"net-1\"}"),
             std::string::npos);
+}
+
+TEST_F(IstioWebhookTest, PathParametersArePercentDecodedFirst) {
+  // r.URL.Path is decoded: "%2F" is a separator (so "c%2Fx" is cluster c then a dangling key),
+  // and the deprecated form may arrive escaped.
+  auto envs_of = [&](const std::string& path) {
+    auto res = post(review().dump(), path);
+    EXPECT_EQ(res.status, 200) << path;
+    std::map<std::string, std::string> envs;
+    for (const auto& op : patchOf(res)) {
+      if (!op.contains("value") || !op["value"].is_object()) continue;
+      const auto& v = op["value"];
+      if (v.value("name", "") != "istio-proxy" || !v.contains("env")) continue;
+      for (const auto& e : v["env"]) {
+        const std::string n = e.value("name", "");
+        if (n == "ISTIO_META_CLUSTER_ID" || n == "ISTIO_META_NETWORK") envs[n] = e.value("value", "");
+      }
+    }
+    return envs;
+  };
+  EXPECT_EQ(envs_of("/inject/cluster/c%2Fx/net/n1"),
+            (std::map<std::string, std::string>{{"ISTIO_META_CLUSTER_ID", "c"}}));
+  EXPECT_EQ(envs_of("/inject/%3AENV%3Acluster%3Dc2%3AENV%3Anet%3Dn%2D2"),
+            (std::map<std::string, std::string>{{"ISTIO_META_CLUSTER_ID", "c2"},
+                                                {"ISTIO_META_NETWORK", "n-2"}}));
+  auto bad = post(review().dump(), "/inject/cluster/%zz");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(bad.body, "400 Bad Request");
 }
 
 TEST_F(IstioWebhookTest, InjectFalseIsAllowedWithoutPatch) {
@@ -259,6 +295,34 @@ TEST(IstioWebhookConfigTest, AFailedReloadKeepsTheLastGoodSettings) {
   t::writeFile(dir / "values.json.new", "{\"global\": [not json");
   std::filesystem::rename(dir / "values.json.new", dir / "values.json");
   EXPECT_TRUE(webhook.checkConfig().ok());  // still ready: the previous settings serve
+  EXPECT_EQ(metrics.findCounter("injector_config_errors_total")->value({"istio"}), 1);
+}
+
+TEST(IstioWebhookConfigTest, ATemplateWithAnUnimplementedFunctionIsAConfigError) {
+  t::ScratchDir dir("istio-func");
+  const auto data = t::sourceDir() / "injector" / "istio";
+  std::filesystem::copy_file(data / "sidecar-injector-config.yaml", dir / "config.yaml");
+  const std::string bad = "templates:\n  sidecar: '{{ if .X }}{{ uuidv4 }}{{ end }}'\n";
+  const std::string expected =
+      "config: template \"sidecar\": template: inject:1: function \"uuidv4\" not defined "
+      "(Sprig's uuidv4 is not implemented by this template engine)";
+  {
+    // At start: not ready, every review answered with the error.
+    t::writeFile(dir / "bad.yaml", bad);
+    core::MetricsRegistry metrics;
+    IstioWebhook webhook({dir / "bad.yaml", data / "values.json", data / "mesh.yaml"}, metrics);
+    auto ready = webhook.checkConfig();
+    ASSERT_FALSE(ready.ok());
+    EXPECT_EQ(ready.error().message, expected);
+    EXPECT_EQ(metrics.findCounter("injector_config_errors_total")->value({"istio"}), 1);
+  }
+  // On reload: counted as a config error, the last good template keeps injecting.
+  core::MetricsRegistry metrics;
+  IstioWebhook webhook({dir / "config.yaml", data / "values.json", data / "mesh.yaml"}, metrics);
+  ASSERT_TRUE(webhook.checkConfig().ok());
+  t::writeFile(dir / "config.yaml.new", bad);
+  std::filesystem::rename(dir / "config.yaml.new", dir / "config.yaml");
+  EXPECT_TRUE(webhook.checkConfig().ok());
   EXPECT_EQ(metrics.findCounter("injector_config_errors_total")->value({"istio"}), 1);
 }
 
