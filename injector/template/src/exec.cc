@@ -808,9 +808,8 @@ class State {
       }
       receiver = evalField(dot, ident[i], node, nullptr, nullptr, receiver);
     }
-    if (auto z = wrapperZero(ident, n - 1, receiver); z && args == nullptr && final == nullptr) {
-      return *z;
-    }
+    const bool has_args = (args != nullptr && args->size() > 1) || final != nullptr;
+    if (auto z = wrapperZero(ident, n - 1, receiver); z && !has_args) return *z;
     return evalField(dot, ident[n - 1], node, args, final, receiver);
   }
 
@@ -928,18 +927,21 @@ class State {
     }
     if (name.size() > 3 && name.compare(0, 3, "Get") == 0 &&
         std::isupper(static_cast<unsigned char>(name[3]))) {
-      if (receiver.isNil()) return Value();
+      // A generated getter is nil-safe: on a nil message, or for an unset field, it gives the
+      // field's zero value, and a nil message for a message field.
+      const std::string field = name.substr(3);
       if (kind == GoKind::kMap) {
-        const std::string field = name.substr(3);
         if (const nlohmann::json* m = findMember(receiver.json(), field)) {
           return typedField(receiver, *m, field).withBoxed(false);
         }
+      }
+      if (kind == GoKind::kMap || receiver.isNil()) {
         if (const auto e = options_.enum_zeros.find(field); e != options_.enum_zeros.end()) {
           return Value(e->second);
         }
         const auto it = options_.field_types.find(field);
         if (it != options_.field_types.end()) return zeroOfField(it->second);
-        return Value();
+        return Value(nlohmann::json(nullptr));
       }
     }
     return std::nullopt;

@@ -289,6 +289,51 @@ nlohmann::json cleanProxyConfig(nlohmann::json pc) {
   return omitProto3Defaults(std::move(pc));
 }
 
+
+// golang/protobuf jsonpb (protomarshal.ToJSON) writes a message's fields in their declaration
+// order in the .proto, a oneof at the place of its first member (ProxyConfig in istio.io/api
+// mesh/v1alpha1 proxy.proto); map keys sorted. Fields not declared here follow, sorted.
+Result<std::string> proxyConfigJson(const nlohmann::json& pc) {
+  static const std::vector<std::vector<std::string>> kOrder = {
+      {"configPath"}, {"binaryPath"}, {"serviceCluster", "tracingServiceName"},
+      {"drainDuration"}, {"discoveryAddress"}, {"discoveryRefreshDelay"}, {"zipkinAddress"},
+      {"statsdUdpAddress"}, {"envoyMetricsServiceAddress"}, {"proxyAdminPort"},
+      {"availabilityZone"}, {"controlPlaneAuthPolicy"}, {"customConfigFile"},
+      {"statNameLength"}, {"concurrency"}, {"proxyBootstrapTemplatePath"}, {"interceptionMode"},
+      {"tracing"}, {"sds"}, {"envoyAccessLogService"}, {"envoyMetricsService"},
+      {"proxyMetadata"}, {"runtimeValues"}, {"statusPort"}, {"extraStatTags"},
+      {"gatewayTopology"}, {"terminationDrainDuration"}, {"meshId"}, {"readinessProbe"},
+      {"proxyStatsMatcher"}, {"holdApplicationUntilProxyStarts"}, {"caCertificatesPem"},
+      {"image"}, {"privateKeyProvider"}, {"proxyHeaders"}, {"fileFlushInterval"},
+      {"fileFlushMinSizeKb"}, {"statsCompression"}, {"connectionSettings"}};
+  if (!pc.is_object()) return goJsonMarshal(pc, GoJsonOptions{false, ""});
+  std::string out = "{";
+  std::set<std::string, std::less<>> written;
+  auto write = [&](const std::string& key, const nlohmann::json& value) -> Result<void> {
+    auto v = goJsonMarshal(value, GoJsonOptions{false, ""});
+    if (!v) return v.error();
+    auto k = goJsonMarshal(nlohmann::json(key), GoJsonOptions{false, ""});
+    if (!k) return k.error();
+    if (out.size() > 1) out.push_back(',');
+    out += *k + ":" + *v;
+    written.insert(key);
+    return {};
+  };
+  for (const auto& group : kOrder) {
+    for (const std::string& key : group) {  // at most one member of a oneof is set
+      if (const auto it = pc.find(key); it != pc.end()) {
+        if (auto w = write(key, *it); !w) return w.error();
+        break;
+      }
+    }
+  }
+  for (auto it = pc.begin(); it != pc.end(); ++it) {
+    if (written.contains(it.key())) continue;
+    if (auto w = write(it.key(), it.value()); !w) return w.error();
+  }
+  return out + "}";
+}
+
 // omitNil: nils removed from maps and slices, recursively; an emptied map or slice is nil.
 nlohmann::json omitNil(const nlohmann::json& v, int depth) {
   if (depth > kMaxJsonDepth) return v;
@@ -494,8 +539,7 @@ FuncMap istioInjectionFuncMap(Environment env) {
   m["protoToJSON"] = fn({ParamType::pointer("proto.Message")},
                         [](std::vector<Value>& a) -> Result<Value> {
                           if (!a[0].valid() || a[0].isNil()) return Value(std::string("{}"));
-                          auto r = goJsonMarshal(cleanProxyConfig(a[0].json()),
-                                                 GoJsonOptions{false, ""});
+                          auto r = proxyConfigJson(cleanProxyConfig(a[0].json()));
                           return Value(r.ok() ? *r : std::string("{}"));
                         });
   m["toYaml"] = fn({any}, [](std::vector<Value>& a) -> Result<Value> {
@@ -643,6 +687,7 @@ std::map<std::string, ExecOptions::FieldType, std::less<>> istioFieldTypes() {
       {"InboundTrafficPolicyMode", FT::kString},
       {"CompliancePolicy", FT::kString},
       {"TrustDomain", FT::kString},
+      {"CaCertificates", FT::kString},
       // bool fields.
       {"HostNetwork", FT::kBool},
       {"NativeSidecars", FT::kBool},
@@ -650,6 +695,9 @@ std::map<std::string, ExecOptions::FieldType, std::less<>> istioFieldTypes() {
       {"ProxyListenPort", FT::kInt},
       {"ProxyInboundListenPort", FT::kInt},
       {"EstimatedConcurrency", FT::kInt},
+      // messages (pointers in Go: nil, not an interface, when unset).
+      {"ProxyConfig", FT::kStruct},
+      {"MeshConfig", FT::kStruct},
       // slices.
       {"Containers", FT::kSlice},
       {"InitContainers", FT::kSlice},

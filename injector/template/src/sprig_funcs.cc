@@ -1002,7 +1002,9 @@ FuncMap sprigFuncMap() {
     return [rest](std::vector<Value>& a) -> Result<Value> {
       auto list = listArg(a[0], rest ? "Cannot find rest on type " : "Cannot find initial on type ");
       if (!list) return list.error();
-      if ((*list)->empty()) return Value(nlohmann::json(nullptr));
+      // Sprig returns a nil []interface{}, which prints "[]" (the value model has no typed nil
+      // slice: an empty list is the closest, and only toJson tells them apart).
+      if ((*list)->empty()) return Value(nlohmann::json::array());
       nlohmann::json out = **list;
       out.erase(rest ? out.begin() : out.end() - 1);
       return Value(std::move(out));

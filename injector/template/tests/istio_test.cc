@@ -127,15 +127,17 @@ TEST(Istio, ProtoToJsonOmitsProto3ZeroValuesEvenWhenSpelledOut) {
                    {"tracing", json::object()},
                    {"tracingServiceName", "APP_LABEL_AND_NAMESPACE"}};
   EXPECT_EQ(istio("{{ protoToJSON .pc }}", json{{"pc", pc}}),
-            R"({"concurrency":0,"holdApplicationUntilProxyStarts":false,"tracing":{},)"
-            R"("tracingServiceName":"APP_LABEL_AND_NAMESPACE"})");
+            R"({"tracingServiceName":"APP_LABEL_AND_NAMESPACE","concurrency":0,"tracing":{},)"
+            R"("holdApplicationUntilProxyStarts":false})");
   EXPECT_EQ(istio("{{ protoToJSON .pc }}", json{{"pc", {{"interceptionMode", "TPROXY"}}}}),
             R"({"interceptionMode":"TPROXY"})");
 }
 
 TEST(Istio, UnsetProtoFieldsReadAsGoSeesThem) {
-  // The reads Istio's templates (1.24 to current) make of ProxyConfig and MeshConfig, on a
-  // ProxyConfig and a MeshConfig that set nothing.
+  // The reads Istio's templates make of ProxyConfig and MeshConfig, on a ProxyConfig and a
+  // MeshConfig that set nothing. The expected texts are Go's: text/template with Sprig over
+  // istio.io/api's *v1alpha1.ProxyConfig and *v1alpha1.MeshConfig (go1.26, sprig v3, istio.io/api
+  // v1.31.0-rc.0), and jsonpb for protoToJSON.
   const json data = {{"ProxyConfig", json::object()},
                      {"MeshConfig", json::object()},
                      {"ObjectMeta", {{"annotations", json::object()}}}};
@@ -149,7 +151,7 @@ TEST(Istio, UnsetProtoFieldsReadAsGoSeesThem) {
             "REDIRECT|REDIRECT|REDIRECT|REDIRECT|false");
   EXPECT_EQ(istio("{{ .ProxyConfig.HoldApplicationUntilProxyStarts.GetValue }}|"
                   "{{ or .ProxyConfig.HoldApplicationUntilProxyStarts.GetValue `v` }}|"
-                  "{{ .ProxyConfig.ControlPlaneAuthPolicy }}|{{ .ProxyConfig.TracingServiceName }}|"
+                  "{{ .ProxyConfig.ControlPlaneAuthPolicy }}|{{ .ProxyConfig.GetTracingServiceName }}|"
                   "{{ .ProxyConfig.ProxyMetadata }}|{{ index .ProxyConfig.ProxyMetadata `X` }}|"
                   "{{ if .ProxyConfig.ProxyMetadata }}set{{ else }}unset{{ end }}",
                   data),
@@ -182,6 +184,11 @@ TEST(Istio, ProtoToJsonKeepsOtherFieldsWithoutHtmlEscaping) {
   EXPECT_EQ(istio("{{ protoToJSON .pc }}",
                   json{{"pc", {{"statusPort", 15021}, {"proxyMetadata", {{"A", "<b>"}}}}}}),
             R"({"proxyMetadata":{"A":"<b>"},"statusPort":15021})");
+  // jsonpb's order is the .proto's declaration order, not the alphabet.
+  EXPECT_EQ(istio("{{ protoToJSON .pc }}",
+                  json{{"pc", {{"statusPort", 15021}, {"interceptionMode", "TPROXY"},
+                               {"discoveryAddress", "d:1"}, {"zz", 1}}}}),
+            R"({"discoveryAddress":"d:1","interceptionMode":"TPROXY","statusPort":15021,"zz":1})");
 }
 
 TEST(Istio, ToYamlWritesBlockYaml) {
@@ -490,7 +497,8 @@ spec:
       "      value: istiod.istio-system.svc:15012\n"
       "    - name: PROXY_CONFIG\n"
       "      value: |\n"
-      "             {\"interceptionMode\":\"REDIRECT\",\"proxyMetadata\":{\"FOO\":\"bar\"}}\n"
+      // REDIRECT is the enum's zero: proto3 JSON leaves it out.
+      "             {\"proxyMetadata\":{\"FOO\":\"bar\"}}\n"
       "    - name: ISTIO_META_POD_PORTS\n"
       "      value: |-\n"
       "        [\n"

@@ -352,7 +352,7 @@ TEST(IstioInject, UnsetProxyConfigEnumsRenderTheirNamesThroughTheInjector) {
   // A template reading the fields the way Istio's does, on the shipped mesh config (which,
   // like the chart's, never sets interceptionMode).
   auto s = loadSettings(
-      "templates:\n  sidecar: |\n    metadata:\n      annotations:\n"
+      "policy: enabled\ntemplates:\n  sidecar: |\n    metadata:\n      annotations:\n"
       "        mode: \"{{ annotation .ObjectMeta `sidecar.istio.io/interceptionMode` "
       ".ProxyConfig.InterceptionMode }}\"\n"
       "        env: \"{{ .ProxyConfig.InterceptionMode.String }}\"\n"
