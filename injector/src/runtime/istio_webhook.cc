@@ -11,6 +11,7 @@
 #include "harness/core/json.h"
 #include "logging.h"
 #include "harness/injector/istio/injector.h"
+#include "harness/injector/istio/native_sidecar.h"
 
 namespace harness::injector {
 
@@ -137,9 +138,11 @@ core::Result<istio::InjectorSettings> loadIstioSettings(const IstioWebhookConfig
   return istio::loadSettings(*ct, *vt, *mt);
 }
 
-IstioWebhook::IstioWebhook(IstioWebhookConfig config, core::MetricsRegistry& metrics)
+IstioWebhook::IstioWebhook(IstioWebhookConfig config, core::MetricsRegistry& metrics,
+                           KubeApi* nodes)
     : config_(std::move(config)),
       metrics_(metrics),
+      nodes_(nodes),
       config_file_(config_.config_file),
       values_file_(config_.values_file),
       mesh_file_(config_.mesh_file),
@@ -224,6 +227,44 @@ net::Response IstioWebhook::handle(const net::Request& request) {
   return net::Response::json(200, core::encodeAdmissionReview(out));
 }
 
+bool IstioWebhook::nativeSidecars(const istio::InjectorSettings& settings,
+                                  const std::string& node_name) {
+  std::vector<LogLine> logs;
+  const istio::NativeSidecarMode mode =
+      config_.native_sidecars ? istio::NativeSidecarMode::kEnabled
+      : config_.native_sidecars_mode.empty()
+          ? istio::nativeSidecarModeOf(settings, &logs)
+          : istio::parseNativeSidecarMode(config_.native_sidecars_mode, &logs);
+  std::optional<std::vector<nlohmann::json>> nodes;
+  std::optional<nlohmann::json> pod_node;
+  if (mode == istio::NativeSidecarMode::kAuto && nodes_ != nullptr) {
+    // istiod reads the nodes from its informer; here they are read per request.
+    if (!node_name.empty()) {
+      auto node = nodes_->get(ObjectRef{"v1", "Node", "", node_name});
+      if (node && *node) {
+        pod_node = std::move(**node);
+      } else {
+        logs.push_back({LogLine::Level::kWarning,
+                        "pod assigned to node \"" + node_name + "\" but node not found in cluster"});
+      }
+    }
+    if (!pod_node) {
+      auto listed = nodes_->list("Node");
+      if (listed) {
+        nodes = std::move(*listed);
+      } else {
+        // An informer that cannot list has no nodes yet: no answer, so not native.
+        logs.push_back({LogLine::Level::kWarning, "listing nodes: " + listed.error().message});
+      }
+    } else {
+      nodes.emplace();
+    }
+  }
+  const bool native = istio::detectNativeSidecar(mode, nodes, pod_node ? &*pod_node : nullptr, &logs);
+  for (const auto& line : logs) emit(line);
+  return native;
+}
+
 void IstioWebhook::count(const char* name, const char* help) {
   metrics_.counter(name, help, {}).add({});
 }
@@ -239,7 +280,12 @@ core::AdmissionResponse IstioWebhook::respond(const core::AdmissionReview& revie
   input.pod = review.request->object.value_or(nlohmann::json(nullptr));
   input.request_namespace = review.request->namespace_name;
   input.proxy_envs = parseInjectEnvs(path);
-  input.native_sidecars = config_.native_sidecars;
+  const nlohmann::json& spec = input.pod.is_object() ? input.pod.value("spec", nlohmann::json())
+                                                     : nlohmann::json();
+  const nlohmann::json node_name = spec.is_object() ? spec.value("nodeName", nlohmann::json())
+                                                    : nlohmann::json();
+  input.native_sidecars =
+      nativeSidecars(**settings, node_name.is_string() ? node_name.get<std::string>() : "");
   auto outcome = istio::admit(**settings, input);
   for (const auto& line : outcome.logs) emit(line);
   core::AdmissionResponse response;
