@@ -243,8 +243,15 @@ Result<InjectorSettings> loadSettings(std::string_view injector_config, std::str
     s.revision = rev->get<std::string>();
   }
   if (auto doc = core::parseYaml(injector_config); doc && doc->is_object()) {
-    const json label = (*doc)["metadata"]["labels"]["app.kubernetes.io/version"];
-    if (label.is_string()) s.version = IstioVersion::parse(label.get<std::string>());
+    const json* label = &*doc;
+    for (const char* key : {"metadata", "labels", "app.kubernetes.io/version"}) {
+      const auto it = label->is_object() ? label->find(key) : label->end();
+      label = label->is_object() && it != label->end() ? &*it : nullptr;
+      if (label == nullptr) break;
+    }
+    if (label != nullptr && label->is_string()) {
+      s.version = IstioVersion::parse(label->get<std::string>());
+    }
   }
   if (!s.version.known) {
     const json& global = s.values.map.value("global", json::object());
@@ -260,7 +267,9 @@ IstioVersion IstioVersion::parse(std::string_view text) {
   auto number = [&](int* out) {
     std::size_t i = 0;
     int n = 0;
-    while (i < text.size() && i < 4 && text[i] >= '0' && text[i] <= '9') n = n * 10 + (text[i++] - '0');
+    while (i < text.size() && i < 4 && text[i] >= '0' && text[i] <= '9') {
+      n = n * 10 + (text[i++] - '0');
+    }
     if (i == 0) return false;
     *out = n;
     text.remove_prefix(i);

@@ -851,7 +851,9 @@ core::Result<json> injectPod(const InjectorSettings& settings, const InjectionPa
     if (scrape && merge && !(cur && *cur == target)) {
       const std::string port = cur.value_or("");
       if (!port.empty() && settings.version.atLeast(1, 31)) {
-        if (auto bad = checkScrapePort(port, target)) return core::Error{"failed to process pod: " + *bad};
+        if (auto bad = checkScrapePort(port, target)) {
+          return core::Error{"failed to process pod: " + *bad};
+        }
       }
       const std::string path = prometheusAnnotation(pod, "prometheus_io_path").value_or("");
       const std::string scr = prometheusAnnotation(pod, "prometheus_io_scrape").value_or("");
