@@ -242,7 +242,49 @@ Result<InjectorSettings> loadSettings(std::string_view injector_config, std::str
       rev != nullptr && rev->is_string()) {
     s.revision = rev->get<std::string>();
   }
+  if (auto doc = core::parseYaml(injector_config); doc && doc->is_object()) {
+    const json* label = &*doc;
+    for (const char* key : {"metadata", "labels", "app.kubernetes.io/version"}) {
+      const auto it = label->is_object() ? label->find(key) : label->end();
+      label = label->is_object() && it != label->end() ? &*it : nullptr;
+      if (label == nullptr) break;
+    }
+    if (label != nullptr && label->is_string()) {
+      s.version = IstioVersion::parse(label->get<std::string>());
+    }
+  }
+  if (!s.version.known) {
+    const json& global = s.values.map.value("global", json::object());
+    const json tag = global.is_object() ? global.value("tag", json()) : json();
+    if (tag.is_string()) s.version = IstioVersion::parse(tag.get<std::string>());
+  }
   return s;
+}
+
+IstioVersion IstioVersion::parse(std::string_view text) {
+  IstioVersion v;
+  if (text.starts_with("v")) text.remove_prefix(1);
+  auto number = [&](int* out) {
+    std::size_t i = 0;
+    int n = 0;
+    while (i < text.size() && i < 4 && text[i] >= '0' && text[i] <= '9') {
+      n = n * 10 + (text[i++] - '0');
+    }
+    if (i == 0) return false;
+    *out = n;
+    text.remove_prefix(i);
+    return true;
+  };
+  if (!number(&v.major) || !text.starts_with(".")) return {};
+  text.remove_prefix(1);
+  if (!number(&v.minor)) return {};
+  if (!text.empty() && text[0] != '.' && text[0] != '-') return {};
+  v.known = true;
+  return v;
+}
+
+bool IstioVersion::atLeast(int maj, int min) const {
+  return !known || major > maj || (major == maj && minor >= min);
 }
 
 std::string_view defaultDataDir() { return HARNESS_ISTIO_DATA_DIR; }

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
+#include <optional>
 #include <regex>
 #include <set>
 
+#include "harness/core/field_errors.h"
 #include "harness/core/go_strconv.h"
 #include "harness/core/json.h"
 #include "harness/core/quantity.h"
@@ -146,6 +149,32 @@ std::string sanitizeLabelName(const std::string& s) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
   }
   return out;
+}
+
+// webhook.go applyPrometheusMerge's check of the legacy port (strconv.Atoi, 1..65535, not the
+// agent's port, not status.IstioReservedPortReason); the error text, or nullopt when valid.
+std::optional<std::string> checkScrapePort(const std::string& port, const std::string& agent) {
+  static const std::map<std::string, std::string> kReserved = {
+      {"15000", "Envoy admin"},
+      {"15001", "outbound traffic capture"},
+      {"15004", "pilot debug"},
+      {"15006", "inbound traffic capture"},
+      {"15008", "HBONE tunnel"},
+      {"15020", "pilot-agent status / merged Prometheus"},
+      {"15021", "Envoy health"},
+      {"15053", "DNS proxy"},
+      {"15090", "Envoy Prometheus (already merged)"},
+  };
+  const std::string prefix = "invalid prometheus scrape configuration: ";
+  auto n = core::goParseInt(port, 10, 64);  // strconv.Atoi
+  if (!n || *n < 1 || *n > 65535) return prefix + "invalid port " + core::goQuote(port);
+  const std::string canon = std::to_string(*n);
+  if (canon == agent) return prefix + "port " + port + " conflicts with agent port";
+  if (auto it = kReserved.find(canon); it != kReserved.end()) {
+    return prefix + "port " + port + " is reserved for Istio (" + it->second +
+           ") and cannot be scraped";
+  }
+  return std::nullopt;
 }
 
 // The annotations object of the pod (created when missing).
@@ -794,7 +823,10 @@ core::Result<json> injectPod(const InjectorSettings& settings, const InjectionPa
     }
     (*sidecar)["env"] = env;
   }
-  // applyPrometheusMerge (release 1.30: no port validation, no scrape-targets).
+  // applyPrometheusMerge. Since 1.31 (istio/istio commit 2ba573d) a legacy prometheus.io/port
+  // must be a port number that is neither the agent's nor one of Istio's reserved ports
+  // (pilot/cmd/pilot-agent/status/server.go istioReservedPorts); up to 1.30 nothing is checked.
+  // The prometheus.istio.io/scrape-targets annotation of 1.31 is not implemented.
   {
     bool scrape = true;
     for (const auto& [k, v] : stringMapAt(pod, "annotations")) {
@@ -818,6 +850,11 @@ core::Result<json> injectPod(const InjectorSettings& settings, const InjectionPa
     const auto cur = prometheusAnnotation(pod, "prometheus_io_port");
     if (scrape && merge && !(cur && *cur == target)) {
       const std::string port = cur.value_or("");
+      if (!port.empty() && settings.version.atLeast(1, 31)) {
+        if (auto bad = checkScrapePort(port, target)) {
+          return core::Error{"failed to process pod: " + *bad};
+        }
+      }
       const std::string path = prometheusAnnotation(pod, "prometheus_io_path").value_or("");
       const std::string scr = prometheusAnnotation(pod, "prometheus_io_scrape").value_or("");
       json* sidecar = findSidecar(pod);

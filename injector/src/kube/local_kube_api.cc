@@ -71,6 +71,21 @@ core::Result<std::optional<nlohmann::json>> LocalKubeApi::get(const ObjectRef& r
   return std::optional<nlohmann::json>{};
 }
 
+core::Result<std::vector<nlohmann::json>> LocalKubeApi::list(const std::string& kind) {
+  std::lock_guard lock(mutex_);
+  // The latest object of each name, in the order names first appeared.
+  std::vector<nlohmann::json> out;
+  for (std::size_t i = 0; i < objects_.size(); ++i) {
+    auto k = core::kindOf(objects_[i]);
+    auto name = core::nameOf(objects_[i]);
+    if (!k || *k != kind || !name) continue;
+    const auto found = index_.find(indexKey(kind, "", *name));
+    if (found == index_.end() || found->second.front() != i) continue;
+    out.push_back(objects_[found->second.back()]);
+  }
+  return out;
+}
+
 std::size_t LocalKubeApi::candidatesFor(const ObjectRef& ref) const {
   std::lock_guard lock(mutex_);
   const auto found = index_.find(indexKey(ref.kind, ref.namespace_name, ref.name));

@@ -72,6 +72,25 @@ class RestKubeApi final : public KubeApi {
     return std::optional<nlohmann::json>{std::move(json)};
   }
 
+  core::Result<std::vector<nlohmann::json>> list(const std::string& kind) override {
+    auto path = restPathOf(ObjectRef{"", kind, "", ""});
+    if (!path) return path.error();
+    auto res = send("GET", *path, {});
+    if (!res.ok()) return core::makeError(res.error_message);
+    if (res.status != 200) return core::makeError(statusText(res, "GET " + *path));
+    auto json = core::parseJsonOrDiscarded(res.body);
+    const auto items = json.is_object() ? json.find("items") : json.end();
+    if (json.is_discarded() || !json.is_object() ||
+        (items != json.end() && !items->is_array() && !items->is_null())) {
+      return core::makeError("GET " + *path + ": the server returned a body that is not a list");
+    }
+    std::vector<nlohmann::json> out;
+    if (items != json.end() && items->is_array()) {
+      for (auto& item : *items) out.push_back(std::move(item));
+    }
+    return out;
+  }
+
   core::Result<void> createEvent(const nlohmann::json& event) override {
     std::string ns = "default";
     if (auto n = core::namespaceOf(event); n && !n->empty()) ns = *n;

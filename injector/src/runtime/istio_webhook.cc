@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <optional>
 
 #include <spdlog/spdlog.h>
 
@@ -10,6 +11,7 @@
 #include "harness/core/json.h"
 #include "logging.h"
 #include "harness/injector/istio/injector.h"
+#include "harness/injector/istio/native_sidecar.h"
 
 namespace harness::injector {
 
@@ -60,6 +62,30 @@ std::string envName(const std::string& key) {
 
 
 }  // namespace
+
+std::optional<std::string> goPathUnescape(std::string_view s) {
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out.push_back(s[i]);  // '+' stays '+' in a path
+      continue;
+    }
+    if (i + 2 >= s.size()) return std::nullopt;
+    const int hi = hex(s[i + 1]);
+    const int lo = hex(s[i + 2]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out.push_back(static_cast<char>(hi * 16 + lo));
+    i += 2;
+  }
+  return out;
+}
 
 std::map<std::string, std::string> parseInjectEnvs(std::string_view path) {
   std::map<std::string, std::string> envs;
@@ -112,9 +138,11 @@ core::Result<istio::InjectorSettings> loadIstioSettings(const IstioWebhookConfig
   return istio::loadSettings(*ct, *vt, *mt);
 }
 
-IstioWebhook::IstioWebhook(IstioWebhookConfig config, core::MetricsRegistry& metrics)
+IstioWebhook::IstioWebhook(IstioWebhookConfig config, core::MetricsRegistry& metrics,
+                           KubeApi* nodes)
     : config_(std::move(config)),
       metrics_(metrics),
+      nodes_(nodes),
       config_file_(config_.config_file),
       values_file_(config_.values_file),
       mesh_file_(config_.mesh_file),
@@ -138,6 +166,10 @@ core::Result<void> IstioWebhook::checkConfig() {
 }
 
 net::Response IstioWebhook::handle(const net::Request& request) {
+  // Go's server parses the request target first (url.ParseRequestURI): a bad escape never
+  // reaches serveInject, and serveInject reads the decoded r.URL.Path.
+  const std::optional<std::string> path = goPathUnescape(request.path);
+  if (!path) return net::Response::text(400, "400 Bad Request");
   const auto started = std::chrono::steady_clock::now();
   count("sidecar_injection_requests_total", "Total number of injection requests.");
   if (request.body.size() > kMaxBody) {
@@ -174,7 +206,7 @@ net::Response IstioWebhook::handle(const net::Request& request) {
     api_version = review->api_version;
     kind = review->kind;
     try {
-      response = respond(*review, request.path);
+      response = respond(*review, *path);
     } catch (const std::exception& e) {
       // Never an HTTP 500 (a calling error, which failurePolicy Ignore turns into admission
       // without a sidecar): answer as an injection error.
@@ -195,6 +227,44 @@ net::Response IstioWebhook::handle(const net::Request& request) {
   return net::Response::json(200, core::encodeAdmissionReview(out));
 }
 
+bool IstioWebhook::nativeSidecars(const istio::InjectorSettings& settings,
+                                  const std::string& node_name) {
+  std::vector<LogLine> logs;
+  const istio::NativeSidecarMode mode =
+      config_.native_sidecars ? istio::NativeSidecarMode::kEnabled
+      : config_.native_sidecars_mode.empty()
+          ? istio::nativeSidecarModeOf(settings, &logs)
+          : istio::parseNativeSidecarMode(config_.native_sidecars_mode, &logs);
+  std::optional<std::vector<nlohmann::json>> nodes;
+  std::optional<nlohmann::json> pod_node;
+  if (mode == istio::NativeSidecarMode::kAuto && nodes_ != nullptr) {
+    // istiod reads the nodes from its informer; here they are read per request.
+    if (!node_name.empty()) {
+      auto node = nodes_->get(ObjectRef{"v1", "Node", "", node_name});
+      if (node && *node) {
+        pod_node = std::move(**node);
+      } else {
+        logs.push_back({LogLine::Level::kWarning,
+                        "pod assigned to node \"" + node_name + "\" but node not found in cluster"});
+      }
+    }
+    if (!pod_node) {
+      auto listed = nodes_->list("Node");
+      if (listed) {
+        nodes = std::move(*listed);
+      } else {
+        // An informer that cannot list has no nodes yet: no answer, so not native.
+        logs.push_back({LogLine::Level::kWarning, "listing nodes: " + listed.error().message});
+      }
+    } else {
+      nodes.emplace();
+    }
+  }
+  const bool native = istio::detectNativeSidecar(mode, nodes, pod_node ? &*pod_node : nullptr, &logs);
+  for (const auto& line : logs) emit(line);
+  return native;
+}
+
 void IstioWebhook::count(const char* name, const char* help) {
   metrics_.counter(name, help, {}).add({});
 }
@@ -210,7 +280,12 @@ core::AdmissionResponse IstioWebhook::respond(const core::AdmissionReview& revie
   input.pod = review.request->object.value_or(nlohmann::json(nullptr));
   input.request_namespace = review.request->namespace_name;
   input.proxy_envs = parseInjectEnvs(path);
-  input.native_sidecars = config_.native_sidecars;
+  const nlohmann::json& spec = input.pod.is_object() ? input.pod.value("spec", nlohmann::json())
+                                                     : nlohmann::json();
+  const nlohmann::json node_name = spec.is_object() ? spec.value("nodeName", nlohmann::json())
+                                                    : nlohmann::json();
+  input.native_sidecars =
+      nativeSidecars(**settings, node_name.is_string() ? node_name.get<std::string>() : "");
   auto outcome = istio::admit(**settings, input);
   for (const auto& line : outcome.logs) emit(line);
   core::AdmissionResponse response;

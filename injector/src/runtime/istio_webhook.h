@@ -7,11 +7,13 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "harness/core/admission_review.h"
 #include "harness/core/metrics.h"
 #include "harness/injector/istio/config.h"
+#include "harness/injector/kube_api.h"
 #include "harness/net/http.h"
 #include "config_reload.h"
 #include "watched_file.h"
@@ -22,8 +24,10 @@ struct IstioWebhookConfig {
   // The istio-sidecar-injector ConfigMap's `config` and `values` keys (raw or the dumped
   // ConfigMap) and the `istio` ConfigMap's mesh config.
   std::filesystem::path config_file, values_file, mesh_file;
-  // ENABLE_NATIVE_SIDECARS: "auto" without a node client and kube-inject without a cluster
-  // both mean off (istio-injector.md §2.9); --istio-native-sidecars turns it on.
+  // ENABLE_NATIVE_SIDECARS: "true" or "false" override; "auto" reads the nodes' kubelet
+  // versions through the Kubernetes API (off without a node client); "" is the configuration's
+  // own mode (istio::nativeSidecarModeOf). --istio-native-sidecars is "true".
+  std::string native_sidecars_mode;
   bool native_sidecars = false;
 };
 
@@ -32,12 +36,18 @@ struct IstioWebhookConfig {
 // key without a value is dropped; the deprecated "/inject/:ENV:k=v:ENV:..." form too.
 std::map<std::string, std::string> parseInjectEnvs(std::string_view path);
 
+// net/url's unescape in path mode (what Go's server does to the request target before
+// webhook.go reads r.URL.Path): "%XX" decoded, '+' kept; nullopt for a bad escape ("%", "%zz").
+std::optional<std::string> goPathUnescape(std::string_view path);
+
 // Loads the three files into settings (each may be raw or a dumped ConfigMap).
 core::Result<istio::InjectorSettings> loadIstioSettings(const IstioWebhookConfig& config);
 
 class IstioWebhook {
  public:
-  IstioWebhook(IstioWebhookConfig config, core::MetricsRegistry& metrics);
+  // `nodes` is the Kubernetes API the nodes are read from in auto mode (nullptr: none).
+  IstioWebhook(IstioWebhookConfig config, core::MetricsRegistry& metrics,
+               KubeApi* nodes = nullptr);
   net::Response handle(const net::Request& request);
   core::Result<void> checkConfig();
 
@@ -49,9 +59,12 @@ class IstioWebhook {
   // injection error.
   core::AdmissionResponse respond(const core::AdmissionReview& review, const std::string& path);
   void count(const char* name, const char* help);
+  // DetectNativeSidecar for a pod on `node_name` ("" when not scheduled).
+  bool nativeSidecars(const istio::InjectorSettings& settings, const std::string& node_name);
 
   IstioWebhookConfig config_;
   core::MetricsRegistry& metrics_;
+  KubeApi* nodes_;
   WatchedFile config_file_, values_file_, mesh_file_;
   LastGoodConfig<istio::InjectorSettings> settings_;
 };

@@ -62,6 +62,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   serve_cmd->add_flag("--istio-native-sidecars", serve.istio.native_sidecars,
                       "ENABLE_NATIVE_SIDECARS=true (istio-proxy as a native sidecar)");
+  serve_cmd->add_option("--istio-enable-native-sidecars", serve.istio.native_sidecars_mode,
+                        "ENABLE_NATIVE_SIDECARS: true, false or auto (the nodes' kubelet "
+                        "versions, read through the Kubernetes API); default: the values' "
+                        "pilot.env, else auto since 1.27");
   serve_cmd->add_option("--values", serve.linkerd.values_file,
                         "linkerd-config values file (or the dumped ConfigMap)");
   serve_cmd->add_option("--trust-anchors", serve.linkerd.trust_anchors_file,

@@ -94,7 +94,16 @@ int runServe(const ServeOptions& o) {
   std::unique_ptr<LinkerdWebhook> linkerd;
   std::unique_ptr<IstioWebhook> istio;
   if (enabled("linkerd")) linkerd = std::make_unique<LinkerdWebhook>(o.linkerd, **kube, events, metrics);
-  if (enabled("istio")) istio = std::make_unique<IstioWebhook>(o.istio, metrics);
+  if (enabled("istio")) {
+    // Nodes for ENABLE_NATIVE_SIDECARS=auto: a real API server, or object files holding Nodes;
+    // object files without any stand for no cluster (istiod without a node client).
+    const bool api_server = !o.kubeconfig.empty() || o.in_cluster;
+    auto local_nodes = api_server ? core::Result<std::vector<nlohmann::json>>(
+                                        std::vector<nlohmann::json>{})
+                                  : (*kube)->list("Node");
+    KubeApi* nodes = api_server || (local_nodes && !local_nodes->empty()) ? kube->get() : nullptr;
+    istio = std::make_unique<IstioWebhook>(o.istio, metrics, nodes);
+  }
   auto check = [&]() -> core::Result<void> {
     if (linkerd) {
       if (auto ok = linkerd->checkConfig(); !ok) return ok.error().within("linkerd");

@@ -802,9 +802,25 @@ class State {
                        const std::vector<detail::NodePtr>* args, const Value* final) {
     const std::size_t n = ident.size();
     for (std::size_t i = from; i + 1 < n; ++i) {
+      if (auto z = wrapperZero(ident, i, receiver)) {
+        receiver = *z;
+        continue;
+      }
       receiver = evalField(dot, ident[i], node, nullptr, nullptr, receiver);
     }
+    const bool has_args = (args != nullptr && args->size() > 1) || final != nullptr;
+    if (auto z = wrapperZero(ident, n - 1, receiver); z && !has_args) return *z;
     return evalField(dot, ident[n - 1], node, args, final, receiver);
+  }
+
+  // `.X.GetValue` where X is an unset protobuf wrapper: the wrapped zero (struct emulation).
+  std::optional<Value> wrapperZero(const std::vector<std::string>& ident, std::size_t i,
+                                   const Value& receiver) const {
+    if (!options_.struct_fields || i == 0 || ident[i] != "GetValue") return std::nullopt;
+    if (receiver.valid() && !receiver.isNil()) return std::nullopt;
+    const auto it = options_.wrapper_zeros.find(ident[i - 1]);
+    if (it == options_.wrapper_zeros.end()) return std::nullopt;
+    return Value(it->second);
   }
 
   // The JSON member standing for field `name`: the exact key, else (struct emulation) the
@@ -879,6 +895,9 @@ class State {
   Value lookupMissing(const Value& receiver, const std::string& name) {
     // A missing struct field has its type's zero value; a missing key of a real map does not.
     if (options_.struct_fields && !receiver.stringMap()) {
+      if (const auto e = options_.enum_zeros.find(name); e != options_.enum_zeros.end()) {
+        return Value(e->second);
+      }
       const auto it = options_.field_types.find(name);
       if (it != options_.field_types.end()) return zeroOfField(it->second);
     }
@@ -908,15 +927,21 @@ class State {
     }
     if (name.size() > 3 && name.compare(0, 3, "Get") == 0 &&
         std::isupper(static_cast<unsigned char>(name[3]))) {
-      if (receiver.isNil()) return Value();
+      // A generated getter is nil-safe: on a nil message, or for an unset field, it gives the
+      // field's zero value, and a nil message for a message field.
+      const std::string field = name.substr(3);
       if (kind == GoKind::kMap) {
-        const std::string field = name.substr(3);
         if (const nlohmann::json* m = findMember(receiver.json(), field)) {
           return typedField(receiver, *m, field).withBoxed(false);
         }
+      }
+      if (kind == GoKind::kMap || receiver.isNil()) {
+        if (const auto e = options_.enum_zeros.find(field); e != options_.enum_zeros.end()) {
+          return Value(e->second);
+        }
         const auto it = options_.field_types.find(field);
         if (it != options_.field_types.end()) return zeroOfField(it->second);
-        return Value();
+        return Value(nlohmann::json(nullptr));
       }
     }
     return std::nullopt;

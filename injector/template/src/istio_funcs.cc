@@ -8,6 +8,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
+#include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -202,6 +205,56 @@ Result<std::string> marshalStruct(const nlohmann::json& j) {
   return out + "}";
 }
 
+
+// ProxyConfig's enum fields and their zero values (istio.io/api mesh/v1alpha1 proxy.proto).
+const std::map<std::string, std::string, std::less<>>& proxyConfigEnumZeros() {
+  static const std::map<std::string, std::string, std::less<>> kZeros = {
+      {"interceptionMode", "REDIRECT"},
+      {"controlPlaneAuthPolicy", "NONE"},
+      {"tracingServiceName", "APP_LABEL_AND_NAMESPACE"},
+  };
+  return kZeros;
+}
+
+// protojson (protomarshal.ToJSON) writes a proto3 scalar, enum, repeated or map field only when
+// it differs from its zero value, whether or not the YAML spelled it out. Kept: wrappers
+// (concurrency, holdApplicationUntilProxyStarts, fileFlushMinSizeKb: set pointers), messages
+// (objects; durations are strings that are never empty), and the cluster_name oneof
+// (serviceCluster, tracingServiceName), which is written whenever it is set.
+nlohmann::json omitProto3Defaults(nlohmann::json pc) {
+  static const std::set<std::string, std::less<>> kKept = {
+      "concurrency", "holdApplicationUntilProxyStarts", "fileFlushMinSizeKb", "serviceCluster",
+      "tracingServiceName"};
+  static const std::set<std::string, std::less<>> kMessages = {
+      "tracing", "sds", "envoyAccessLogService", "envoyMetricsService", "gatewayTopology",
+      "readinessProbe", "proxyStatsMatcher", "image", "privateKeyProvider", "proxyHeaders"};
+  if (!pc.is_object()) return pc;
+  for (auto it = pc.begin(); it != pc.end();) {
+    const std::string& k = it.key();
+    const nlohmann::json& v = it.value();
+    bool zero = v.is_null();
+    if (!kKept.contains(k) && !zero) {
+      const auto e = proxyConfigEnumZeros().find(k);
+      if (e != proxyConfigEnumZeros().end()) {
+        zero = (v.is_string() && v.get<std::string>() == e->second) ||
+               (v.is_number() && v.get<double>() == 0);
+      } else if (v.is_string()) {
+        zero = v.get_ref<const std::string&>().empty();
+      } else if (v.is_boolean()) {
+        zero = !v.get<bool>();
+      } else if (v.is_number()) {
+        zero = v.get<double>() == 0;
+      } else if (v.is_array()) {
+        zero = v.empty();
+      } else if (v.is_object()) {
+        zero = v.empty() && !kMessages.contains(k);  // an empty map, not a set message
+      }
+    }
+    it = zero ? pc.erase(it) : std::next(it);
+  }
+  return pc;
+}
+
 // cleanProxyConfig: drops fields equal to mesh.DefaultProxyConfig().
 nlohmann::json cleanProxyConfig(nlohmann::json pc) {
   if (!pc.is_object()) return pc;
@@ -233,7 +286,52 @@ nlohmann::json cleanProxyConfig(nlohmann::json pc) {
       it != pc.end() && (it->is_null() || (it->is_object() && it->empty()))) {
     pc.erase(it);
   }
-  return pc;
+  return omitProto3Defaults(std::move(pc));
+}
+
+
+// golang/protobuf jsonpb (protomarshal.ToJSON) writes a message's fields in their declaration
+// order in the .proto, a oneof at the place of its first member (ProxyConfig in istio.io/api
+// mesh/v1alpha1 proxy.proto); map keys sorted. Fields not declared here follow, sorted.
+Result<std::string> proxyConfigJson(const nlohmann::json& pc) {
+  static const std::vector<std::vector<std::string>> kOrder = {
+      {"configPath"}, {"binaryPath"}, {"serviceCluster", "tracingServiceName"},
+      {"drainDuration"}, {"discoveryAddress"}, {"discoveryRefreshDelay"}, {"zipkinAddress"},
+      {"statsdUdpAddress"}, {"envoyMetricsServiceAddress"}, {"proxyAdminPort"},
+      {"availabilityZone"}, {"controlPlaneAuthPolicy"}, {"customConfigFile"},
+      {"statNameLength"}, {"concurrency"}, {"proxyBootstrapTemplatePath"}, {"interceptionMode"},
+      {"tracing"}, {"sds"}, {"envoyAccessLogService"}, {"envoyMetricsService"},
+      {"proxyMetadata"}, {"runtimeValues"}, {"statusPort"}, {"extraStatTags"},
+      {"gatewayTopology"}, {"terminationDrainDuration"}, {"meshId"}, {"readinessProbe"},
+      {"proxyStatsMatcher"}, {"holdApplicationUntilProxyStarts"}, {"caCertificatesPem"},
+      {"image"}, {"privateKeyProvider"}, {"proxyHeaders"}, {"fileFlushInterval"},
+      {"fileFlushMinSizeKb"}, {"statsCompression"}, {"connectionSettings"}};
+  if (!pc.is_object()) return goJsonMarshal(pc, GoJsonOptions{false, ""});
+  std::string out = "{";
+  std::set<std::string, std::less<>> written;
+  auto write = [&](const std::string& key, const nlohmann::json& value) -> Result<void> {
+    auto v = goJsonMarshal(value, GoJsonOptions{false, ""});
+    if (!v) return v.error();
+    auto k = goJsonMarshal(nlohmann::json(key), GoJsonOptions{false, ""});
+    if (!k) return k.error();
+    if (out.size() > 1) out.push_back(',');
+    out += *k + ":" + *v;
+    written.insert(key);
+    return {};
+  };
+  for (const auto& group : kOrder) {
+    for (const std::string& key : group) {  // at most one member of a oneof is set
+      if (const auto it = pc.find(key); it != pc.end()) {
+        if (auto w = write(key, *it); !w) return w.error();
+        break;
+      }
+    }
+  }
+  for (auto it = pc.begin(); it != pc.end(); ++it) {
+    if (written.contains(it.key())) continue;
+    if (auto w = write(it.key(), it.value()); !w) return w.error();
+  }
+  return out + "}";
 }
 
 // omitNil: nils removed from maps and slices, recursively; an emptied map or slice is nil.
@@ -266,6 +364,103 @@ nlohmann::json mergeStringMaps(const std::vector<Value>& maps) {
     for (auto it = m.json().begin(); it != m.json().end(); ++it) out[it.key()] = it.value();
   }
   return out;
+}
+
+
+// The value of a map[string]string argument at `key`, or nullptr (nil map, missing key).
+const std::string* stringAt(const Value& m, const std::string& key) {
+  if (!m.valid() || m.isNil() || !m.json().is_object()) return nullptr;
+  const auto it = m.json().find(key);
+  return it != m.json().end() && it->is_string() ? &it->get_ref<const std::string&>() : nullptr;
+}
+
+// MeshConfig_ExtensionProvider_OTEL_SEMANTIC_CONVENTIONS (istio.io/api mesh/v1alpha1
+// config.proto, ServiceAttributeEnrichment: ISTIO_CANONICAL = 0, OTEL_SEMANTIC_CONVENTIONS = 1),
+// as protojson writes it (the name) or as a number.
+bool otelSemanticConventions(const nlohmann::json& provider) {
+  const nlohmann::json* otel = structMember(provider, "Opentelemetry");
+  if (otel == nullptr || !otel->is_object()) return false;
+  const nlohmann::json* e = structMember(*otel, "ServiceAttributeEnrichment");
+  if (e == nullptr) return false;
+  return (e->is_string() && e->get<std::string>() == "OTEL_SEMANTIC_CONVENTIONS") ||
+         (e->is_number_integer() && e->get<std::int64_t>() == 1);
+}
+
+// parseImageTagDigest: the digest after the first "@", the tag after the last ":" that follows
+// the last "/".
+std::pair<std::string, std::string> imageTagDigest(std::string image) {
+  std::string digest;
+  if (const std::size_t at = image.find('@'); at != std::string::npos) {
+    digest = image.substr(at + 1);
+    image.resize(at);
+  }
+  std::string tag;
+  const std::size_t slash = image.rfind('/');
+  const std::size_t colon = image.rfind(':');
+  if (colon != std::string::npos && (slash == std::string::npos || colon > slash)) {
+    tag = image.substr(colon + 1);
+  }
+  return {tag, digest};
+}
+
+// otelResourceAttributes (pkg/kube/inject/template.go, istio/istio#59207): the
+// OTEL_RESOURCE_ATTRIBUTES value when an extension provider's opentelemetry block asks for
+// OTEL_SEMANTIC_CONVENTIONS, else "". service.namespace: the resource.opentelemetry.io/
+// annotation, else the namespace; service.version: the annotation, else the
+// app.kubernetes.io/version label, else the image tag@digest of a single container;
+// service.instance.id: the annotation, else <namespace>.$(POD_NAME).<first container>.
+std::string otelResourceAttributes(const Value& mesh, const Value& annotations,
+                                   const Value& labels, const std::string& ns,
+                                   const Value& containers) {
+  bool enabled = false;
+  if (mesh.valid() && !mesh.isNil()) {
+    const nlohmann::json* providers = structMember(mesh.json(), "ExtensionProviders");
+    if (providers != nullptr && providers->is_array()) {
+      for (const auto& p : *providers) {
+        if (otelSemanticConventions(p)) {
+          enabled = true;
+          break;
+        }
+      }
+    }
+  }
+  if (!enabled) return "";
+  const nlohmann::json no_containers = nlohmann::json::array();
+  const nlohmann::json& list =
+      containers.valid() && containers.json().is_array() ? containers.json() : no_containers;
+  std::vector<std::string> attrs;
+  auto annotation = [&](const char* key) -> const std::string* {
+    const std::string* v = stringAt(annotations, std::string("resource.opentelemetry.io/") + key);
+    return v != nullptr && !v->empty() ? v : nullptr;
+  };
+  if (const std::string* v = annotation("service.namespace")) {
+    attrs.push_back("service.namespace=" + *v);
+  } else if (!ns.empty()) {
+    attrs.push_back("service.namespace=" + ns);
+  }
+  const std::string* label = stringAt(labels, "app.kubernetes.io/version");
+  if (const std::string* v = annotation("service.version")) {
+    attrs.push_back("service.version=" + *v);
+  } else if (label != nullptr && !label->empty()) {
+    attrs.push_back("service.version=" + *label);
+  } else if (list.size() == 1) {
+    const nlohmann::json* image = structMember(list[0], "Image");
+    const auto [tag, digest] =
+        imageTagDigest(image != nullptr && image->is_string() ? image->get<std::string>() : "");
+    if (!tag.empty() && !digest.empty()) {
+      attrs.push_back("service.version=" + tag + "@" + digest);
+    } else if (!digest.empty() || !tag.empty()) {
+      attrs.push_back("service.version=" + (digest.empty() ? tag : digest));
+    }
+  }
+  if (const std::string* v = annotation("service.instance.id")) {
+    attrs.push_back("service.instance.id=" + *v);
+  } else if (!list.empty()) {
+    const nlohmann::json* name = structMember(list[0], "Name");
+    attrs.push_back("service.instance.id=" + ns + ".$(POD_NAME)." +
+                    (name != nullptr && name->is_string() ? name->get<std::string>() : ""));
+  }
+  return joinComma(attrs);
 }
 
 }  // namespace
@@ -344,8 +539,7 @@ FuncMap istioInjectionFuncMap(Environment env) {
   m["protoToJSON"] = fn({ParamType::pointer("proto.Message")},
                         [](std::vector<Value>& a) -> Result<Value> {
                           if (!a[0].valid() || a[0].isNil()) return Value(std::string("{}"));
-                          auto r = goJsonMarshal(cleanProxyConfig(a[0].json()),
-                                                 GoJsonOptions{false, ""});
+                          auto r = proxyConfigJson(cleanProxyConfig(a[0].json()));
                           return Value(r.ok() ? *r : std::string("{}"));
                         });
   m["toYaml"] = fn({any}, [](std::vector<Value>& a) -> Result<Value> {
@@ -438,11 +632,11 @@ FuncMap istioInjectionFuncMap(Environment env) {
   m["omitNil"] = fn({any}, [](std::vector<Value>& a) -> Result<Value> {
     return Value(omitNil(a[0].json(), 0));
   });
-  // Added with OpenTelemetry service attribute enrichment (istio/istio#59207); its source was
-  // not available to follow, so it is not reproduced.
-  m["otelResourceAttributes"] = fn({any}, [](std::vector<Value>&) -> Result<Value> {
-    return Error{"otelResourceAttributes is not supported by this template engine"};
-  }, true);
+  m["otelResourceAttributes"] =
+      fn({ParamType::pointer("*v1alpha1.MeshConfig"), string_map, string_map, string, containers},
+         [](std::vector<Value>& a) -> Result<Value> {
+           return Value(otelResourceAttributes(a[0], a[1], a[2], str(a[3]), a[4]));
+         });
   return m;
 }
 
@@ -456,6 +650,17 @@ ExecOptions istioExecOptions() {
   ExecOptions options;
   options.struct_fields = true;
   options.field_types = istioFieldTypes();
+  // A Go enum field always holds a value: unset prints the name of 0 (proxy.proto, and
+  // MeshConfig's ExtensionProvider.OpenTelemetryTracingProvider.ServiceAttributeEnrichment).
+  options.enum_zeros = {{"InterceptionMode", "REDIRECT"},
+                        {"ControlPlaneAuthPolicy", "NONE"},
+                        {"TracingServiceName", "APP_LABEL_AND_NAMESPACE"},
+                        {"ServiceAttributeEnrichment", "ISTIO_CANONICAL"}};
+  // Wrapper messages: X.GetValue on an unset (nil) wrapper is the wrapped type's zero.
+  options.wrapper_zeros = {{"HoldApplicationUntilProxyStarts", false},
+                           {"Concurrency", 0},
+                           {"FileFlushMinSizeKb", 0},
+                           {"EnableIstioTags", false}};
   return options;
 }
 
@@ -482,13 +687,17 @@ std::map<std::string, ExecOptions::FieldType, std::less<>> istioFieldTypes() {
       {"InboundTrafficPolicyMode", FT::kString},
       {"CompliancePolicy", FT::kString},
       {"TrustDomain", FT::kString},
-      {"InterceptionMode", FT::kString},
+      {"CaCertificates", FT::kString},
       // bool fields.
       {"HostNetwork", FT::kBool},
       {"NativeSidecars", FT::kBool},
       // int fields.
       {"ProxyListenPort", FT::kInt},
+      {"ProxyInboundListenPort", FT::kInt},
       {"EstimatedConcurrency", FT::kInt},
+      // messages (pointers in Go: nil, not an interface, when unset).
+      {"ProxyConfig", FT::kStruct},
+      {"MeshConfig", FT::kStruct},
       // slices.
       {"Containers", FT::kSlice},
       {"InitContainers", FT::kSlice},

@@ -584,7 +584,11 @@ class TreeParser {
     switch (token.type) {
       case ItemType::kIdentifier:
         if (!(*shared_->has_function)(token.val)) {
-          errorf("function " + core::goQuote(token.val) + " not defined");
+          std::string why = "function " + core::goQuote(token.val) + " not defined";
+          if (unimplementedSprigFunction(token.val)) {
+            why += " (Sprig's " + token.val + " is not implemented by this template engine)";
+          }
+          errorf(why);
         }
         return std::make_unique<IdentifierNode>(token.pos, src(), token.val);
       case ItemType::kDot: return std::make_unique<DotNode>(token.pos, src());

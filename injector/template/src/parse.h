@@ -25,6 +25,10 @@ using TreeSet = std::map<std::string, std::shared_ptr<Tree>, std::less<>>;
 core::Result<TreeSet> parseTrees(std::string_view name, std::string_view text,
                                  const std::function<bool(std::string_view)>& has_function);
 
+// Whether `name` is one of Sprig's functions this library leaves out (sprig_funcs.cc); a parse
+// error for an undefined function then says so.
+bool unimplementedSprigFunction(std::string_view name);
+
 // strconv.Unquote.
 bool goUnquote(std::string_view s, std::string* out);
 

@@ -113,10 +113,82 @@ TEST(Istio, ProtoToJsonDropsMeshDefaults) {
   EXPECT_EQ(istio("{{ protoToJSON .pc }}", json{{"pc", pc}}), "{}");
 }
 
+TEST(Istio, ProtoToJsonOmitsProto3ZeroValuesEvenWhenSpelledOut) {
+  // protojson writes no zero scalar, enum, list or map; set wrappers, set messages and the
+  // cluster_name oneof are written whatever their value.
+  const json pc = {{"interceptionMode", "REDIRECT"},
+                   {"controlPlaneAuthPolicy", "NONE"},
+                   {"statusPort", 0},
+                   {"meshId", ""},
+                   {"extraStatTags", json::array()},
+                   {"runtimeValues", json::object()},
+                   {"holdApplicationUntilProxyStarts", false},
+                   {"concurrency", 0},
+                   {"tracing", json::object()},
+                   {"tracingServiceName", "APP_LABEL_AND_NAMESPACE"}};
+  EXPECT_EQ(istio("{{ protoToJSON .pc }}", json{{"pc", pc}}),
+            R"({"tracingServiceName":"APP_LABEL_AND_NAMESPACE","concurrency":0,"tracing":{},)"
+            R"("holdApplicationUntilProxyStarts":false})");
+  EXPECT_EQ(istio("{{ protoToJSON .pc }}", json{{"pc", {{"interceptionMode", "TPROXY"}}}}),
+            R"({"interceptionMode":"TPROXY"})");
+}
+
+TEST(Istio, UnsetProtoFieldsReadAsGoSeesThem) {
+  // The reads Istio's templates make of ProxyConfig and MeshConfig, on a ProxyConfig and a
+  // MeshConfig that set nothing. The expected texts are Go's: text/template with Sprig over
+  // istio.io/api's *v1alpha1.ProxyConfig and *v1alpha1.MeshConfig (go1.26, sprig v3, istio.io/api
+  // v1.31.0-rc.0), and jsonpb for protoToJSON.
+  const json data = {{"ProxyConfig", json::object()},
+                     {"MeshConfig", json::object()},
+                     {"ObjectMeta", {{"annotations", json::object()}}}};
+  EXPECT_EQ(istio("{{ .ProxyConfig.InterceptionMode }}|{{ .ProxyConfig.InterceptionMode.String }}|"
+                  "{{ .ProxyConfig.GetInterceptionMode }}|"
+                  "{{ annotation .ObjectMeta `sidecar.istio.io/interceptionMode` "
+                  ".ProxyConfig.InterceptionMode }}|"
+                  "{{ eq (annotation .ObjectMeta `sidecar.istio.io/interceptionMode` "
+                  ".ProxyConfig.InterceptionMode) `TPROXY` }}",
+                  data),
+            "REDIRECT|REDIRECT|REDIRECT|REDIRECT|false");
+  EXPECT_EQ(istio("{{ .ProxyConfig.HoldApplicationUntilProxyStarts.GetValue }}|"
+                  "{{ or .ProxyConfig.HoldApplicationUntilProxyStarts.GetValue `v` }}|"
+                  "{{ .ProxyConfig.ControlPlaneAuthPolicy }}|{{ .ProxyConfig.GetTracingServiceName }}|"
+                  "{{ .ProxyConfig.ProxyMetadata }}|{{ index .ProxyConfig.ProxyMetadata `X` }}|"
+                  "{{ if .ProxyConfig.ProxyMetadata }}set{{ else }}unset{{ end }}",
+                  data),
+            "false|v|NONE|APP_LABEL_AND_NAMESPACE|map[]||unset");
+  EXPECT_EQ(istio("{{ .MeshConfig.ProxyListenPort }}|{{ .MeshConfig.ProxyInboundListenPort }}|"
+                  "{{ .MeshConfig.ProxyListenPort | default `15001` }}|"
+                  "[{{ .MeshConfig.TrustDomain }}]|"
+                  "{{ valueOrDefault .MeshConfig.TrustDomain `cluster.local` }}",
+                  data),
+            "0|0|15001|[]|cluster.local");
+  EXPECT_EQ(istio("{{ if and false .ProxyConfig.GetTracing.GetTlsSettings }}x{{ end }}"
+                  "{{ directory .ProxyConfig.GetTracing.GetTlsSettings.GetCaCertificates }}.",
+                  data),
+            ".");
+  // Set values come through, wrappers holding false included.
+  const json set = {{"ProxyConfig",
+                     {{"interceptionMode", "TPROXY"},
+                      {"holdApplicationUntilProxyStarts", false},
+                      {"proxyMetadata", {{"X", "1"}}},
+                      {"tracing", {{"tlsSettings", {{"caCertificates", "/etc/c/ca.pem"}}}}}}}};
+  EXPECT_EQ(istio("{{ .ProxyConfig.InterceptionMode }}|"
+                  "{{ .ProxyConfig.HoldApplicationUntilProxyStarts.GetValue }}|"
+                  "{{ index .ProxyConfig.ProxyMetadata `X` }}|"
+                  "{{ directory .ProxyConfig.GetTracing.GetTlsSettings.GetCaCertificates }}",
+                  set),
+            "TPROXY|false|1|/etc/c/");
+}
+
 TEST(Istio, ProtoToJsonKeepsOtherFieldsWithoutHtmlEscaping) {
   EXPECT_EQ(istio("{{ protoToJSON .pc }}",
                   json{{"pc", {{"statusPort", 15021}, {"proxyMetadata", {{"A", "<b>"}}}}}}),
             R"({"proxyMetadata":{"A":"<b>"},"statusPort":15021})");
+  // jsonpb's order is the .proto's declaration order, not the alphabet.
+  EXPECT_EQ(istio("{{ protoToJSON .pc }}",
+                  json{{"pc", {{"statusPort", 15021}, {"interceptionMode", "TPROXY"},
+                               {"discoveryAddress", "d:1"}, {"zz", 1}}}}),
+            R"({"discoveryAddress":"d:1","interceptionMode":"TPROXY","statusPort":15021,"zz":1})");
 }
 
 TEST(Istio, ToYamlWritesBlockYaml) {
@@ -190,9 +262,75 @@ TEST(Istio, InterfaceFunctionsPassTheStringThrough) {
             "net1 eth1");
 }
 
-TEST(Istio, OtelResourceAttributesIsNotReproduced) {
-  const std::string out = istio("{{ otelResourceAttributes . }}", json::object());
-  EXPECT_NE(out.find("otelResourceAttributes is not supported"), std::string::npos) << out;
+// The call Istio's sidecar template makes since 1.30 (injection-template.yaml).
+constexpr char kOtelCall[] =
+    "{{ otelResourceAttributes .MeshConfig .ObjectMeta.Annotations .ObjectMeta.Labels "
+    ".DeploymentMeta.Namespace .Spec.Containers }}";
+
+json otelData(json mesh, json annotations, json labels, json containers) {
+  return json{{"MeshConfig", std::move(mesh)},
+              {"ObjectMeta", {{"annotations", std::move(annotations)}, {"labels", std::move(labels)}}},
+              {"DeploymentMeta", {{"namespace", "shop"}, {"name", "cart"}}},
+              {"Spec", {{"containers", std::move(containers)}}}};
+}
+
+const json kOtelMesh = {
+    {"extensionProviders",
+     {{{"name", "zipkin"}, {"zipkin", {{"service", "z"}}}},
+      {{"name", "otel"},
+       {"opentelemetry", {{"service", "c"}, {"serviceAttributeEnrichment",
+                                              "OTEL_SEMANTIC_CONVENTIONS"}}}}}}};
+
+TEST(Istio, OtelResourceAttributesIsEmptyWithoutSemanticConventions) {
+  const json app = json::array({{{"name", "app"}, {"image", "shop/cart:1.2"}}});
+  // No provider, an opentelemetry provider left at ISTIO_CANONICAL, a nil mesh.
+  EXPECT_EQ(istio(kOtelCall, otelData(json::object(), json::object(), json::object(), app)), "");
+  EXPECT_EQ(istio(kOtelCall,
+                  otelData({{"extensionProviders",
+                             {{{"name", "o"}, {"opentelemetry", {{"service", "c"}}}}}}},
+                           json::object(), json::object(), app)),
+            "");
+  EXPECT_EQ(istio(kOtelCall, otelData(nullptr, json::object(), json::object(), app)), "");
+}
+
+TEST(Istio, OtelResourceAttributesFollowsTheServiceAttributeFallbacks) {
+  const json one = json::array({{{"name", "app"}, {"image", "reg:5000/shop/cart:1.2@sha256:ab"}}});
+  EXPECT_EQ(istio(kOtelCall, otelData(kOtelMesh, json::object(), json::object(), one)),
+            "service.namespace=shop,service.version=1.2@sha256:ab,"
+            "service.instance.id=shop.$(POD_NAME).app");
+  // The enum as a number, digest only, tag only, neither.
+  json numeric = kOtelMesh;
+  numeric["extensionProviders"][1]["opentelemetry"]["serviceAttributeEnrichment"] = 1;
+  EXPECT_EQ(istio(kOtelCall, otelData(numeric, json::object(), json::object(),
+                                      json::array({{{"name", "a"}, {"image", "x@sha256:cd"}}}))),
+            "service.namespace=shop,service.version=sha256:cd,service.instance.id=shop.$(POD_NAME).a");
+  EXPECT_EQ(istio(kOtelCall, otelData(kOtelMesh, json::object(), json::object(),
+                                      json::array({{{"name", "a"}, {"image", "reg:5000/x"}}}))),
+            "service.namespace=shop,service.instance.id=shop.$(POD_NAME).a");
+  // Two containers: no image version, the first container names the instance; the label wins
+  // over the image.
+  const json two = json::array({{{"name", "a"}, {"image", "x:1"}}, {{"name", "b"}, {"image", "y:2"}}});
+  EXPECT_EQ(istio(kOtelCall, otelData(kOtelMesh, json::object(), json::object(), two)),
+            "service.namespace=shop,service.instance.id=shop.$(POD_NAME).a");
+  EXPECT_EQ(istio(kOtelCall, otelData(kOtelMesh, json::object(),
+                                      {{"app.kubernetes.io/version", "v7"}}, one)),
+            "service.namespace=shop,service.version=v7,service.instance.id=shop.$(POD_NAME).app");
+  // The annotations win; empty annotations do not count; no containers, no instance id.
+  EXPECT_EQ(istio(kOtelCall,
+                  otelData(kOtelMesh,
+                           {{"resource.opentelemetry.io/service.namespace", "team"},
+                            {"resource.opentelemetry.io/service.version", ""},
+                            {"resource.opentelemetry.io/service.instance.id", "i-1"}},
+                           {{"app.kubernetes.io/version", "v7"}}, one)),
+            "service.namespace=team,service.version=v7,service.instance.id=i-1");
+  EXPECT_EQ(istio(kOtelCall, otelData(kOtelMesh, json::object(), json::object(), json::array())),
+            "service.namespace=shop");
+}
+
+TEST(Istio, OtelResourceAttributesChecksItsArgumentTypes) {
+  EXPECT_EQ(istio("{{ otelResourceAttributes . }}", json::object()),
+            "ERR: template: t:1:3: executing \"t\" at <otelResourceAttributes>: wrong number of "
+            "args for otelResourceAttributes: want 5 got 1");
 }
 
 TEST(Istio, IstioOverridesSprigIndentAndSprigStaysForNindent) {
@@ -359,7 +497,8 @@ spec:
       "      value: istiod.istio-system.svc:15012\n"
       "    - name: PROXY_CONFIG\n"
       "      value: |\n"
-      "             {\"interceptionMode\":\"REDIRECT\",\"proxyMetadata\":{\"FOO\":\"bar\"}}\n"
+      // REDIRECT is the enum's zero: proto3 JSON leaves it out.
+      "             {\"proxyMetadata\":{\"FOO\":\"bar\"}}\n"
       "    - name: ISTIO_META_POD_PORTS\n"
       "      value: |-\n"
       "        [\n"

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "render.h"
 
 namespace harness::gotemplate {
@@ -227,11 +231,80 @@ TEST(Sprig, SliceIsSprigsNotGos) {
   EXPECT_EQ(sprig("{{ slice .l 1 2 }}", kData), "[a]");
 }
 
-TEST(Sprig, UnsupportedFunctionParsesButFailsWhenCalled) {
-  EXPECT_EQ(sprig("{{ if false }}{{ now }}{{ end }}ok"), "ok");
+TEST(Sprig, EdgesMatchGoOutput) {
+  // Empty, nil and missing values through Sprig, on data decoded from JSON as Go's
+  // json.Unmarshal into map[string]interface{} gives it. Each expected text is what Go 1.26's
+  // text/template with sprig/v3's TxtFuncMap printed for the same template and data.
+  const json data = json::parse(
+      R"({"nullv": null, "emptyl": [], "emptym": {}, "s": "", "zero": 0,)"
+      R"( "m": {"a": 1, "b": {"c": "x"}}, "l": ["x", "y"]})");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{{ .nope | default \"d\" }}|{{ .nullv | default \"d\" }}|{{ .s | default \"d\" }}|"
+       "{{ .emptyl | default \"d\" }}|{{ .emptym | default \"d\" }}",
+       "d|d|d|d|d"},
+      {"{{ empty .nope }}|{{ empty .nullv }}|{{ empty .emptyl }}|{{ empty .emptym }}|"
+       "{{ empty 0 }}|{{ empty .zero }}|{{ empty false }}",
+       "true|true|true|true|true|true|true"},
+      {"{{ coalesce .nope .nullv .s \"x\" }}|{{ coalesce .nope }}",
+       "x|<no value>"},
+      {"{{ hasKey .emptym \"a\" }}|{{ get .emptym \"a\" }}|"
+       "{{ dig \"a\" \"b\" \"def\" .emptym }}|{{ dig \"a\" \"def\" .m }}",
+       "false||def|1"},
+      {"{{ toJson .nope }}|{{ toJson .nullv }}|{{ toJson .emptyl }}|{{ toJson .emptym }}|"
+       "{{ toJson .m }}",
+       "null|null|[]|{}|{\"a\":1,\"b\":{\"c\":\"x\"}}"},
+      {"{{ join \",\" .emptyl }}|{{ join \",\" .nullv }}|{{ join \",\" .l }}",
+       "||x,y"},
+      {"{{ first .emptyl }}|{{ last .emptyl }}|{{ rest .emptyl }}|{{ initial .emptyl }}",
+       "<no value>|<no value>|[]|[]"},
+      {"{{ keys .emptym }}|{{ values .emptym }}|{{ pluck \"a\" .m .emptym }}",
+       "[]|[]|[1]"},
+      {"{{ indent 2 \"\" }}|{{ nindent 2 \"\" }}|{{ trim \"\" }}|{{ quote .nope }}|"
+       "{{ squote .nullv }}",
+       "  |\n  |||"},
+      {"{{ split \",\" \"\" }}|{{ splitList \",\" \"\" }}|{{ int \"\" }}|{{ atoi \"x\" }}|"
+       "{{ int64 .nullv }}",
+       "map[_0:]|[]|0|0|0"},
+      {"{{ typeOf .nope }}|{{ typeOf .nullv }}|{{ kindOf .emptym }}|{{ kindIs \"invalid\" .nope }}",
+       "<nil>|<nil>|map|true"},
+      {"{{ merge .emptym .m }}|{{ .emptym }}|{{ uniq .emptyl }}|{{ compact (list \"\" 1 .nullv) }}",
+       "map[a:1 b:map[c:x]]|map[a:1 b:map[c:x]]|[]|[1]"},
+      {"{{ ternary \"a\" \"b\" (empty .nope) }}|{{ default 5 .zero }}|{{ len .emptyl }}|"
+       "{{ toString .nullv }}",
+       "a|5|0|<nil>"},
+      {"{{ trim .nope }}",
+       "ERR: template: t:1:8: executing \"t\" at <.nope>: invalid value; expected string"},
+      {"{{ upper .nullv }}",
+       "ERR: template: t:1:9: executing \"t\" at <.nullv>: wrong type for value; expected "
+       "string; got interface {}"},
+  };
+  for (const auto& [text, want] : cases) EXPECT_EQ(sprig(text, data), want) << text;
+}
+
+TEST(Sprig, UnimplementedFunctionFailsToParseEvenWhenNeverCalled) {
+  // Nothing may fail only when a request happens to reach it: the template does not load.
+  EXPECT_EQ(sprig("{{ if false }}{{ now }}{{ end }}ok"),
+            "ERR: template: t:1: function \"now\" not defined (Sprig's now is not implemented by "
+            "this template engine)");
   EXPECT_EQ(sprig("{{ sha256sum \"a\" }}"),
-            "ERR: template: t:1:3: executing \"t\" at <sha256sum \"a\">: error calling sha256sum: "
-            "sha256sum is not supported by this template engine");
+            "ERR: template: t:1: function \"sha256sum\" not defined (Sprig's sha256sum is not "
+            "implemented by this template engine)");
+  // Not a Sprig function: Go's message alone.
+  EXPECT_EQ(sprig("{{ nosuch }}"), "ERR: template: t:1: function \"nosuch\" not defined");
+}
+
+TEST(Sprig, EveryFunctionInTheMapIsImplemented) {
+  // Calling each function with no arguments reaches its argument check or its body, never a
+  // "not implemented" stub.
+  for (const auto& [name, f] : sprigFuncMap()) {
+    const std::string out = sprig("{{ " + name + " }}");
+    EXPECT_EQ(out.find("not implemented"), std::string::npos) << name << ": " << out;
+    EXPECT_EQ(out.find("not supported"), std::string::npos) << name << ": " << out;
+  }
+  for (const auto& [name, f] : istioFuncMap()) {
+    const std::string out = testing::render("{{ " + name + " }}", nullptr, istioFuncMap());
+    EXPECT_EQ(out.find("not supported"), std::string::npos) << name << ": " << out;
+  }
 }
 
 TEST(Sprig, WrongArgumentTypeForAStringParameter) {

@@ -33,6 +33,22 @@ TEST(Config, TemplateParseErrorNamesTheTemplateAndLine) {
       << c.error().message;
 }
 
+TEST(Config, AnUnimplementedFunctionFailsAtLoadNamingTemplateAndFunction) {
+  // Loading, not the first injection, finds it: a branch no pod takes still counts.
+  auto c = parseInjectorConfig(
+      "templates:\n  sidecar: 'a'\n  extra: \"a\\n{{ if .X }}{{ now }}{{ end }}\"\n");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message,
+            "template \"extra\": template: inject:2: function \"now\" not defined (Sprig's now "
+            "is not implemented by this template engine)");
+  // Istio's own functions all load, otelResourceAttributes (called by the 1.30 template) too.
+  EXPECT_TRUE(parseInjectorConfig(
+                  "templates:\n  sidecar: '{{ otelResourceAttributes .MeshConfig "
+                  ".ObjectMeta.Annotations .ObjectMeta.Labels .DeploymentMeta.Namespace "
+                  ".Spec.Containers }}'\n")
+                  .ok());
+}
+
 TEST(Config, BadYamlIsAnUnmarshalError) {
   auto c = parseInjectorConfig("policy: [\n");
   ASSERT_FALSE(c.ok());

@@ -287,6 +287,87 @@ TEST(IstioInject, InjectedAnnotationsAreAppliedLast) {
   EXPECT_EQ(o.injected_pod["metadata"]["annotations"]["sidecar.istio.io/status"], "overwritten");
 }
 
+Outcome admitWithAnnotations(const InjectorSettings& s, const json& annotations) {
+  AdmissionInput in;
+  in.pod = readInput("hello");
+  in.pod["metadata"]["annotations"] = annotations;
+  in.request_namespace = "default";
+  return admit(s, in);
+}
+
+TEST(IstioVersion, ParsedFromTagsAndLabels) {
+  EXPECT_TRUE(IstioVersion::parse("1.30.3").known);
+  EXPECT_EQ(IstioVersion::parse("1.31.0-beta.1").minor, 31);
+  EXPECT_EQ(IstioVersion::parse("v1.24.6-distroless").minor, 24);
+  for (const char* unknown : {"latest", "", "1", "1.x", "abc123", "1.30x"}) {
+    EXPECT_FALSE(IstioVersion::parse(unknown).known) << unknown;
+  }
+  EXPECT_FALSE(IstioVersion::parse("1.30.3").atLeast(1, 31));
+  EXPECT_TRUE(IstioVersion::parse("1.31.0").atLeast(1, 31));
+  EXPECT_TRUE(IstioVersion::parse("latest").atLeast(1, 31));  // unknown: the newest behaviour
+  // From a dumped ConfigMap's label, else values.global.tag.
+  auto s = loadSettings(
+      "kind: ConfigMap\nmetadata:\n  labels:\n    app.kubernetes.io/version: 1.29.2\n"
+      "data:\n  config: 'policy: enabled'\n",
+      "{\"global\": {\"tag\": \"1.31.0\"}}", "");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->version.minor, 29);
+  s = loadSettings("policy: enabled", "{\"global\": {\"tag\": \"1.31.0\"}}", "");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->version.minor, 31);
+}
+
+TEST(IstioInject, PrometheusPortNamingAnIstioPortIsRefusedSince131) {
+  auto current = defaults();  // values.global.tag "latest": the newest behaviour
+  auto o = admitWithAnnotations(current, {{"prometheus.io/port", "15090"}});
+  ASSERT_EQ(o.decision, Decision::kError);
+  EXPECT_EQ(o.error_message,
+            "failed to process pod: invalid prometheus scrape configuration: port 15090 is "
+            "reserved for Istio (Envoy Prometheus (already merged)) and cannot be scraped");
+  o = admitWithAnnotations(current, {{"prometheus.io/port", "+15000"}});
+  EXPECT_EQ(o.error_message,
+            "failed to process pod: invalid prometheus scrape configuration: port +15000 is "
+            "reserved for Istio (Envoy admin) and cannot be scraped");
+  o = admitWithAnnotations(current, {{"prometheus.io/port", "http"}});
+  EXPECT_EQ(o.error_message,
+            "failed to process pod: invalid prometheus scrape configuration: invalid port "
+            "\"http\"");
+  o = admitWithAnnotations(current, {{"prometheus.io/port", "70000"}});
+  EXPECT_EQ(o.decision, Decision::kError);
+  // The agent's own port is left alone (already merged), other ports are merged.
+  EXPECT_EQ(admitWithAnnotations(current, {{"prometheus.io/port", "15020"}}).decision,
+            Decision::kInject);
+  o = admitWithAnnotations(current, {{"prometheus.io/port", "8080"}});
+  ASSERT_EQ(o.decision, Decision::kInject) << o.error_message;
+  EXPECT_EQ(o.injected_pod["metadata"]["annotations"]["prometheus.io/port"], "15020");
+  // A 1.30 configuration checks nothing.
+  auto r130 = defaults();
+  r130.version = IstioVersion::parse("1.30.3");
+  o = admitWithAnnotations(r130, {{"prometheus.io/port", "15090"}});
+  ASSERT_EQ(o.decision, Decision::kInject) << o.error_message;
+  EXPECT_EQ(o.injected_pod["metadata"]["annotations"]["prometheus.io/port"], "15020");
+}
+
+TEST(IstioInject, UnsetProxyConfigEnumsRenderTheirNamesThroughTheInjector) {
+  // A template reading the fields the way Istio's does, on the shipped mesh config (which,
+  // like the chart's, never sets interceptionMode).
+  auto s = loadSettings(
+      "policy: enabled\ntemplates:\n  sidecar: |\n    metadata:\n      annotations:\n"
+      "        mode: \"{{ annotation .ObjectMeta `sidecar.istio.io/interceptionMode` "
+      ".ProxyConfig.InterceptionMode }}\"\n"
+      "        env: \"{{ .ProxyConfig.InterceptionMode.String }}\"\n"
+      "        pc: '{{ protoToJSON .ProxyConfig }}'\n",
+      t::readFile(dataDir() / "values.json"),
+      "defaultConfig:\n  interceptionMode: REDIRECT\n  statusPort: 15020\n  meshId: ''\n");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  auto o = admitWithAnnotations(*s, json::object());
+  ASSERT_EQ(o.decision, Decision::kInject) << o.error_message;
+  const auto& a = o.injected_pod["metadata"]["annotations"];
+  EXPECT_EQ(a["mode"], "REDIRECT");
+  EXPECT_EQ(a["env"], "REDIRECT");
+  EXPECT_EQ(a["pc"], "{}");  // spelled-out defaults are not proto3 JSON
+}
+
 TEST(IstioInject, UrlClusterEnvGoesLastSorted) {
   AdmissionInput in;
   in.pod = readInput("hello");

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/core/base64.h"
+#include "harness/net/server.h"
 #include "harness/testing/support.h"
 
 namespace harness::injector {
@@ -38,6 +39,14 @@ TEST(ParseInjectEnvs, DeprecatedEnvForm) {
   auto envs = parseInjectEnvs("/inject/:ENV:cluster=c2:ENV:net=n2:ENV:=x:ENV:novalue");
   EXPECT_EQ(envs, (std::map<std::string, std::string>{{"ISTIO_META_CLUSTER_ID", "c2"},
                                                       {"ISTIO_META_NETWORK", "n2"}}));
+}
+
+TEST(GoPathUnescape, DecodesEscapesKeepsPlusAndRefusesBadOnes) {
+  EXPECT_EQ(goPathUnescape("/inject/cluster/a%2Fb%3a+c"), "/inject/cluster/a/b:+c");
+  EXPECT_EQ(goPathUnescape("/inject"), "/inject");
+  EXPECT_EQ(goPathUnescape("/inject/%"), std::nullopt);
+  EXPECT_EQ(goPathUnescape("/inject/%2"), std::nullopt);
+  EXPECT_EQ(goPathUnescape("/inject/%zz"), std::nullopt);
 }
 
 class IstioWebhookTest : public ::testing::Test {
@@ -107,6 +116,34 @@ TEST_F(IstioWebhookTest, PathParametersBecomeProxyEnv) {
       << patch;
   EXPECT_NE(patch.find("{\"name\":\"ISTIO_META_NETWORK\",\"value\":\"net-1\"}"),
             std::string::npos);
+}
+
+TEST_F(IstioWebhookTest, PathParametersArePercentDecodedFirst) {
+  // r.URL.Path is decoded: "%2F" is a separator (so "c%2Fx" is cluster c then a dangling key),
+  // and the deprecated form may arrive escaped.
+  auto envs_of = [&](const std::string& path) {
+    auto res = post(review().dump(), path);
+    EXPECT_EQ(res.status, 200) << path;
+    std::map<std::string, std::string> envs;
+    for (const auto& op : patchOf(res)) {
+      if (!op.contains("value") || !op["value"].is_object()) continue;
+      const auto& v = op["value"];
+      if (v.value("name", "") != "istio-proxy" || !v.contains("env")) continue;
+      for (const auto& e : v["env"]) {
+        const std::string n = e.value("name", "");
+        if (n == "ISTIO_META_CLUSTER_ID" || n == "ISTIO_META_NETWORK") envs[n] = e.value("value", "");
+      }
+    }
+    return envs;
+  };
+  EXPECT_EQ(envs_of("/inject/cluster/c%2Fx/net/n1"),
+            (std::map<std::string, std::string>{{"ISTIO_META_CLUSTER_ID", "c"}}));
+  EXPECT_EQ(envs_of("/inject/%3AENV%3Acluster%3Dc2%3AENV%3Anet%3Dn%2D2"),
+            (std::map<std::string, std::string>{{"ISTIO_META_CLUSTER_ID", "c2"},
+                                                {"ISTIO_META_NETWORK", "n-2"}}));
+  auto bad = post(review().dump(), "/inject/cluster/%zz");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(bad.body, "400 Bad Request");
 }
 
 TEST_F(IstioWebhookTest, InjectFalseIsAllowedWithoutPatch) {
@@ -260,6 +297,139 @@ TEST(IstioWebhookConfigTest, AFailedReloadKeepsTheLastGoodSettings) {
   std::filesystem::rename(dir / "values.json.new", dir / "values.json");
   EXPECT_TRUE(webhook.checkConfig().ok());  // still ready: the previous settings serve
   EXPECT_EQ(metrics.findCounter("injector_config_errors_total")->value({"istio"}), 1);
+}
+
+TEST(IstioWebhookConfigTest, ATemplateWithAnUnimplementedFunctionIsAConfigError) {
+  t::ScratchDir dir("istio-func");
+  const auto data = t::sourceDir() / "injector" / "istio";
+  std::filesystem::copy_file(data / "sidecar-injector-config.yaml", dir / "config.yaml");
+  const std::string bad = "templates:\n  sidecar: '{{ if .X }}{{ uuidv4 }}{{ end }}'\n";
+  const std::string expected =
+      "config: template \"sidecar\": template: inject:1: function \"uuidv4\" not defined "
+      "(Sprig's uuidv4 is not implemented by this template engine)";
+  {
+    // At start: not ready, every review answered with the error.
+    t::writeFile(dir / "bad.yaml", bad);
+    core::MetricsRegistry metrics;
+    IstioWebhook webhook({dir / "bad.yaml", data / "values.json", data / "mesh.yaml"}, metrics);
+    auto ready = webhook.checkConfig();
+    ASSERT_FALSE(ready.ok());
+    EXPECT_EQ(ready.error().message, expected);
+    EXPECT_EQ(metrics.findCounter("injector_config_errors_total")->value({"istio"}), 1);
+  }
+  // On reload: counted as a config error, the last good template keeps injecting.
+  core::MetricsRegistry metrics;
+  IstioWebhook webhook({dir / "config.yaml", data / "values.json", data / "mesh.yaml"}, metrics);
+  ASSERT_TRUE(webhook.checkConfig().ok());
+  t::writeFile(dir / "config.yaml.new", bad);
+  std::filesystem::rename(dir / "config.yaml.new", dir / "config.yaml");
+  EXPECT_TRUE(webhook.checkConfig().ok());
+  EXPECT_EQ(metrics.findCounter("injector_config_errors_total")->value({"istio"}), 1);
+}
+
+// A Kubernetes API on 127.0.0.1 serving Nodes (GET of the list and of one node).
+class NodeApiServer {
+ public:
+  explicit NodeApiServer(std::vector<json> nodes) : nodes_(std::move(nodes)) {
+    net::Router router;
+    router.fallback([this](const net::Request& r) { return serve(r); });
+    server_ = std::make_unique<net::Server>(net::ServerOptions{}, std::move(router));
+    if (auto started = server_->start(); !started) throw std::runtime_error(started.error().message);
+  }
+  ~NodeApiServer() { server_->stop(); }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(server_->port()); }
+
+ private:
+  net::Response serve(const net::Request& r) {
+    if (r.method == "GET" && r.path == "/api/v1/nodes") {
+      return net::Response::json(200, json{{"kind", "NodeList"}, {"apiVersion", "v1"},
+                                           {"items", nodes_}}.dump());
+    }
+    for (const auto& n : nodes_) {
+      if (r.method == "GET" && r.path == "/api/v1/nodes/" + n["metadata"]["name"].get<std::string>()) {
+        return net::Response::json(200, n.dump());
+      }
+    }
+    return net::Response::json(404, json{{"kind", "Status"}, {"code", 404}, {"reason", "NotFound"}}.dump());
+  }
+
+  std::vector<json> nodes_;
+  std::unique_ptr<net::Server> server_;
+};
+
+json kubeletNode(const std::string& name, const std::string& version) {
+  return {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", name}}},
+          {"status", {{"nodeInfo", {{"kubeletVersion", version}}}}}};
+}
+
+// Where istio-proxy went: "initContainers" (native) or "containers" (classic).
+std::string proxyPlace(IstioWebhook& webhook, const std::string& node_name = "") {
+  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", "web"}}},
+              {"spec", {{"containers", {{{"name", "app"}, {"image", "nginx"}}}}}}};
+  if (!node_name.empty()) pod["spec"]["nodeName"] = node_name;
+  net::Request r;
+  r.method = "POST";
+  r.path = "/inject";
+  r.headers.set("Content-Type", "application/json");
+  r.body = json{{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"},
+                {"request", {{"uid", "u"}, {"namespace", "shop"}, {"operation", "CREATE"},
+                             {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
+                             {"object", pod}}}}.dump();
+  auto res = webhook.handle(r);
+  const auto body = json::parse(res.body);
+  const auto patch = json::parse(*core::base64Decode(body["response"]["patch"].get<std::string>()));
+  for (const auto& op : patch) {
+    if (op.value("value", json()).is_object() && op["value"].value("name", "") == "istio-proxy") {
+      return op["path"].get<std::string>().find("/initContainers") != std::string::npos
+                 ? "initContainers" : "containers";
+    }
+    if (op.value("value", json()).is_array()) {
+      for (const auto& c : op["value"]) {
+        if (c.is_object() && c.value("name", "") == "istio-proxy") {
+          return op["path"].get<std::string>().find("/initContainers") != std::string::npos
+                     ? "initContainers" : "containers";
+        }
+      }
+    }
+  }
+  return "none";
+}
+
+TEST(IstioWebhookNativeSidecars, AutoReadsTheNodesKubeletVersionsThroughTheApi) {
+  const auto data = t::sourceDir() / "injector" / "istio";
+  const IstioWebhookConfig files{data / "sidecar-injector-config.yaml", data / "values.json",
+                                 data / "mesh.yaml"};
+  core::MetricsRegistry metrics;
+  {
+    NodeApiServer api({kubeletNode("a", "v1.33.2"), kubeletNode("b", "v1.34.0")});
+    KubeConnection c;
+    c.server = api.url();
+    auto kube = makeRestKubeApi(c);
+    IstioWebhook webhook(files, metrics, kube.get());  // mode: values' default, auto
+    EXPECT_EQ(proxyPlace(webhook), "initContainers");
+    // The flag overrides the nodes.
+    IstioWebhookConfig off = files;
+    off.native_sidecars_mode = "false";
+    IstioWebhook forced(off, metrics, kube.get());
+    EXPECT_EQ(proxyPlace(forced), "containers");
+  }
+  {
+    NodeApiServer api({kubeletNode("a", "v1.34.0"), kubeletNode("old", "v1.31.4")});
+    KubeConnection c;
+    c.server = api.url();
+    auto kube = makeRestKubeApi(c);
+    IstioWebhook webhook(files, metrics, kube.get());
+    EXPECT_EQ(proxyPlace(webhook), "containers");        // one old kubelet: classic
+    EXPECT_EQ(proxyPlace(webhook, "a"), "initContainers");  // the pod's own node decides
+    EXPECT_EQ(proxyPlace(webhook, "gone"), "containers");   // unknown node: every node
+    IstioWebhookConfig on = files;
+    on.native_sidecars = true;  // --istio-native-sidecars
+    IstioWebhook forced(on, metrics, kube.get());
+    EXPECT_EQ(proxyPlace(forced), "initContainers");
+  }
+  // No node client: auto is off.
+  IstioWebhook without(files, metrics);
+  EXPECT_EQ(proxyPlace(without), "containers");
 }
 
 }  // namespace

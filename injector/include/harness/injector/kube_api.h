@@ -34,6 +34,8 @@ class KubeApi {
   virtual ~KubeApi() = default;
   // The object, nullopt when it does not exist (404), or an error (unreachable, forbidden, ...).
   virtual core::Result<std::optional<nlohmann::json>> get(const ObjectRef& ref) = 0;
+  // Every object of a cluster-scoped kind ("Node"): the items of a GET on the collection.
+  virtual core::Result<std::vector<nlohmann::json>> list(const std::string& kind) = 0;
   // Creates a core/v1 Event in the event's metadata.namespace.
   virtual core::Result<void> createEvent(const nlohmann::json& event) = 0;
   // For logs: "https://127.0.0.1:6443 (kubeconfig /root/.kube/config)".
@@ -87,6 +89,7 @@ class LocalKubeApi : public KubeApi {
   [[nodiscard]] std::size_t size() const;
   [[nodiscard]] const nlohmann::json& objectAt(std::size_t position) const;
   core::Result<std::optional<nlohmann::json>> get(const ObjectRef& ref) override;
+  core::Result<std::vector<nlohmann::json>> list(const std::string& kind) override;
   core::Result<void> createEvent(const nlohmann::json& event) override;
   [[nodiscard]] std::string describe() const override;
   [[nodiscard]] std::vector<nlohmann::json> events() const;

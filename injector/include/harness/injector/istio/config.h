@@ -62,6 +62,21 @@ struct MeshConfig {
   [[nodiscard]] int statusPort() const;  // defaultConfig.statusPort
 };
 
+// The Istio release the configuration comes from, for behaviour that changed between releases:
+// the dumped istio-sidecar-injector ConfigMap's app.kubernetes.io/version label (the chart's
+// istio.labels), else values.global.tag ("1.30.3", "1.31.0-beta.1", "1.30.3-distroless").
+// Unknown (a master build's "latest", a hash, nothing) means the newest behaviour.
+struct IstioVersion {
+  bool known = false;
+  int major = 0;
+  int minor = 0;
+
+  // "1.30" from "1.30.3..." or "v1.30..."; unknown otherwise.
+  static IstioVersion parse(std::string_view text);
+  // True when unknown or at least major.minor.
+  [[nodiscard]] bool atLeast(int major, int minor) const;
+};
+
 // Everything the injector needs besides the request.
 struct InjectorSettings {
   InjectorConfig config;
@@ -69,6 +84,7 @@ struct InjectorSettings {
   MeshConfig mesh;
   gotemplate::Environment env;  // what the `env` template function reads
   std::string revision;         // istiod's revision ("" = default)
+  IstioVersion version;
 };
 
 // UnmarshalConfig: YAML of Config. Unknown keys (the legacy `template`) are ignored.

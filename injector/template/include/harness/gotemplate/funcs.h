@@ -21,10 +21,10 @@ namespace harness::gotemplate {
 // library stays pure. A missing or empty variable gives the default.
 using Environment = std::map<std::string, std::string, std::less<>>;
 
-// Sprig's text/template functions (see funcs.cc for the list). Functions Sprig has but this
-// library does not implement (crypto, dates, random, network, semver) are present and fail
-// when called with "<name> is not supported by this template engine", so that parse-time
-// behaviour ("function not defined") stays Go's.
+// Sprig's text/template functions (see sprig_funcs.cc for the list). Functions Sprig has but
+// this library does not implement (crypto, dates, random, network, semver) are left out, so a
+// template using one fails to parse (at load, never per request) with Go's "function \"now\"
+// not defined", which adds that Sprig's function is not implemented here.
 FuncMap sprigFuncMap();
 
 // Istio's InjectionFuncmap alone.

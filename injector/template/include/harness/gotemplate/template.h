@@ -114,6 +114,12 @@ struct ExecOptions {
   // the fields that hold a map[string]string (used always: indexing a missing key gives "").
   enum class FieldType { kString, kBool, kInt, kStringMap, kMap, kSlice, kStruct };
   std::map<std::string, FieldType, std::less<>> field_types;
+  // Protobuf enum fields by Go field name, with the name of their zero value: a missing field
+  // (and its GetX getter) gives that name, as Go prints an unset enum (used with struct_fields).
+  std::map<std::string, std::string, std::less<>> enum_zeros;
+  // Protobuf wrapper fields (*wrapperspb.BoolValue, ...) by Go field name, with the wrapped
+  // type's zero: `.X.GetValue` on an unset X gives it, as the nil-safe Go getter does.
+  std::map<std::string, nlohmann::json, std::less<>> wrapper_zeros;
 
   // Guards against runaway templates; exceeding one is an execution error.
   int max_template_depth = 1000;             // nested {{template}} calls (Go: 100000)
