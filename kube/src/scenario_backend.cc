@@ -216,6 +216,13 @@ class KubeSession : public sim::BackendSession {
     plane_options.work_dir = work_dir_ / "plane";
     plane_options.keep_work_dir = options_.keep_work_dir;
     plane_options.connect_proxy = true;
+    // Only the controllers whose effects the simulator reproduces (it stores no workloads'
+    // children and collects no garbage): namespace deletion and the default ServiceAccount with
+    // its token. The deployment, replicaset and job controllers would send requests of their
+    // own through the scenario's webhooks while steps run, and the garbage collector would delete
+    // starting objects whose owner UIDs the scenario wrote by hand.
+    plane_options.controllers = {"namespace-controller", "serviceaccount-controller",
+                                 "serviceaccount-token-controller"};
     // `url` webhooks through the proxy only when the scenario names hosts (they need it: no
     // DNS); otherwise they are dialled directly, as a cluster dials them.
     plane_options.proxy_url_webhooks = std::any_of(

@@ -168,6 +168,15 @@ std::string exhaustDescriptorsAndRecover() {
 }
 
 TEST(ServerLimits, BacksOffWhenOutOfFileDescriptorsAndServesAgainAfterwards) {
+#ifdef HARNESS_UBSAN_VPTR
+  // UBSan's vptr check decides whether a vtable is readable by writing it into a pipe
+  // (sanitizer_common's IsAccessibleMemoryRange). With every descriptor taken that pipe cannot
+  // be made, so each virtual call whose type is not yet in the check's cache is reported as an
+  // "invalid vptr", and a suppressions file cannot help (it is matched only for valid vptrs or
+  // read too late). The default build runs this test; the sanitizer builds cannot.
+  GTEST_SKIP() << "UBSan's vptr check needs free file descriptors, which this test exhausts on "
+                  "purpose; it runs in the default build";
+#endif
   // A child process, so that the lowered descriptor limit touches nothing else.
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
