@@ -32,10 +32,10 @@ cd "build/$preset"
 # 3. the fuzz preset (clang, libFuzzer): every target of fuzz/ for FUZZ_SECONDS each, starting
 #    from its seed corpus (scripts/fuzz.sh).
 # HARNESS_CI_STAGES chooses them (e.g. HARNESS_CI_STAGES="asan tsan fuzz", or "" for none). The
-# default is the stages whose run on the current tree has been seen green: fuzz. Under asan, 2003
-# of the 2004 tests pass; ServerLimits.BacksOffWhenOutOfFileDescriptorsAndServesAgainAfterwards
-# fails there because UBSan's vptr check needs a free descriptor (a pipe) and the test's child
-# exhausts them on purpose. The tsan stage has not been run yet.
+# default is fuzz alone: the asan stage passes (every test of its labels; the descriptor-exhaustion
+# test skips there, as UBSan's vptr check needs free descriptors) but costs a cold build of about
+# 70 min and 17 min of tests on a loaded 2-core machine, over the CI budget until its flags are
+# made cheaper; the tsan stage (gcc, Asio's fenced blocks off) has not been seen green yet.
 ci_stages="${HARNESS_CI_STAGES-fuzz}"
 if [[ "${CI:-}" == "true" && "$preset" == "default" && -n "$ci_stages" ]]; then
   cd "$root"

@@ -155,11 +155,15 @@ def scenario(ns_injection):
     out.append("  webhookConfigurations:")
     out.append("    - file: webhooks.yaml")
     out.append("  endpoints:")
+    # Native sidecars pinned off (the classic layout: istio-proxy among the containers). In
+    # Istio's auto mode the layout follows the nodes' kubelet versions, and neither the simulator
+    # nor the control plane of `compare --backend kube` has nodes; the table is about routing.
     out.append("    - name: istiod")
-    out.append("      injector: {profile: istio}")
+    out.append("      injector: {profile: istio, args: [--istio-enable-native-sidecars=false]}")
     out.append("      service: {namespace: istio-system, name: istiod, port: 443}")
     out.append("    - name: istiod-canary")
-    out.append("      injector: {profile: istio, istioValues: values-canary.json}")
+    out.append("      injector: {profile: istio, istioValues: values-canary.json,")
+    out.append("                 args: [--istio-enable-native-sidecars=false]}")
     out.append("      service: {namespace: istio-system, name: istiod-canary, port: 443}")
     out.append("  steps:")
     for ns_rev, pod_inject, pod_rev, annotation in rows:

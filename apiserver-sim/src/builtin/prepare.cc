@@ -240,6 +240,10 @@ void prepareForCreate(json& object) {
   } catch (const json::exception&) {
     return;
   }
+  // The status PrepareForCreate resets is a Go struct value: encoded with its fields that have no
+  // omitempty (a ReplicaSet's `status: {replicas: 0}`, a Service's `status: {loadBalancer: {}}`),
+  // as kube-apiserver answers the create (found by `apiserver-sim compare --backend kube`).
+  normalizeLikeGoEncoding(copy);
   object = std::move(copy);
 }
 

@@ -117,6 +117,33 @@ std::string withoutGeneratedVolumeNames(const std::string& text) {
   return std::regex_replace(text, kName, "kube-api-access-*");
 }
 
+namespace {
+
+// A name made from metadata.generateName ends in utilrand.String(5)
+// (k8s.io/apiserver pkg/storage/names/generate.go), fresh on every backend: compared as
+// "<generateName>*".
+json withoutGeneratedName(json object) {
+  if (!object.is_object() || !object.contains("metadata") || !object["metadata"].is_object()) {
+    return object;
+  }
+  json& metadata = object["metadata"];
+  const json* prefix = metadata.contains("generateName") ? &metadata["generateName"] : nullptr;
+  const json* name = metadata.contains("name") ? &metadata["name"] : nullptr;
+  if (prefix == nullptr || name == nullptr || !prefix->is_string() || !name->is_string()) {
+    return object;
+  }
+  const auto& p = prefix->get_ref<const std::string&>();
+  const auto& n = name->get_ref<const std::string&>();
+  static const std::regex kSuffix("[bcdfghjklmnpqrstvwxz2456789]{5}");
+  if (n.size() == p.size() + 5 && n.compare(0, p.size(), p) == 0 &&
+      std::regex_match(n.substr(p.size()), kSuffix)) {
+    metadata["name"] = p + "*";
+  }
+  return object;
+}
+
+}  // namespace
+
 json comparableView(const StepResult& step, const std::vector<std::string>& unobservable) {
   json view = json::object();
   if (!step.admission) return view;
@@ -124,7 +151,8 @@ json comparableView(const StepResult& step, const std::vector<std::string>& unob
   view["code"] = result.code;
   view["reason"] = result.status ? result.status->reason : "";
   view["message"] = result.status ? withoutUids(result.status->message) : "";
-  view["object"] = result.object ? withoutServerSetFields(*result.object) : json();
+  view["object"] =
+      result.object ? withoutGeneratedName(withoutServerSetFields(*result.object)) : json();
   view["warnings"] = result.warnings;
   if (!hidden(unobservable, "annotations")) {
     json annotations = json::object();
