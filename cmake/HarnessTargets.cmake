@@ -23,9 +23,20 @@ function(harness_test)
   add_dependencies(${component}_tests ${T_NAME})
   gtest_discover_tests(${T_NAME}
     DISCOVERY_MODE PRE_TEST
-    WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
-    PROPERTIES LABELS "${T_LABELS};${component}" TIMEOUT ${T_TIMEOUT}
-               ENVIRONMENT "HARNESS_SOURCE_DIR=${PROJECT_SOURCE_DIR};HARNESS_BINARY_DIR=${PROJECT_BINARY_DIR}")
+    WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}")
+  # The discovered tests' properties are set by a file CTest includes after the discovery one
+  # (which defines ${T_NAME}_TESTS). Not through gtest_discover_tests(PROPERTIES): CMake 3.25's
+  # GoogleTestAddTests.cmake flattens that list, so LABELS kept only its first label and TIMEOUT
+  # and ENVIRONMENT were paired off with the wrong values and lost.
+  set(properties_file "${CMAKE_CURRENT_BINARY_DIR}/${T_NAME}_properties.cmake")
+  file(WRITE "${properties_file}"
+       "foreach(test IN LISTS ${T_NAME}_TESTS)\n"
+       "  set_tests_properties(\"\${test}\" PROPERTIES\n"
+       "    LABELS \"${T_LABELS};${component}\" TIMEOUT ${T_TIMEOUT}\n"
+       "    ENVIRONMENT \"HARNESS_SOURCE_DIR=${PROJECT_SOURCE_DIR};"
+       "HARNESS_BINARY_DIR=${PROJECT_BINARY_DIR}\")\n"
+       "endforeach()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${properties_file}")
 endfunction()
 
 # harness_benchmark(NAME <target> SOURCES ... LIBS ...)
