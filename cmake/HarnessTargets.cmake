@@ -29,12 +29,19 @@ function(harness_test)
   # GoogleTestAddTests.cmake flattens that list, so LABELS kept only its first label and TIMEOUT
   # and ENVIRONMENT were paired off with the wrong values and lost.
   set(properties_file "${CMAKE_CURRENT_BINARY_DIR}/${T_NAME}_properties.cmake")
+  # Under TSan, the suppressions file (cmake/tsan-suppressions.txt says why) is appended to
+  # whatever TSAN_OPTIONS the caller set.
+  set(sanitizer_options "")
+  if(HARNESS_TSAN)
+    string(CONCAT sanitizer_options "\n    ENVIRONMENT_MODIFICATION \"TSAN_OPTIONS=string_append: "
+           "suppressions=${PROJECT_SOURCE_DIR}/cmake/tsan-suppressions.txt\"")
+  endif()
   file(WRITE "${properties_file}"
        "foreach(test IN LISTS ${T_NAME}_TESTS)\n"
        "  set_tests_properties(\"\${test}\" PROPERTIES\n"
        "    LABELS \"${T_LABELS};${component}\" TIMEOUT ${T_TIMEOUT}\n"
        "    ENVIRONMENT \"HARNESS_SOURCE_DIR=${PROJECT_SOURCE_DIR};"
-       "HARNESS_BINARY_DIR=${PROJECT_BINARY_DIR}\")\n"
+       "HARNESS_BINARY_DIR=${PROJECT_BINARY_DIR}\"${sanitizer_options})\n"
        "endforeach()\n")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${properties_file}")
 endfunction()

@@ -9,6 +9,7 @@
 # Exit status: 0 when every run made passed, 1 when a run failed, 2 on bad usage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/cpu-hogs.sh
 
 runs=50
 simulator=build/default/apiserver-sim/apiserver-sim
@@ -51,12 +52,8 @@ for binary in "$simulator" "$injector"; do
 done
 
 reports=$(mktemp -d "${TMPDIR:-/tmp}/stress-scenarios.XXXXXX")
-hog_pids=()
 cleanup() {
-  local pid
-  for pid in "${hog_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${hog_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  hog_pids=()
+  stop_cpu_hogs
   if [[ -n "$keep" ]]; then
     mkdir -p "$keep" && cp -r "$reports"/. "$keep"/
   fi
@@ -67,17 +64,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 cores=$(nproc)
-if ((hogs)); then
-  for ((cpu = 0; cpu < cores; ++cpu)); do
-    if command -v taskset >/dev/null; then
-      taskset -c "$cpu" yes >/dev/null &
-    else
-      yes >/dev/null &
-    fi
-    hog_pids+=("$!")
-  done
-  echo "stress-scenarios.sh: ${#hog_pids[@]} CPU hogs on $cores cores (pids ${hog_pids[*]})"
-fi
+if ((hogs)); then start_cpu_hogs; fi
 
 passed=0
 failed=0
