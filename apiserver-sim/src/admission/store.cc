@@ -8,10 +8,6 @@
 namespace harness::sim {
 namespace {
 
-// utilrand's alphabet (k8s.io/apimachinery/pkg/util/rand/rand.go): no vowels, no confusable
-// characters.
-constexpr std::string_view kRandAlphabet = "bcdfghjklmnpqrstvwxz2456789";
-
 std::uint64_t splitMix(std::uint64_t& state) {
   std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
   z = (z ^ (z >> 30U)) * 0xBF58476D1CE4E5B9ULL;
@@ -175,7 +171,7 @@ std::string ObjectStore::randomSuffix() {
 
 std::string ObjectStore::randomSuffixLocked() {
   std::string out;
-  for (int i = 0; i < 5; ++i) {
+  for (int i = 0; i < kRandSuffixLength; ++i) {
     out.push_back(kRandAlphabet[splitMix(rng_state_) % kRandAlphabet.size()]);
   }
   return out;

@@ -18,6 +18,7 @@
 #include "harness/core/json_pointer.h"
 #include "harness/core/yaml.h"
 #include "harness/sim/scenario_runner.h"
+#include "harness/sim/store.h"
 #include "junit.h"
 
 namespace harness::sim {
@@ -113,7 +114,7 @@ std::string withoutUids(const std::string& text) {
 // on every backend: a webhook's patch that names it (Istio's moves the pod's volumes) differs
 // only by that name. Compared as "kube-api-access-*", as the object is.
 std::string withoutGeneratedVolumeNames(const std::string& text) {
-  static const std::regex kName("kube-api-access-[bcdfghjklmnpqrstvwxz2456789]{5}");
+  static const std::regex kName("kube-api-access-" + randSuffixPattern());
   return std::regex_replace(text, kName, "kube-api-access-*");
 }
 
@@ -134,8 +135,8 @@ json withoutGeneratedName(json object) {
   }
   const auto& p = prefix->get_ref<const std::string&>();
   const auto& n = name->get_ref<const std::string&>();
-  static const std::regex kSuffix("[bcdfghjklmnpqrstvwxz2456789]{5}");
-  if (n.size() == p.size() + 5 && n.compare(0, p.size(), p) == 0 &&
+  static const std::regex kSuffix(randSuffixPattern());
+  if (n.size() == p.size() + kRandSuffixLength && n.compare(0, p.size(), p) == 0 &&
       std::regex_match(n.substr(p.size()), kSuffix)) {
     metadata["name"] = p + "*";
   }

@@ -20,6 +20,7 @@
 #include "harness/core/json_pointer.h"
 #include "harness/core/yaml.h"
 #include "harness/sim/scenario_runner.h"
+#include "harness/sim/store.h"
 
 namespace harness::sim {
 using nlohmann::json;
@@ -27,10 +28,9 @@ using nlohmann::json;
 namespace {
 
 // The ServiceAccount plugin names its projected token volume kube-api-access-<utilrand.String(5)>
-// (plugin/pkg/admission/serviceaccount/admission.go; alphabet of
-// apimachinery pkg/util/rand/rand.go).
+// (plugin/pkg/admission/serviceaccount/admission.go).
 const std::regex& kubeApiAccessName() {
-  static const std::regex pattern("^kube-api-access-[bcdfghjklmnpqrstvwxz2456789]{5}$");
+  static const std::regex pattern("^kube-api-access-" + randSuffixPattern() + "$");
   return pattern;
 }
 constexpr std::string_view kKubeApiAccessPlaceholder = "kube-api-access-*";

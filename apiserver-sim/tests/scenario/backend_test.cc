@@ -1,10 +1,12 @@
 // The runner's backend interface (backend.h) with a scripted backend, the Prometheus counter
 // helpers, and the comparison of two backends (compare.h) with known differences.
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,7 @@
 #include "harness/sim/report.h"
 #include "harness/sim/scenario.h"
 #include "harness/sim/scenario_runner.h"
+#include "harness/sim/store.h"
 
 namespace harness::sim {
 namespace {
@@ -230,6 +233,37 @@ TEST(Compare, GeneratedVolumeNamesInAnnotationsAreNotDifferences) {
   EXPECT_EQ(same.counts().identical, 1u);
   const auto other = compareRuns(runOf("simulator", withPatch("kube-api-access-rzgt9")),
                                  runOf("kube", withPatch("istio-envoy")), {});
+  EXPECT_EQ(other.counts().identical, 0u);
+}
+
+// The store, the comparison and the expectations share one utilrand alphabet (store.h): every
+// suffix the store generates is recognised, and a name that only looks generated is not.
+TEST(Compare, NamesTheStoreGeneratesFromGenerateNameAreNotDifferences) {
+  const std::regex suffix(randSuffixPattern());
+  ObjectStore store;
+  for (std::uint64_t seed = 0; seed < 200; ++seed) {
+    store.seed(seed);
+    const std::string generated = store.randomSuffix();
+    ASSERT_TRUE(std::regex_match(generated, suffix)) << generated;
+  }
+  for (const std::string not_generated : {"abcde", "x7k2", "x7k2q9", "X7K2Q", "x7k2-", "x1k2q"}) {
+    EXPECT_FALSE(std::regex_match(not_generated, suffix)) << not_generated;
+  }
+
+  auto podNamed = [](const std::string& name) {
+    return json{{"metadata", {{"generateName", "web-"}, {"name", name}}}};
+  };
+  store.seed(1);
+  const std::string first = "web-" + store.randomSuffix();
+  store.seed(2);
+  const std::string second = "web-" + store.randomSuffix();
+  ASSERT_NE(first, second);
+  const auto same = compareRuns(runOf("simulator", stepWith(201, podNamed(first))),
+                                runOf("kube", stepWith(201, podNamed(second))), {});
+  EXPECT_EQ(same.counts().identical, 1u);
+  // 'a' and '1' are not in utilrand's alphabet: a name Kubernetes cannot have generated.
+  const auto other = compareRuns(runOf("simulator", stepWith(201, podNamed(first))),
+                                 runOf("kube", stepWith(201, podNamed("web-a1bcd"))), {});
   EXPECT_EQ(other.counts().identical, 0u);
 }
 

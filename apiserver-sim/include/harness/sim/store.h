@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <variant>
 #include <vector>
@@ -21,6 +22,18 @@
 #include "harness/core/status.h"
 
 namespace harness::sim {
+
+// utilrand's alphabet (k8s.io/apimachinery/pkg/util/rand/rand.go: no vowels, no confusable
+// characters) and the length of the suffix utilrand.String(5) draws from it. Names made from
+// metadata.generateName (k8s.io/apiserver pkg/storage/names/generate.go) and the ServiceAccount
+// plugin's kube-api-access-<suffix> volume end in one: the store makes them, the scenario
+// comparisons recognise them.
+inline constexpr std::string_view kRandAlphabet = "bcdfghjklmnpqrstvwxz2456789";
+inline constexpr int kRandSuffixLength = 5;
+// An ECMAScript regular expression for one such suffix: "[bcdf...789]{5}".
+inline std::string randSuffixPattern() {
+  return "[" + std::string(kRandAlphabet) + "]{" + std::to_string(kRandSuffixLength) + "}";
+}
 
 // An object, or the Status the API server answers with (404 NotFound, 409 AlreadyExists...).
 using StoreResult = std::variant<nlohmann::json, core::Status>;
@@ -65,8 +78,8 @@ class ObjectStore {
 
   // The store's current revision (the last resourceVersion handed out).
   [[nodiscard]] std::uint64_t revision() const;
-  // 5 characters of utilrand's alphabet ("bcdfghjklmnpqrstvwxz2456789"), from the store's
-  // generator (seedable for reproducible runs).
+  // kRandSuffixLength characters of kRandAlphabet, from the store's generator (seedable for
+  // reproducible runs).
   std::string randomSuffix();
   void seed(std::uint64_t seed);
   // A random UUID v4 from the same generator.
