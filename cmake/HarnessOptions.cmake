@@ -24,6 +24,9 @@ endif()
 if((HARNESS_SANITIZE OR HARNESS_FUZZ) AND HARNESS_TSAN)
   message(FATAL_ERROR "HARNESS_TSAN cannot be combined with HARNESS_SANITIZE or HARNESS_FUZZ")
 endif()
+# The one place the ASan + UBSan flags are set: the asan preset (clang-16, -O1) turns on both
+# HARNESS_SANITIZE and HARNESS_FUZZ, so that one build directory compiles every object once for
+# the test programs and the fuzz targets (CI's asan and fuzz stages, scripts/test.sh).
 if(HARNESS_SANITIZE OR HARNESS_FUZZ)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)
@@ -41,8 +44,9 @@ if(HARNESS_FUZZ)
   if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
     message(FATAL_ERROR "HARNESS_FUZZ needs clang for libFuzzer (the fuzz preset uses clang++-16)")
   endif()
-  # Coverage instrumentation for every library; only the fuzz programs link libFuzzer's main
-  # (fuzz/CMakeLists.txt). libstdc++'s checked operator[], front(), back()... turn out-of-range
+  # Coverage instrumentation for every object (test programs too, so that they share the
+  # libraries' objects; without libFuzzer linked in, its hooks are the sanitizer runtime's no-op
+  # defaults); only the fuzz programs link libFuzzer's main (fuzz/CMakeLists.txt). libstdc++'s checked operator[], front(), back()... turn out-of-range
   # accesses that ASan cannot see (inside a vector's capacity) into aborts.
   add_compile_options(-fsanitize=fuzzer-no-link -D_GLIBCXX_ASSERTIONS)
 endif()

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Builds the `fuzz` preset (clang-16, libFuzzer, ASan + UBSan) and fuzzes each target of fuzz/
-# for FUZZ_SECONDS (default 10) seconds, one after the other.
+# Builds the fuzz targets (the `fuzz` preset: the asan preset's build directory, clang-16,
+# libFuzzer, ASan + UBSan) and fuzzes each target of fuzz/ for FUZZ_SECONDS (default 10) seconds,
+# one after the other.
 #   scripts/fuzz.sh                       # every target
 #   scripts/fuzz.sh yaml json_patch       # some targets
 #   FUZZ_SECONDS=600 scripts/fuzz.sh yaml # a longer run
 # Each run starts from the seeds in fuzz/corpus/<target>/ (read, never written) and from what
-# earlier runs found in build/fuzz/corpus/<target>/, where new inputs go. A crash, sanitizer
+# earlier runs found in build/asan/corpus/<target>/, where new inputs go. A crash, sanitizer
 # report, failed property, timeout (FUZZ_TIMEOUT, default 10 s for one input) or out-of-memory
-# leaves the input in build/fuzz/artifacts/. Prints per target the executions, executions per
+# leaves the input in build/asan/artifacts/. Prints per target the executions, executions per
 # second and the corpus (entries and bytes) at the end; exit status 1 when any target failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,7 +39,7 @@ start=$(date +%s)
 bash scripts/build.sh fuzz --target "${build_targets[@]}"
 echo "fuzz.sh: build took $(( $(date +%s) - start ))s"
 
-out="$root/build/fuzz"
+out="$root/build/asan"
 # Readable stack traces in reports (llvm-16 ships the symbolizer under its own name).
 if [[ -z "${ASAN_SYMBOLIZER_PATH:-}" && -x /usr/bin/llvm-symbolizer-16 ]]; then
   export ASAN_SYMBOLIZER_PATH=/usr/bin/llvm-symbolizer-16

@@ -12,7 +12,8 @@ packages=(
   libgtest-dev libgmock-dev googletest librapidcheck-dev
   libcli11-dev libfmt-dev libspdlog-dev libbenchmark-dev
   libjemalloc-dev             # the injector binary's malloc (scripts/bench-inject.sh)
-  clang-16 libclang-rt-16-dev llvm-16   # the fuzz preset: libFuzzer, sanitizer runtimes, llvm-symbolizer
+  clang-16 libclang-rt-16-dev llvm-16   # the asan and fuzz presets: libFuzzer, sanitizer runtimes, llvm-symbolizer
+  lld-16                      # the asan preset's linker (links its test programs faster than ld)
   procps curl ca-certificates
   time                        # /usr/bin/time -v: peak RSS in the benchmark scripts
 )
