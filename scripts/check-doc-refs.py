@@ -2,7 +2,7 @@
 """Checks that every citation of the project's docs resolves, and that nothing points outside.
 
     python3 scripts/check-doc-refs.py [--root DIR]   # exit 0: all good; 1: problems (listed)
-    python3 scripts/check-doc-refs.py --self-test    # the checker finds what it must find
+    python3 scripts/check-doc-refs.py --self-test [--scratch DIR]   # it finds what it must
 
 Code comments, scenario files and READMEs cite the behaviour they reproduce as
 `docs/admission-chain.md §4.4` (several: `§4.2, §4.4`; a range: `§1.3-§1.6`). For every such
@@ -40,6 +40,14 @@ FORBIDDEN = [
     ("k8s-admission-" + "chain.md", "old reference name: use docs/admission-chain.md"),
     ("real-kubernetes-from-" + "go-modules.md", "old reference name: use docs/real-kubernetes.md"),
 ]
+# Folders whose citations are rewritten after a parallel refactor merges (issue 12): their
+# problems are printed as "pending", without failing. Empty this list once that is done.
+PENDING = [
+    "apiserver-sim/src/admission/",
+    "apiserver-sim/include/harness/apiserver/",
+    "injector/src/istio/",
+    "injector/include/harness/injector/istio",
+]
 # linkerd-injector.md and istio-injector.md kept their names; without the docs/ prefix they
 # still mean the old files.
 BARE_NAMES_RE = re.compile(r"(?<![\w/.-])(linkerd-injector|istio-injector)\.md")
@@ -47,10 +55,14 @@ BARE_NAMES_RE = re.compile(r"(?<![\w/.-])(linkerd-injector|istio-injector)\.md")
 
 def list_files(root):
     try:
+        top = subprocess.run(["git", "-C", root, "rev-parse", "--show-toplevel"], check=True,
+                             capture_output=True, text=True).stdout.strip()
+        if os.path.realpath(top) != os.path.realpath(root):
+            raise ValueError("not the top of a checkout")  # e.g. a tree inside the build folder
         out = subprocess.run(["git", "-C", root, "ls-files", "-z"], check=True,
                              capture_output=True).stdout
         return [p for p in out.decode("utf-8", "replace").split("\0") if p]
-    except (OSError, subprocess.CalledProcessError):
+    except (OSError, ValueError, subprocess.CalledProcessError):
         files = []
         for base, dirs, names in os.walk(root):
             dirs[:] = [d for d in dirs if d not in (".git", "build")]
@@ -135,11 +147,11 @@ def check(root):
             for m in ([] if in_docs else BARE_NAMES_RE.finditer(line)):
                 problems.append(f"{rel}:{number}: {m.group(0)!r}: old reference name: "
                                 f"use docs/{m.group(0)}")
-        for doc in {m.group(1) for m in MENTION_RE.finditer(text)}:
-            if headings(root, doc, cache) is None:
-                problems.append(f"{rel}: cites docs/{doc}, which does not exist")
         if is_self:
             continue
+        for doc in sorted({m.group(1) for m in MENTION_RE.finditer(text)}):
+            if headings(root, doc, cache) is None:
+                problems.append(f"{rel}: cites docs/{doc}, which does not exist")
         for number, doc, section in citations(rel, text):
             if doc is None:
                 problems.append(f"{rel}:{number}: §{section} without a document: write "
@@ -155,7 +167,7 @@ def check(root):
     return problems, cited
 
 
-def self_test():
+def self_test(scratch):
     """Every kind of problem is found in a tree built for it, and a good tree passes."""
     good_doc = "# T\n\n## 1. One\n\n### 1.2 Two\n\n### 1a. Extra\n\n```\n## 9. in a fence\n```\n"
     cases = {
@@ -175,7 +187,7 @@ def self_test():
     }
     failed = []
     for name, (files, want) in cases.items():
-        with tempfile.TemporaryDirectory() as root:
+        with tempfile.TemporaryDirectory(dir=scratch) as root:
             for rel, content in files.items():
                 path = os.path.join(root, rel)
                 os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -194,20 +206,27 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", default=os.path.join(os.path.dirname(__file__), ".."))
     parser.add_argument("--self-test", action="store_true")
+    parser.add_argument("--scratch", default=None,
+                        help="where --self-test builds its trees (default: the system's temp)")
     args = parser.parse_args()
     if args.self_test:
-        return self_test()
+        return self_test(args.scratch)
     root = os.path.abspath(args.root)
     if not os.path.isdir(os.path.join(root, DOCS_DIR)):
         print(f"check-doc-refs: {root}: no {DOCS_DIR}/ folder", file=sys.stderr)
         return 1
     problems, cited = check(root)
+    pending = [p for p in problems if any(p.startswith(f) for f in PENDING)]
+    problems = [p for p in problems if p not in pending]
+    for p in pending:
+        print("pending: " + p)
     for p in problems:
         print(p)
     if problems:
         print(f"check-doc-refs: {len(problems)} problem(s)", file=sys.stderr)
         return 1
-    print(f"check-doc-refs: {cited} section citations resolve; nothing points outside")
+    note = f" ({len(pending)} pending in {', '.join(PENDING)})" if pending else ""
+    print(f"check-doc-refs: {cited} section citations resolve; nothing points outside{note}")
     return 0
 
 
