@@ -1,5 +1,5 @@
 // The label selector agrees with a naive reference reading of apimachinery's semantics
-// (k8s-admission-chain.md §3.5) for every selector and label set.
+// (docs/admission-chain.md §3.5) for every selector and label set.
 
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>

@@ -2,7 +2,7 @@
 // by kubernetes/apiserver pkg/admission/plugin/webhook/mutating/dispatcher.go (webhookAnnotator:
 // mutation/patch/failed-open keys "<prefix>round_<r>_index_<i>", MutationAuditAnnotation and
 // PatchAuditAnnotation values) and validating/dispatcher.go (failed-open.validating keys); see
-// k8s-admission-chain.md §7.1.
+// docs/admission-chain.md §7.1.
 
 #include "harness/audit/chain.h"
 
@@ -710,7 +710,7 @@ std::string formatChain(const MutationChain& chain) {
     if (!replay.ok()) {
       out += "  replay: not possible: " + replay.error().message + "\n";
       if (replay.error().message.find("does not apply") != std::string::npos) {
-        // k8s-admission-chain.md §7.2: requestObject is the body as received.
+        // docs/admission-chain.md §7.2: requestObject is the body as received.
         out += "    (the requestObject is the request as the client sent it, before defaulting "
                "and the in-tree plugins the webhooks saw; see ReplayOptions::base_object)\n";
       }

@@ -1,4 +1,4 @@
-// Annotation keys and values as the webhook dispatchers write them (k8s-admission-chain.md §7.1,
+// Annotation keys and values as the webhook dispatchers write them (docs/admission-chain.md §7.1,
 // cases from mutating/dispatcher_test.go), level filtering (attributes.go getAnnotations) and the
 // first-value-wins rule (AddAnnotationWithLevel).
 

@@ -1,11 +1,11 @@
 // Patch generation: createPatch(from, to) for json_patch.h.
 //
 // Injectors answer with a JSON Patch computed by diffing the original and the mutated object
-// (Istio: gomodules.xyz/jsonpatch/v2 CreatePatch, see istio-injector.md §3). That library's LCS is
-// quadratic on long arrays (a pod with thousands of env vars took seconds), so this one works in
-// O(n) for the common cases: objects are diffed key by key, arrays keep their common prefix and
-// suffix and only the middle goes through a Myers edit script whose work is bounded; beyond the
-// bound the middle is diffed pairwise.
+// (Istio: gomodules.xyz/jsonpatch/v2 CreatePatch, see docs/istio-injector.md §3). That library's
+// LCS is quadratic on long arrays (a pod with thousands of env vars took seconds), so this one
+// works in O(n) for the common cases: objects are diffed key by key, arrays keep their common
+// prefix and suffix and only the middle goes through a Myers edit script whose work is bounded;
+// beyond the bound the middle is diffed pairwise.
 
 #include <algorithm>
 #include <cstdint>

@@ -6,7 +6,7 @@
 //   * k8s.io/apimachinery/pkg/apis/meta/v1/types.go (ObjectMeta, OwnerReference field names) and
 //     controller_ref.go (GetControllerOf).
 //   * kube-apiserver discovery for the built-in resources (kinds served by subresources, scope)
-//     and the storage sharing behind matchPolicy: Equivalent (see k8s-admission-chain.md §3.2).
+//     and the storage sharing behind matchPolicy: Equivalent (see docs/admission-chain.md §3.2).
 
 #include <algorithm>
 #include <utility>

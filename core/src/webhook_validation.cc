@@ -1,4 +1,4 @@
-// Validation of Mutating/ValidatingWebhookConfiguration (k8s-admission-chain.md §9), following
+// Validation of Mutating/ValidatingWebhookConfiguration (docs/admission-chain.md §9), following
 // kubernetes pkg/apis/admissionregistration/validation/validation.go @ afd5df58,
 // apiserver pkg/util/webhook/validation.go, apimachinery pkg/util/validation/validation.go and
 // pkg/api/validate/content (dns.go, kube.go), and Go's net/url Parse for webhook URLs.

@@ -219,7 +219,7 @@ TEST(ApplyPatchTest, AddOverwritesAnExistingMember) {
 }
 
 TEST(ApplyPatchTest, AddBelowAMissingParentFails) {
-  // k8s-admission-chain.md §5: a pod without labels has no /metadata/labels.
+  // docs/admission-chain.md §5: a pod without labels has no /metadata/labels.
   EXPECT_EQ(applyError(kPod, R"([{"op":"add","path":"/metadata/labels/x","value":"y"}])"),
             "add operation does not apply: doc is missing path: \"/metadata/labels/x\": "
             "missing value");
@@ -374,7 +374,7 @@ TEST(ApplyPatchTest, ReplaceChangesAMember) {
 }
 
 TEST(ApplyPatchTest, ReplaceOfAMissingMemberAddsIt) {
-  // The reinvocation integration test relies on this (k8s-admission-chain.md §5).
+  // The reinvocation integration test relies on this (docs/admission-chain.md §5).
   const json doc = {{"metadata", {{"labels", {{"a", "b"}}}}}};
   const json out =
       applyOk(doc, R"([{"op":"replace","path":"/metadata/labels/fight","value":"yes"}])");

@@ -176,7 +176,7 @@ TEST(StrategicMergeTest, VolumeMountsMergeByMountPathAndDevicesByDevicePath) {
 }
 
 TEST(StrategicMergeTest, VolumesMergeByNameWithInjectedOnesFirst) {
-  // istio-injector.md §2.4: user volumes come after the injected ones.
+  // docs/istio-injector.md §2.4: user volumes come after the injected ones.
   const json original =
       podWith({{"volumes", {{{"name", "certs"}, {"secret", {{"secretName", "c"}}}}}}});
   const json patch = podWith({{"volumes",
@@ -505,7 +505,7 @@ TEST(StrategicMergeTest, IstioSidecarTemplateOverlaysThePod) {
 
 TEST(StrategicMergeTest, IstioReinjectionMergesIntoTheExistingProxy) {
   // The original pod is the merge base, so env entries of an earlier injection survive
-  // (istio-injector.md §3 step 3, golden merge-probers keeps JWT_POLICY).
+  // (docs/istio-injector.md §3 step 3, golden merge-probers keeps JWT_POLICY).
   const json pod = podWith({{"containers",
                              {{{"name", "app"}},
                               {{"name", "istio-proxy"},

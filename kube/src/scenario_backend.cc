@@ -42,8 +42,8 @@ using namespace std::chrono_literals;
 namespace {
 
 constexpr std::string_view kSyncLabel = "apiserver-sim.harness.dev/sync";
-// Sorted after every configuration a scenario can name (byte order, §2.1), so the flattened
-// indexes of the scenario's mutating webhooks stay the same.
+// Sorted after every configuration a scenario can name (byte order, docs/admission-chain.md
+// §2.1), so the flattened indexes of the scenario's mutating webhooks stay the same.
 constexpr std::string_view kSyncConfiguration = "zzzzzzzz-apiserver-sim-sync";
 constexpr std::string_view kSyncWebhook = "sync.apiserver-sim.harness.dev";
 // The sync stub's Service, in a namespace of its own.

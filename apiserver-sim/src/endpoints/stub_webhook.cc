@@ -95,7 +95,7 @@ std::chrono::milliseconds scaledDelay(std::chrono::nanoseconds delay, double tim
 }
 
 // The review a webhook server answers with (k8s.io/api admission/v1 types.go field names;
-// k8s-admission-chain.md §4.1), with the behaviour's overrides.
+// docs/admission-chain.md §4.1), with the behaviour's overrides.
 json reviewAnswer(const StubBehaviour& behaviour, const json& request_review) {
   const json* admission = member(request_review, "request");
   json review = json::object();

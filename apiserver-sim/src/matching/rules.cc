@@ -1,6 +1,6 @@
 // Rule matching: kubernetes/apiserver pkg/admission/plugin/webhook/predicates/rules/rules.go
 // (Matcher.Matches = scope && operation && group && version && resource, splitResource with
-// SplitN(x, "/", 2), IsExemptAdmissionConfigurationResource). See k8s-admission-chain.md §2.4,
+// SplitN(x, "/", 2), IsExemptAdmissionConfigurationResource). See docs/admission-chain.md §2.4,
 // §3.1.
 
 #include <array>

@@ -1,7 +1,7 @@
 // namespaceSelector and objectSelector: kubernetes/apiserver
 // pkg/admission/plugin/webhook/predicates/namespace/matcher.go (MatchNamespaceSelector,
 // GetNamespaceLabels, Provider.GetNamespace) and predicates/object/matcher.go
-// (MatchObjectSelector, matchObject). See k8s-admission-chain.md §3.3, §3.4.
+// (MatchObjectSelector, matchObject). See docs/admission-chain.md §3.3, §3.4.
 
 #include <array>
 #include <exception>

@@ -1,7 +1,7 @@
 // ShouldCallHook: kubernetes/apiserver pkg/admission/plugin/webhook/generic/webhook.go
 // (ShouldCallHook, Dispatch's IsExemptAdmissionConfigurationResource check) and
 // pkg/admission/plugin/webhook/matchconditions/matcher.go (Match); error aggregation from
-// apimachinery pkg/util/errors/errors.go. See k8s-admission-chain.md §2.4, §3, §3.2, §3.6.
+// apimachinery pkg/util/errors/errors.go. See docs/admission-chain.md §2.4, §3, §3.2, §3.6.
 
 #include <exception>
 #include <set>

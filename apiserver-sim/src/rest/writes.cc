@@ -1,4 +1,4 @@
-// POST, PUT, PATCH and DELETE through the admission chain (k8s-admission-chain.md §1.3-§1.5).
+// POST, PUT, PATCH and DELETE through the admission chain (docs/admission-chain.md §1.3-§1.5).
 // Followed (k8s.io/apiserver pkg/endpoints/handlers/): create.go (body negotiation and decoding,
 // transformDecodeError, "the API version in the data (...) does not match the expected API
 // version (...)", CreateOptions validation), update.go (checkName), patch.go (patch types,

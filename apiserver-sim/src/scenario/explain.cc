@@ -59,7 +59,7 @@ std::string failurePolicyOf(const CallRecord& call) {
   return call.failure_policy.empty() ? std::string(core::kFailurePolicyFail) : call.failure_policy;
 }
 
-// What the outcome did to the request, in the reference's words (k8s-admission-chain.md §4.4).
+// What the outcome did to the request, in the reference's words (docs/admission-chain.md §4.4).
 std::string outcomeText(const CallRecord& call) {
   switch (call.outcome) {
     case CallOutcome::kAllowed:

@@ -1,5 +1,5 @@
 // The admission chain with in-process webhooks (no TLS): deadline arithmetic (the ?timeout= each
-// webhook sees, one request deadline shared by every call: k8s-admission-chain.md §4.3),
+// webhook sees, one request deadline shared by every call: docs/admission-chain.md §4.3),
 // reinvocation bookkeeping (§6: at most one more round, only IfNeeded webhooks that ran in round
 // 0, not for a webhook's own change, the in-tree plugins again) and the calls' records.
 

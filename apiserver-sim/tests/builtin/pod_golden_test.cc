@@ -135,7 +135,8 @@ TEST(PodGoldenTest, StoredPodPassesValidation) {
 }
 
 TEST(PodGoldenTest, ReinvocationRoundChangesNothing) {
-  // Round 1 of §6 re-runs every in-tree mutating plugin on the admitted object.
+  // Round 1 (docs/admission-chain.md §6) re-runs every in-tree mutating plugin on the admitted
+  // object.
   json once = admitMinimalPod();
   AdmissionAttributes attributes = createAttributes(once);
   attributes.reinvoke = true;

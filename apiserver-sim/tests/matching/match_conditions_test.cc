@@ -1,4 +1,4 @@
-// matchConditions in ShouldCallHook (k8s-admission-chain.md §3.6; kubernetes/apiserver
+// matchConditions in ShouldCallHook (docs/admission-chain.md §3.6; kubernetes/apiserver
 // pkg/admission/plugin/webhook/matchconditions/matcher.go Match, generic/webhook.go) and the
 // error aggregation of apimachinery pkg/util/errors.
 

@@ -1,6 +1,6 @@
 // namespaceSelector: a port of kubernetes/apiserver pkg/admission/plugin/webhook/predicates/
 // namespace/matcher_test.go (TestGetNamespaceLabels, TestNotExemptClusterScopedResource) plus the
-// MatchNamespaceSelector branches (k8s-admission-chain.md §3.3).
+// MatchNamespaceSelector branches (docs/admission-chain.md §3.3).
 
 #include <map>
 #include <stdexcept>

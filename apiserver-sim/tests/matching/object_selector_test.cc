@@ -1,6 +1,6 @@
 // objectSelector: a port of kubernetes/apiserver pkg/admission/plugin/webhook/predicates/
 // object/matcher_test.go (TestObjectSelector) plus nil and unparseable selectors
-// (k8s-admission-chain.md §3.4).
+// (docs/admission-chain.md §3.4).
 
 #include <string>
 

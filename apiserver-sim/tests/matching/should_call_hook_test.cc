@@ -1,6 +1,6 @@
 // ShouldCallHook: a port of kubernetes/apiserver pkg/admission/plugin/webhook/generic/
 // webhook_test.go TestShouldCallHook (with its fake equivalent-resource mapper), then the
-// evaluation order, error surfacing and explanations of k8s-admission-chain.md §3 against the
+// evaluation order, error surfacing and explanations of docs/admission-chain.md §3 against the
 // built-in resource table.
 
 #include <cctype>

@@ -1,4 +1,4 @@
-// Webhook ordering (k8s-admission-chain.md §2.1; kubernetes/apiserver
+// Webhook ordering (docs/admission-chain.md §2.1; kubernetes/apiserver
 // pkg/admission/configuration/mutating_webhook_manager.go getMutatingWebhookConfigurations).
 
 #include <string>

@@ -12,7 +12,7 @@
 // metrics), controller/proxy-injector/metrics.go (labels), controller/k8s/metadata_api.go
 // (GetOwnerKindAndName, isValidRSParent), pkg/k8s/api.go (GetAPIResource), pkg/inject/inject.go
 // (AppendNamespaceAnnotations, HasWorkloadAnnotation, CreateOpaquePortsPatch) and
-// pkg/inject/annotation_patch.go. See linkerd-injector.md §1.3, §1.4, §2.5, §4.
+// pkg/inject/annotation_patch.go. See docs/linkerd-injector.md §1.3, §1.4, §2.5, §4.
 
 namespace harness::injector::linkerd {
 

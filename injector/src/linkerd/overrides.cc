@@ -12,7 +12,7 @@
 // Followed: pkg/inject/inject.go ApplyAnnotationOverrides / MergeAdditionalEnv /
 // getPodInboundPorts / FilterPodOpaquePorts, pkg/util/parsing.go (ParseContainerOpaquePorts,
 // GetPortRanges), linkerd2-proxy-init ports.ParsePortRange and the semantics listed in
-// linkerd-injector.md §3.1. Warning texts are the upstream ones where known.
+// docs/linkerd-injector.md §3.1. Warning texts are the upstream ones where known.
 
 namespace harness::injector::linkerd {
 

@@ -14,7 +14,7 @@
 #include "harness/injector/linkerd/overrides.h"
 #include "harness/injector/linkerd/report.h"
 
-// Followed (edge-26.x, see linkerd-injector.md §2 for what could not be read directly):
+// Followed (edge-26.x, see docs/linkerd-injector.md §2 for what could not be read directly):
 // charts/patch/templates/patch.json (op order, $initIndex), charts/partials/templates/
 // _proxy.tpl (env order), _proxy-init.tpl, _network-validator.tpl, _debug.tpl, _resources.tpl,
 // _capabilities.tpl, _volumes.tpl, and pkg/inject/inject.go (GetPodPatch,

@@ -4,7 +4,7 @@
 
 // Field names and Go types follow pkg/charts/linkerd2/values.go; defaults follow
 // charts/linkerd-control-plane/values.yaml (with the edge-26.x changes listed in
-// linkerd-injector.md: nativeSidecar true, iptablesMode nft).
+// docs/linkerd-injector.md: nativeSidecar true, iptablesMode nft).
 
 namespace harness::injector::linkerd {
 

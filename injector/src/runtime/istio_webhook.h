@@ -1,7 +1,7 @@
 #pragma once
 
 // The HTTPS shell around the Istio profile: pkg/kube/inject/webhook.go serveInject and
-// parseInjectEnvs (istio-injector.md §5): body and Content-Type checks, AdmissionReview v1 and
+// parseInjectEnvs (docs/istio-injector.md §5): body and Content-Type checks, AdmissionReview v1 and
 // v1beta1, path parameters, the sidecar_injection_* metrics, config files reloaded on change.
 
 #include <filesystem>

@@ -3,7 +3,7 @@
 // The HTTPS shell around the Linkerd profile: controller/webhook/server.go (decode, bad input,
 // echo the review with its response) and controller/proxy-injector/webhook.go (values and trust
 // bundle read on every request, namespace from the API, owner lookups, events, metrics).
-// See linkerd-injector.md §0, §4, §5.
+// See docs/linkerd-injector.md §0, §4, §5.
 
 #include <filesystem>
 #include <memory>

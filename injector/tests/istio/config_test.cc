@@ -1,4 +1,4 @@
-// Loading the injector config, values and mesh config (istio-injector.md §4.1) and annotation
+// Loading the injector config, values and mesh config (docs/istio-injector.md §4.1) and annotation
 // validation (§4.3).
 
 #include "harness/injector/istio/config.h"

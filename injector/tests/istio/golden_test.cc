@@ -1,6 +1,6 @@
 // Golden tests of Istio-style injection with this project's default template
 // (injector/istio/). Inputs are modelled on istio/istio pkg/kube/inject/testdata/inject/*.yaml
-// shapes (istio-injector.md §2-§5.1); the expected files live beside them as
+// shapes (docs/istio-injector.md §2-§5.1); the expected files live beside them as
 // <name>.yaml.injected. Refresh them explicitly with HARNESS_UPDATE_GOLDEN=1; without it a
 // missing or different file fails the test.
 
@@ -156,7 +156,7 @@ TEST(IstioInject, KubeInjectSkipsHostNetworkWithIstiosWarning) {
             "enabled\n");
 }
 
-// Re-injecting the injected pod changes nothing (istio-injector.md §3).
+// Re-injecting the injected pod changes nothing (docs/istio-injector.md §3).
 void expectIdempotent(const std::string& name, bool native,
                       const InjectorSettings& s = defaults()) {
   auto first = admitFile(name, s, native);

@@ -1,5 +1,5 @@
 // injectRequired as a table, modelled on istio/istio pkg/kube/inject/webhook_test.go
-// TestInjectRequired, with 1.27+ value semantics (istio-injector.md §1).
+// TestInjectRequired, with 1.27+ value semantics (docs/istio-injector.md §1).
 
 #include "harness/injector/istio/inject_required.h"
 

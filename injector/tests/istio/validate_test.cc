@@ -1,4 +1,4 @@
-// Annotation validation before rendering (validate.go, istio-injector.md §4.3): one test per
+// Annotation validation before rendering (validate.go, docs/istio-injector.md §4.3): one test per
 // rule, with Istio's messages, and the deny it causes through admit().
 
 #include "harness/injector/istio/validate.h"

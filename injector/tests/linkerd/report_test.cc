@@ -20,7 +20,7 @@ Report reportFor(const json& object, const std::string& ns_inject = "", bool pro
   return makeReport(*w, ns_inject, projection);
 }
 
-// --- The inject-annotation truth table (linkerd-injector.md §1.2), namespace x workload. ---
+// --- The inject-annotation truth table (docs/linkerd-injector.md §1.2), namespace x workload. ---
 
 struct TruthRow {
   const char* ns;   // "" = absent

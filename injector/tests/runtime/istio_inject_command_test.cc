@@ -1,5 +1,5 @@
-// `injector inject --profile istio` (istioctl kube-inject, istio-injector.md §5.1): the offline
-// command prints what the library golden tests expect, for a CronJob and a Deployment.
+// `injector inject --profile istio` (istioctl kube-inject, docs/istio-injector.md §5.1): the
+// offline command prints what the library golden tests expect, for a CronJob and a Deployment.
 
 #include <gtest/gtest.h>
 

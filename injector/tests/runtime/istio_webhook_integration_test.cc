@@ -1,6 +1,6 @@
 // `injector serve --profile istio` as a process: generated certificates, real HTTPS on
 // 127.0.0.1, AdmissionReviews v1 and v1beta1 on /inject, /inject/cluster/<c>/net/<n> and the
-// :ENV: form, Istio's answers to bad requests (istio-injector.md §5), the sidecar_injection_*
+// :ENV: form, Istio's answers to bad requests (docs/istio-injector.md §5), the sidecar_injection_*
 // metrics on the admin port, configuration reload, SIGTERM.
 
 #include <gtest/gtest.h>

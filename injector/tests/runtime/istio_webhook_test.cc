@@ -1,5 +1,5 @@
 // The Istio webhook shell: path parameters (TestParseInjectEnvs) and the HTTP answers of
-// serveInject (istio-injector.md §5), called in process.
+// serveInject (docs/istio-injector.md §5), called in process.
 
 #include "istio_webhook.h"
 

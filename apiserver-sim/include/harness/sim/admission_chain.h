@@ -1,7 +1,7 @@
 #pragma once
 
 // The request path of kube-apiserver for a write, from decoded body to stored object
-// (k8s-admission-chain.md §1.3-§1.6): defaulting, the mutating phase (in-tree plugins, then the
+// (docs/admission-chain.md §1.3-§1.6): defaulting, the mutating phase (in-tree plugins, then the
 // mutating webhooks, with the reinvocation round of §6), object validation (422), the validating
 // phase (in-tree validators, then the validating webhooks in parallel), storage, and one audit
 // event. Every decision is recorded so that `--explain` can say why.

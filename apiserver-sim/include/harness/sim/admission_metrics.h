@@ -1,7 +1,7 @@
 #pragma once
 
 // kube-apiserver's admission metrics (apiserver pkg/admission/metrics/metrics.go; see
-// k8s-admission-chain.md §8): names, labels and buckets as upstream, recorded into a
+// docs/admission-chain.md §8): names, labels and buckets as upstream, recorded into a
 // core::MetricsRegistry that the REST API serves on /metrics.
 
 #include <chrono>

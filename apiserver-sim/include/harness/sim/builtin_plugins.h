@@ -1,7 +1,7 @@
 #pragma once
 
 // The in-tree admission plugins of kube-apiserver that matter to a sidecar injector
-// (k8s-admission-chain.md §1.1-§1.2, §6): they run in AllOrderedPlugins order, the mutating ones
+// (docs/admission-chain.md §1.1-§1.2, §6): they run in AllOrderedPlugins order, the mutating ones
 // before the mutating webhooks and again in the reinvocation round, the validating ones before
 // the validating webhooks. Each acts only on the resources and operations its upstream code
 // does, with upstream's rejection texts:

@@ -27,7 +27,7 @@ class HttpClient;
 namespace harness::sim {
 
 // One HTTP exchange with a webhook, timed on the request's simulated clock
-// (k8s-admission-chain.md §4.3, with time counted as the simulator defines it in
+// (docs/admission-chain.md §4.3, with time counted as the simulator defines it in
 // scenarios/FORMAT.md "Time"): the call may take `budget`, the time left of min(timeoutSeconds,
 // the request's deadline), exactly as kube-apiserver's context would allow it.
 struct WebhookCall {

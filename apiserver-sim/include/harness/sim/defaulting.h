@@ -3,7 +3,7 @@
 // Scheme defaulting and the Go JSON view of the built-in kinds.
 //
 // kube-apiserver defaults every object it decodes (request bodies, and again after every mutating
-// webhook patch: k8s-admission-chain.md §5 step 11) with the generated SetObjectDefaults_<Kind>
+// webhook patch: docs/admission-chain.md §5 step 11) with the generated SetObjectDefaults_<Kind>
 // functions of the object's group/version. applyDefaults reproduces them for the kinds a sidecar
 // injector meets (pkg/apis/core/v1/defaults.go, pkg/apis/apps/v1/defaults.go,
 // pkg/apis/batch/v1/defaults.go and the zz_generated.defaults.go files that say which nested

@@ -1,7 +1,7 @@
 #pragma once
 
 // Which webhooks are called for a request, with which resource and kind, and why
-// (k8s-admission-chain.md §2.4, §3). A port of kubernetes/apiserver
+// (docs/admission-chain.md §2.4, §3). A port of kubernetes/apiserver
 // pkg/admission/plugin/webhook/generic/webhook.go ShouldCallHook and its predicates
 // (predicates/rules, predicates/namespace, predicates/object, matchconditions).
 //

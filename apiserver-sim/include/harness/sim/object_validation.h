@@ -2,7 +2,7 @@
 
 // The registry strategies of kube-apiserver for the built-in kinds: PrepareForCreate /
 // PrepareForUpdate (fields the server owns) and strategy validation, whose errors become the
-// 422 Invalid of k8s-admission-chain.md §1.3 (validating webhooks never run after one: §10.14).
+// 422 Invalid of docs/admission-chain.md §1.3 (validating webhooks never run after one: §10.14).
 //
 // Upstream: pkg/registry/<group>/<kind>/strategy.go, pkg/apis/core/validation/validation.go,
 // pkg/apis/apps/validation/validation.go, pkg/apis/batch/validation/validation.go,

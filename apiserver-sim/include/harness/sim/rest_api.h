@@ -1,7 +1,7 @@
 #pragma once
 
 // The Kubernetes REST API of the simulator, served from its ObjectStore over HTTPS so that
-// kubectl and the real injector can talk to it as to a k3s kube-apiserver (k8s-admission-chain.md
+// kubectl and the real injector can talk to it as to a k3s kube-apiserver (docs/admission-chain.md
 // §1 for the write path: writes go through AdmissionChain::handle, reads straight to the store).
 //
 // Two layers, like the apiserver's handler chain and its HTTP server:

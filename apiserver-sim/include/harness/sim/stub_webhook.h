@@ -2,7 +2,7 @@
 
 // Scripted stub webhooks over real HTTPS: a scenario lists rules ("when the call looks like
 // this, answer like that") and the stub produces every answer kube-apiserver has to classify
-// (k8s-admission-chain.md §4.2, §4.4, §4.5): allowed/denied reviews with any Status, patches with
+// (docs/admission-chain.md §4.2, §4.4, §4.5): allowed/denied reviews with any Status, patches with
 // any patchType, bad uids and versions, a missing response, raw HTTP answers, slow answers, hung
 // up connections, and certificates that fail verification.
 //

@@ -1,7 +1,7 @@
 #pragma once
 
 // The webhook source of the admission plugins: which webhooks exist and in what order
-// (k8s-admission-chain.md §2.1; kubernetes/apiserver pkg/admission/configuration/
+// (docs/admission-chain.md §2.1; kubernetes/apiserver pkg/admission/configuration/
 // mutating_webhook_manager.go and validating_webhook_manager.go).
 
 #include <cstddef>

@@ -1,6 +1,6 @@
 #pragma once
 
-// The audit annotations admission writes (k8s-admission-chain.md §7.1, §4.7):
+// The audit annotations admission writes (docs/admission-chain.md §7.1, §4.7):
 //   * the annotation store of admission.Attributes with a level per key
 //     (kubernetes/apiserver pkg/admission/attributes.go: AddAnnotationWithLevel, getAnnotations,
 //     checkKeyFormat) and how the audit decorator copies it into the event

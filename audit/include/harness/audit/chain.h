@@ -3,7 +3,7 @@
 // Mutation chains rebuilt from audit events: which mutating webhooks ran on a request, in which
 // order (round, then index in the flattened webhook list), whether each changed the object, the
 // patch each applied, and which failed open -- all read back from the admission annotations of
-// k8s-admission-chain.md §7.1. Used to replay a chain and to compare the simulator's chain with a
+// docs/admission-chain.md §7.1. Used to replay a chain and to compare the simulator's chain with a
 // real cluster's for the same object.
 
 #include <cstddef>

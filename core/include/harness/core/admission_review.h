@@ -4,7 +4,7 @@
 // admission/v1beta1/types.go: the same fields and JSON names), the version negotiation and the
 // response verification of kubernetes/apiserver
 // pkg/admission/plugin/webhook/request/admissionreview.go (CreateAdmissionObjects,
-// VerifyAdmissionResponse). See k8s-admission-chain.md §4.1 and §4.2.
+// VerifyAdmissionResponse). See docs/admission-chain.md §4.1 and §4.2.
 
 #include <cstdint>
 #include <map>

@@ -6,7 +6,7 @@
 // Applying follows evanphx/json-patch v4 (the root package of github.com/evanphx/json-patch,
 // vendored by kube-apiserver as gopkg.in/evanphx/json-patch.v4 v4.13.0, patch.go/errors.go),
 // including its departures from the RFC and its exact error texts. See
-// k8s-admission-chain.md §5 ("JSONPatch engine quirks"). The most visible ones:
+// docs/admission-chain.md §5 ("JSONPatch engine quirks"). The most visible ones:
 //   - `replace` of a missing object member succeeds and adds it;
 //   - `remove` of a missing member fails (`error in remove for path: '<p>': Unable to remove
 //     nonexistent key: <k>: missing value`);
@@ -84,7 +84,7 @@ using JsonPatch = std::vector<PatchOperation>;
 //   - `null` decodes to an empty patch, and a `null` element to an operation of kind "unknown"
 //     (it fails with `Unexpected kind: unknown` only when applied).
 // The kube-apiserver wraps a decode error as `received undecodable patch in webhook response:
-// <err>` (a calling error); see k8s-admission-chain.md §4.4.
+// <err>` (a calling error); see docs/admission-chain.md §4.4.
 Result<JsonPatch> decodePatch(std::string_view text);
 
 // Applies `patch` to `doc` (an object or an array, like the Go encoding of the object being

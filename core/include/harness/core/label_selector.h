@@ -1,6 +1,6 @@
 #pragma once
 
-// Label selectors with apimachinery semantics (k8s-admission-chain.md §3.5):
+// Label selectors with apimachinery semantics (docs/admission-chain.md §3.5):
 // matchLabels AND matchExpressions; nil selects nothing, {} selects everything.
 
 #include <map>

@@ -1,7 +1,7 @@
 #pragma once
 
 // Result<T>: the return type of every core function that can fail on input.
-// Input errors are data, never exceptions (see ../shared/STYLE.md "Errors").
+// Input errors are data, never exceptions: the caller decides what is fatal.
 
 #include <cassert>
 #include <string>

@@ -4,7 +4,7 @@
 // and omitempty rules, and the StatusError constructors of k8s.io/apimachinery/pkg/api/errors
 // (errors.go) with their exact messages, reasons and codes. Also how client-go turns a webhook's
 // non-2xx HTTP answer into a Status (client-go rest/request.go transformResponse,
-// newUnstructuredResponseError, Result.Error). See k8s-admission-chain.md §4.5.
+// newUnstructuredResponseError, Result.Error). See docs/admission-chain.md §4.5.
 
 #include <cstdint>
 #include <optional>

@@ -4,7 +4,7 @@
 // (k8s.io/apimachinery pkg/util/strategicpatch patch.go, StrategicMergePatch /
 // StrategicMergeMapPatch with MergeParallelList and IgnoreUnmatchedNulls), which is also what
 // Istio's injector uses to overlay each rendered sidecar template on the pod
-// (istio-injector.md §3 step 3, §4.2).
+// (docs/istio-injector.md §3 step 3, §4.2).
 //
 // What a patch can say:
 //   - maps are merged recursively; `"key": null` deletes the key;

@@ -5,7 +5,7 @@
 // encoding/json semantics, v1 defaulting (kubernetes pkg/apis/admissionregistration/v1/
 // defaults.go), serialization back to JSON, and validation (kubernetes
 // pkg/apis/admissionregistration/validation/validation.go, apiserver pkg/util/webhook/
-// validation.go, apimachinery pkg/util/validation). See k8s-admission-chain.md §2.1, §9.
+// validation.go, apimachinery pkg/util/validation). See docs/admission-chain.md §2.1, §9.
 //
 // Optional fields keep "absent" (a nil Go pointer) apart from set values until applyV1Defaults
 // runs, so a simulator can show both the object as written and as stored.

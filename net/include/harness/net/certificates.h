@@ -6,7 +6,7 @@
 // certificates at run time (a scenario starting stub webhooks and the injector).
 //
 // The certificates follow what Go's crypto/x509 verifier expects of a webhook's serving
-// certificate (k8s-admission-chain.md §4.5): host names and IP addresses in the subjectAltName
+// certificate (docs/admission-chain.md §4.5): host names and IP addresses in the subjectAltName
 // (Go ignores the Common Name), serverAuth in the extended key usage.
 
 #include <chrono>

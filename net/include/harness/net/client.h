@@ -3,7 +3,7 @@
 // An HTTP/1.1 client shaped like kube-apiserver's webhook client (client-go over Go's
 // net/http transport): keep-alive connection pool per endpoint, SNI, server verification
 // against a CA bundle and the host name (DNS or IP SAN, no Common Name fallback), a deadline
-// per call, and errors worded like Go's (k8s-admission-chain.md §4.5).
+// per call, and errors worded like Go's (docs/admission-chain.md §4.5).
 
 #include <chrono>
 #include <cstdint>

@@ -1,7 +1,7 @@
 #pragma once
 
 // Linkerd's proxy-injector webhook handler as a pure function
-// (controller/proxy-injector/webhook.go Inject; linkerd-injector.md §0.2, §1, §4).
+// (controller/proxy-injector/webhook.go Inject; docs/linkerd-injector.md §0.2, §1, §4).
 // Given the admitted object, its namespace, the values and the trust bundle, it decides what
 // the real injector answers and records what it would log, count and emit as events.
 // No files, sockets, clocks or informers: the caller supplies the namespace object and an

@@ -3,7 +3,7 @@
 // Per-workload configuration: pkg/inject/inject.go ApplyAnnotationOverrides,
 // MergeAdditionalEnv, GetOverriddenValues, getPodInboundPorts, FilterPodOpaquePorts,
 // the Service opaque-port filter, and pkg/util's opaque-port parsing.
-// See linkerd-injector.md §3.
+// See docs/linkerd-injector.md §3.
 
 #include <cstdint>
 #include <map>

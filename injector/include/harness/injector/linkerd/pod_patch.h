@@ -2,7 +2,7 @@
 
 // The injection patch (charts/patch/templates/patch.json and the partials it includes), built
 // as data: a JSON array of RFC 6902 "add" operations in the exact order of
-// linkerd-injector.md §2.1, and the opaque-ports annotation patch of §1.4
+// docs/linkerd-injector.md §2.1, and the opaque-ports annotation patch of §1.4
 // (pkg/inject/annotation_patch.go).
 
 #include <string>

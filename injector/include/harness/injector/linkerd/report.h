@@ -2,7 +2,7 @@
 
 // The injection decision: pkg/inject/report.go (newReport, Injectable, disabledByAnnotation,
 // the Reasons texts) and pkg/healthcheck/sidecar.go (HasExistingSidecars).
-// See linkerd-injector.md §1.2.
+// See docs/linkerd-injector.md §1.2.
 
 #include <optional>
 #include <string>

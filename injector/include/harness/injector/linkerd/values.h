@@ -3,7 +3,7 @@
 // The Helm values of linkerd-control-plane as the proxy injector reads them from the
 // linkerd-config ConfigMap (`values` key), limited to what the injection patch uses.
 // Defaults follow charts/linkerd-control-plane/values.yaml at the reference commit
-// (see ../shared/reference/linkerd-injector.md): native sidecars on (edge-26.5.2+),
+// (see docs/linkerd-injector.md): native sidecars on (edge-26.5.2+),
 // iptablesMode nft, proxy-init running from the proxy image.
 
 #include <cstdint>
