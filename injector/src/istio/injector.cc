@@ -1023,7 +1023,7 @@ core::Result<json> kubeInject(const InjectorSettings& settings, const json& obje
       warnings->push_back("===> Skipping injection because " + kind_prefix + goQuoteJson(full) +
                           " has host networking enabled\n");
     }
-    return out;
+    return goTypedWorkload(out);
   }
   InjectorConfig enabled;
   enabled.policy = std::string(kPolicyEnabled);
@@ -1034,7 +1034,7 @@ core::Result<json> kubeInject(const InjectorSettings& settings, const json& obje
       warnings->push_back("===> Skipping injection because " + kind_prefix + goQuoteJson(full) +
                           " has sidecar injection disabled\n");
     }
-    return out;
+    return goTypedWorkload(out);
   }
   InjectionParams params;
   params.pod = goPodRoundTrip(json{{"metadata", *metadata}, {"spec", *spec}});
@@ -1049,7 +1049,8 @@ core::Result<json> kubeInject(const InjectorSettings& settings, const json& obje
   if (!injected) return injected.error();
   *metadata = at(*injected, {"metadata"}).is_object() ? (*injected)["metadata"] : json::object();
   *spec = at(*injected, {"spec"}).is_object() ? (*injected)["spec"] : json::object();
-  return out;
+  // IntoResourceFile writes the typed object back with yaml.Marshal.
+  return goTypedWorkload(out);
 }
 
 }  // namespace harness::injector::istio
