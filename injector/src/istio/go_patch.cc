@@ -303,7 +303,7 @@ json goTypedPod(const json& pod) {
   return out;
 }
 
-json goTypedWorkload(const json& object) {
+json goTypedWorkload(const json& object, bool creation_timestamp_null) {
   if (!object.is_object()) return object;
   const std::string kind = object.value("kind", "");
   // The members each kind's Status struct has without omitempty (k8s.io/api apps/v1, batch/v1,
@@ -322,6 +322,16 @@ json goTypedWorkload(const json& object) {
     return object;  // not a kind kube-inject decodes into a typed object
   }
   json out = object;
+  // metav1.ObjectMeta.CreationTimestamp: `omitempty` only (a struct, so an unset one is
+  // written as null) up to apimachinery 0.33, `omitempty,omitzero` (left out) since 0.34.
+  auto typedMeta = [creation_timestamp_null](json& meta) {
+    if (creation_timestamp_null) {
+      defaultMember(meta, "creationTimestamp", nullptr);
+    } else if (meta.contains("creationTimestamp") && meta["creationTimestamp"].is_null()) {
+      meta.erase("creationTimestamp");
+    }
+  };
+  typedMeta(objectMember(out, "metadata"));
   json& status = objectMember(out, "status");
   for (auto& [k, v] : status_zero.items()) defaultMember(status, k.c_str(), v);
   if (kind == "Pod") {
@@ -335,10 +345,12 @@ json goTypedWorkload(const json& object) {
     defaultMember(spec, "updateStrategy", json::object());
   }
   // PodTemplateSpec.ObjectMeta is a struct too: an unset one is `metadata: {}`.
+  if (kind == "CronJob") typedMeta(objectMember(objectMember(spec, "jobTemplate"), "metadata"));
   json& job_spec = kind == "CronJob" ? objectMember(objectMember(spec, "jobTemplate"), "spec") : spec;
   json& tmpl = objectMember(job_spec, "template");
-  objectMember(tmpl, "metadata");
+  typedMeta(objectMember(tmpl, "metadata"));
   typedPodSpec(objectMember(tmpl, "spec"));
+  eachObject(spec, "volumeClaimTemplates", [&](json& pvc) { typedMeta(objectMember(pvc, "metadata")); });
   return out;
 }
 

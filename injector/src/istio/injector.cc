@@ -981,6 +981,9 @@ Outcome admit(const InjectorSettings& settings, const AdmissionInput& input) {
 core::Result<json> kubeInject(const InjectorSettings& settings, const json& object,
                               std::vector<std::string>* warnings, bool native_sidecars) {
   if (!object.is_object()) return object;
+  // Istio 1.29 is the first release known to build with apimachinery 0.35 (istio.io/client-go
+  // v1.29.0's go.mod), where an unset creationTimestamp is omitted; 1.28's is not known here.
+  const bool timestamp_null = !settings.version.atLeast(1, 29);
   const std::string kind = str(object, "kind");
   json out = object;
   json* metadata = nullptr;
@@ -1023,7 +1026,7 @@ core::Result<json> kubeInject(const InjectorSettings& settings, const json& obje
       warnings->push_back("===> Skipping injection because " + kind_prefix + goQuoteJson(full) +
                           " has host networking enabled\n");
     }
-    return goTypedWorkload(out);
+    return goTypedWorkload(out, timestamp_null);
   }
   InjectorConfig enabled;
   enabled.policy = std::string(kPolicyEnabled);
@@ -1034,7 +1037,7 @@ core::Result<json> kubeInject(const InjectorSettings& settings, const json& obje
       warnings->push_back("===> Skipping injection because " + kind_prefix + goQuoteJson(full) +
                           " has sidecar injection disabled\n");
     }
-    return goTypedWorkload(out);
+    return goTypedWorkload(out, timestamp_null);
   }
   InjectionParams params;
   params.pod = goPodRoundTrip(json{{"metadata", *metadata}, {"spec", *spec}});
@@ -1050,7 +1053,7 @@ core::Result<json> kubeInject(const InjectorSettings& settings, const json& obje
   *metadata = at(*injected, {"metadata"}).is_object() ? (*injected)["metadata"] : json::object();
   *spec = at(*injected, {"spec"}).is_object() ? (*injected)["spec"] : json::object();
   // IntoResourceFile writes the typed object back with yaml.Marshal.
-  return goTypedWorkload(out);
+  return goTypedWorkload(out, timestamp_null);
 }
 
 }  // namespace harness::injector::istio

@@ -52,9 +52,9 @@ std::vector<std::string> expectedDocuments(const std::string& text) {
   return docs;
 }
 
-void expectUpstreamGolden(const std::string& release, const std::string& name) {
+void expectUpstreamGolden(const std::string& release, const std::string& name,
+                          const InjectorSettings& settings) {
   SCOPED_TRACE(release + " " + name);
-  static const InjectorSettings settings = upstreamSettings(release);
   const auto dir = upstreamDir(release) / "inject";
   auto inputs = core::parseYamlDocuments(t::readFile(dir / (name + ".yaml")));
   ASSERT_TRUE(inputs.ok());
@@ -70,7 +70,10 @@ void expectUpstreamGolden(const std::string& release, const std::string& name) {
 
 class Upstream131Dev : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(Upstream131Dev, KubeInjectMatchesIstiosGolden) { expectUpstreamGolden("1.31-dev", GetParam()); }
+TEST_P(Upstream131Dev, KubeInjectMatchesIstiosGolden) {
+  static const InjectorSettings settings = upstreamSettings("1.31-dev");
+  expectUpstreamGolden("1.31-dev", GetParam(), settings);
+}
 
 // The cases of Istio's TestInjection that run with the chart's default settings.
 INSTANTIATE_TEST_SUITE_P(
@@ -89,6 +92,62 @@ INSTANTIATE_TEST_SUITE_P(
       }
       return n;
     });
+
+// The TestInjection cases that change the chart's values (`setFlags`, which only reach the
+// ConfigMap's `values`) or the mesh (`mesh`), applied to the same settings.
+InjectorSettings withProxyValues(const json& proxy) {
+  auto s = upstreamSettings("1.31-dev");
+  for (auto& [k, v] : proxy.items()) s.values.map["global"]["proxy"][k] = v;
+  return s;
+}
+
+InjectorSettings withMesh(const std::string& after, const std::string& insert) {
+  const auto dir = upstreamDir("1.31-dev");
+  std::string mesh = t::readFile(dir / "istio.yaml");
+  const auto at = mesh.find(after);
+  EXPECT_NE(at, std::string::npos);
+  mesh.insert(at + after.size(), insert);
+  const std::string injector_cm = t::readFile(dir / "istio-sidecar-injector.yaml");
+  auto s = loadSettings(injector_cm, injector_cm, mesh);
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
+  return s.ok() ? *s : InjectorSettings{};
+}
+
+TEST(Upstream131DevSettings, StatusParams) {
+  const auto s = withProxyValues({{"statusPort", 123},
+                                  {"readinessInitialDelaySeconds", 100},
+                                  {"readinessPeriodSeconds", 200},
+                                  {"readinessFailureThreshold", 300}});
+  for (const char* n : {"status_params", "kubevirtInterfaces", "reroute-virtual-interfaces"}) {
+    expectUpstreamGolden("1.31-dev", n, s);
+  }
+}
+
+TEST(Upstream131DevSettings, TrafficParams) {
+  expectUpstreamGolden("1.31-dev", "traffic-params",
+                       withProxyValues({{"includeIPRanges", "127.0.0.1/24,10.96.0.1/24"},
+                                        {"excludeIPRanges", "10.96.0.2/24,10.96.0.3/24"},
+                                        {"excludeInboundPorts", "4,5,6"},
+                                        {"statusPort", 0}}));
+}
+
+// Its input carries `creationTimestamp: null`, which apimachinery 0.34 and later leave out.
+TEST(Upstream131DevSettings, MergeProbersHoldingTheApplication) {
+  expectUpstreamGolden("1.31-dev", "merge-probers",
+                       withProxyValues({{"holdApplicationUntilProxyStarts", true}}));
+}
+
+TEST(Upstream131DevSettings, FormatDuration) {
+  expectUpstreamGolden("1.31-dev", "format-duration",
+                       withMesh("discoveryAddress: istiod.istio-system.svc:15012\n",
+                                "      drainDuration: 23s\n"));
+}
+
+TEST(Upstream131DevSettings, LocalhostProbes) {
+  expectUpstreamGolden("1.31-dev", "hello-probes-localhost",
+                       withMesh("rootNamespace: istio-system\n",
+                                "    inboundTrafficPolicy:\n      mode: LOCALHOST\n"));
+}
 
 // A chart rendered from Istio's source tree labels its ConfigMap with Chart.yaml's placeholder
 // version 1.0.0; that names no release, so the tag ("latest") decides: the newest behaviour.
@@ -119,7 +178,7 @@ spec:
     spec:
       containers: [{name: c, image: i}]
 )").value();
-  const json d = goTypedWorkload(deployment);
+  const json d = goTypedWorkload(deployment, false);
   EXPECT_EQ(d["spec"]["strategy"], json::object());
   EXPECT_EQ(d["status"], json::object());
   EXPECT_EQ(d["spec"]["template"]["metadata"], json::object());
@@ -127,7 +186,7 @@ spec:
 
   json ds = deployment;
   ds["kind"] = "DaemonSet";
-  const json typed_ds = goTypedWorkload(ds);
+  const json typed_ds = goTypedWorkload(ds, false);
   EXPECT_EQ(typed_ds["spec"]["updateStrategy"], json::object());
   EXPECT_FALSE(typed_ds["spec"].contains("strategy"));
   EXPECT_EQ(typed_ds["status"], json({{"currentNumberScheduled", 0},
@@ -138,7 +197,7 @@ spec:
   json rs = deployment;
   rs["kind"] = "ReplicaSet";
   rs["status"] = {{"readyReplicas", 2}};
-  EXPECT_EQ(goTypedWorkload(rs)["status"], json({{"readyReplicas", 2}, {"replicas", 0}}));
+  EXPECT_EQ(goTypedWorkload(rs, false)["status"], json({{"readyReplicas", 2}, {"replicas", 0}}));
 
   const json cron = core::parseYaml(R"(
 kind: CronJob
@@ -149,12 +208,30 @@ spec:
         spec:
           containers: [{name: c}]
 )").value();
-  const json c = goTypedWorkload(cron);
+  const json c = goTypedWorkload(cron, false);
   EXPECT_EQ(c["spec"]["jobTemplate"]["spec"]["template"]["metadata"], json::object());
   EXPECT_EQ(c["status"], json::object());
 
+  // Before apimachinery 0.34 every ObjectMeta without one says `creationTimestamp: null`;
+  // since, a null one is left out.
+  const json old_cron = goTypedWorkload(cron, true);
+  EXPECT_TRUE(old_cron["metadata"]["creationTimestamp"].is_null());
+  EXPECT_TRUE(old_cron["metadata"].contains("creationTimestamp"));
+  EXPECT_TRUE(old_cron["spec"]["jobTemplate"]["metadata"].contains("creationTimestamp"));
+  EXPECT_TRUE(
+      old_cron["spec"]["jobTemplate"]["spec"]["template"]["metadata"].contains("creationTimestamp"));
+  json stamped = deployment;
+  stamped["metadata"]["creationTimestamp"] = nullptr;
+  stamped["spec"]["template"]["metadata"] = {{"creationTimestamp", nullptr}};
+  const json new_d = goTypedWorkload(stamped, false);
+  EXPECT_FALSE(new_d["metadata"].contains("creationTimestamp"));
+  EXPECT_EQ(new_d["spec"]["template"]["metadata"], json::object());
+  stamped["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z";
+  EXPECT_EQ(goTypedWorkload(stamped, false)["metadata"]["creationTimestamp"],
+            "2026-01-01T00:00:00Z");
+
   json service = {{"kind", "Service"}, {"spec", {{"ports", json::array()}}}};
-  EXPECT_EQ(goTypedWorkload(service), service);
+  EXPECT_EQ(goTypedWorkload(service, false), service);
 }
 
 }  // namespace

@@ -38,8 +38,9 @@ nlohmann::json goTypedPod(const nlohmann::json& pod);
 // Deployment's `strategy: {}`, the DaemonSet's and StatefulSet's `updateStrategy: {}`, and
 // `status` with the members its kind's Status has without omitempty (`{}` for Pod, Deployment,
 // Job, CronJob; `replicas: 0` for ReplicaSet and ReplicationController, ...). Other kinds come
-// back unchanged. metadata.creationTimestamp is left as it is: apimachinery 0.35 made it
-// omitzero, older releases write `null`.
-nlohmann::json goTypedWorkload(const nlohmann::json& object);
+// back unchanged. Every ObjectMeta's unset creationTimestamp is written as `null` when
+// `creation_timestamp_null` (Istio built with apimachinery before 0.34) and left out otherwise
+// (an input's `creationTimestamp: null` is dropped).
+nlohmann::json goTypedWorkload(const nlohmann::json& object, bool creation_timestamp_null);
 
 }  // namespace harness::injector::istio
