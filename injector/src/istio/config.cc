@@ -249,7 +249,10 @@ Result<InjectorSettings> loadSettings(std::string_view injector_config, std::str
       label = label->is_object() && it != label->end() ? &*it : nullptr;
       if (label == nullptr) break;
     }
-    if (label != nullptr && label->is_string()) {
+    // "1.0.0" is the version Chart.yaml carries in Istio's source tree (manifests/charts/
+    // istio-control/istio-discovery/Chart.yaml); Istio's release build replaces it. A chart
+    // rendered from a checkout therefore names no release, and the tag decides.
+    if (label != nullptr && label->is_string() && label->get<std::string>() != "1.0.0") {
       s.version = IstioVersion::parse(label->get<std::string>());
     }
   }

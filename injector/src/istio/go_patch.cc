@@ -258,17 +258,10 @@ JsonPatch createPatchGomodules(const json& original, const json& modified) {
   return patch;
 }
 
-json goTypedPod(const json& pod) {
-  if (!pod.is_object()) return pod;
-  json out = pod;
-  if (!out.contains("metadata") || !out["metadata"].is_object()) out["metadata"] = json::object();
-  json& meta = out["metadata"];
-  defaultMember(meta, "creationTimestamp", nullptr);
-  eachObject(meta, "ownerReferences", [](json& r) {
-    for (const char* k : {"apiVersion", "kind", "name", "uid"}) defaultMember(r, k, "");
-  });
-  if (!out.contains("spec") || !out["spec"].is_object()) out["spec"] = json::object();
-  json& spec = out["spec"];
+namespace {
+
+// The members of a corev1.PodSpec that json.Marshal writes even when unset.
+void typedPodSpec(json& spec) {
   defaultMember(spec, "containers", nullptr);  // `json:"containers"`: a nil slice is null
   for (const char* list : {"initContainers", "containers", "ephemeralContainers"}) {
     eachObject(spec, list, typedContainer);
@@ -288,7 +281,76 @@ json goTypedPod(const json& pod) {
       defaultMember(s, "value", "");
     });
   });
+}
+
+json& objectMember(json& parent, const char* key) {
+  if (!parent.contains(key) || !parent[key].is_object()) parent[key] = json::object();
+  return parent[key];
+}
+
+}  // namespace
+
+json goTypedPod(const json& pod) {
+  if (!pod.is_object()) return pod;
+  json out = pod;
+  json& meta = objectMember(out, "metadata");
+  defaultMember(meta, "creationTimestamp", nullptr);
+  eachObject(meta, "ownerReferences", [](json& r) {
+    for (const char* k : {"apiVersion", "kind", "name", "uid"}) defaultMember(r, k, "");
+  });
+  typedPodSpec(objectMember(out, "spec"));
   if (!out.contains("status") || out["status"].is_null()) out["status"] = json::object();
+  return out;
+}
+
+json goTypedWorkload(const json& object, bool creation_timestamp_null) {
+  if (!object.is_object()) return object;
+  const std::string kind = object.value("kind", "");
+  // The members each kind's Status struct has without omitempty (k8s.io/api apps/v1, batch/v1,
+  // core/v1 types.go); the other kinds' statuses are all omitempty.
+  json status_zero = json::object();
+  if (kind == "ReplicaSet" || kind == "ReplicationController") {
+    status_zero = {{"replicas", 0}};
+  } else if (kind == "StatefulSet") {
+    status_zero = {{"replicas", 0}, {"availableReplicas", 0}};
+  } else if (kind == "DaemonSet") {
+    status_zero = {{"currentNumberScheduled", 0},
+                   {"numberMisscheduled", 0},
+                   {"desiredNumberScheduled", 0},
+                   {"numberReady", 0}};
+  } else if (kind != "Pod" && kind != "Deployment" && kind != "Job" && kind != "CronJob") {
+    return object;  // not a kind kube-inject decodes into a typed object
+  }
+  json out = object;
+  // metav1.ObjectMeta.CreationTimestamp: `omitempty` only (a struct, so an unset one is
+  // written as null) up to apimachinery 0.33, `omitempty,omitzero` (left out) since 0.34.
+  auto typedMeta = [creation_timestamp_null](json& meta) {
+    if (creation_timestamp_null) {
+      defaultMember(meta, "creationTimestamp", nullptr);
+    } else if (meta.contains("creationTimestamp") && meta["creationTimestamp"].is_null()) {
+      meta.erase("creationTimestamp");
+    }
+  };
+  typedMeta(objectMember(out, "metadata"));
+  json& status = objectMember(out, "status");
+  for (auto& [k, v] : status_zero.items()) defaultMember(status, k.c_str(), v);
+  if (kind == "Pod") {
+    typedPodSpec(objectMember(out, "spec"));
+    return out;
+  }
+  json& spec = objectMember(out, "spec");
+  // DeploymentSpec.Strategy, DaemonSetSpec/StatefulSetSpec.UpdateStrategy: structs, no pointer.
+  if (kind == "Deployment") defaultMember(spec, "strategy", json::object());
+  if (kind == "DaemonSet" || kind == "StatefulSet") {
+    defaultMember(spec, "updateStrategy", json::object());
+  }
+  // PodTemplateSpec.ObjectMeta is a struct too: an unset one is `metadata: {}`.
+  if (kind == "CronJob") typedMeta(objectMember(objectMember(spec, "jobTemplate"), "metadata"));
+  json& job_spec = kind == "CronJob" ? objectMember(objectMember(spec, "jobTemplate"), "spec") : spec;
+  json& tmpl = objectMember(job_spec, "template");
+  typedMeta(objectMember(tmpl, "metadata"));
+  typedPodSpec(objectMember(tmpl, "spec"));
+  eachObject(spec, "volumeClaimTemplates", [&](json& pvc) { typedMeta(objectMember(pvc, "metadata")); });
   return out;
 }
 

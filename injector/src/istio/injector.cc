@@ -535,18 +535,27 @@ std::string injectionStatus(const json& spec, const std::string& revision) {
          ",\"revision\":" + goQuoteJson(revision.empty() ? "default" : revision) + "}";
 }
 
-core::Result<json> injectPod(const InjectorSettings& settings, const InjectionParams& params) {
-  const json& original = params.pod;
-  const auto annotations = stringMapAt(original, "annotations");
-  const auto labels = stringMapAt(original, "labels");
-  const json& values = settings.values.map;
-  const int mesh_status_port = settings.mesh.statusPort();
-  auto fail = [](const std::string& m) { return core::Error{"failed to run injection template: " + m}; };
+namespace {
 
-  // RunTemplate: validation first.
-  if (auto v = validateAnnotations(annotations); !v) return fail(v.error().message);
+// webhook.go InjectionParameters as far as the steps below read it, with the ProxyConfig and
+// the proxy envs the webhook derives before RunTemplate.
+struct InjectionRequest {
+  const InjectorSettings& settings;
+  const InjectionParams& params;
+  std::map<std::string, std::string> annotations;  // of the original pod
+  std::map<std::string, std::string> labels;
+  json proxy_config;
+  std::map<std::string, std::string> proxy_envs;
+  int mesh_status_port = 0;
+};
 
-  // The ProxyConfig: mesh defaultConfig < CRs < the pod annotation.
+core::Error templateError(const std::string& m) {
+  return core::Error{"failed to run injection template: " + m};
+}
+
+// The ProxyConfig: mesh defaultConfig < CRs < the pod annotation.
+core::Result<json> proxyConfigFor(const InjectorSettings& settings, const InjectionParams& params,
+                                  const std::map<std::string, std::string>& annotations) {
   json proxy_config = settings.mesh.defaultConfig();
   if (params.proxy_config_overlay.is_object()) mergeProtoJson(proxy_config, params.proxy_config_overlay);
   if (auto it = annotations.find(kProxyConfigKey); it != annotations.end()) {
@@ -554,8 +563,12 @@ core::Result<json> injectPod(const InjectorSettings& settings, const InjectionPa
     if (!pc) return core::Error{pc.error().message};
     proxy_config = std::move(*pc);
   }
+  return proxy_config;
+}
 
-  // Cluster and network: values < URL parameters < the pod's topology.istio.io/network label.
+// extractClusterAndNetwork: values < URL parameters < the pod's topology.istio.io/network label.
+std::map<std::string, std::string> proxyEnvsFor(const json& values, const InjectionParams& params,
+                                                const std::map<std::string, std::string>& labels) {
   std::map<std::string, std::string> proxy_envs = params.proxy_envs;
   std::string cluster = scalarText(at(values, {"global", "multiCluster", "clusterName"}));
   std::string network = scalarText(at(values, {"global", "network"}));
@@ -568,54 +581,74 @@ core::Result<json> injectPod(const InjectorSettings& settings, const InjectionPa
   if (auto it = labels.find("topology.istio.io/network"); it != labels.end()) network = it->second;
   if (!cluster.empty()) proxy_envs["ISTIO_META_CLUSTER_ID"] = cluster;
   if (!network.empty()) proxy_envs["ISTIO_META_NETWORK"] = network;
+  return proxy_envs;
+}
 
-  // stripPod + reinsertOverrides: the template's view of the pod.
-  json stripped = original;
-  const auto status_it = annotations.find(kStatusKey);
-  const ParsedStatus prev =
-      status_it != annotations.end() ? parseStatus(status_it->second) : ParsedStatus{};
-  if (prev.valid) {
-    for (const auto& c : prev.containers) modifyContainers(stripped, "containers", c, Move::kRemove);
-    for (const auto& c : prev.init_containers) {
-      modifyContainers(stripped, "initContainers", c, Move::kRemove);
-    }
-    if (auto port = prometheusAnnotation(stripped, "prometheus_io_port");
-        port && *port == std::to_string(mesh_status_port)) {
-      clearPrometheusAnnotations(stripped);
-    }
-    annotationsOf(stripped).erase(kStatusKey);
-  }
-  json existing_overrides = json::object();
-  if (auto it = annotations.find(kOverridesKey); it != annotations.end()) {
-    existing_overrides = core::parseJsonOrDiscarded(it->second);
-    if (existing_overrides.is_discarded() || !existing_overrides.is_object()) {
-      return fail("invalid " + std::string(kOverridesKey) + " annotation: not a JSON object");
-    }
-    for (const char* l : {"containers", "initContainers"}) {
-      const json& list = at(existing_overrides, {l});
-      if (!list.is_array()) continue;
-      json& spec = ensureObject(stripped, "spec");
-      json& target = spec[l];
-      if (!target.is_array()) target = json::array();
-      for (const auto& c : list) {
-        if (findContainer(target, str(c, "name")) == nullptr) target.push_back(c);
-      }
-    }
-  }
+ParsedStatus previousStatus(const InjectionRequest& req) {
+  const auto it = req.annotations.find(kStatusKey);
+  return it != req.annotations.end() ? parseStatus(it->second) : ParsedStatus{};
+}
 
+// The sidecar.istio.io/proxyOverrides annotation; an object, or an error.
+core::Result<json> existingOverrides(const InjectionRequest& req) {
+  const auto it = req.annotations.find(kOverridesKey);
+  if (it == req.annotations.end()) return json::object();
+  json overrides = core::parseJsonOrDiscarded(it->second);
+  if (overrides.is_discarded() || !overrides.is_object()) {
+    return templateError("invalid " + std::string(kOverridesKey) + " annotation: not a JSON object");
+  }
+  return overrides;
+}
+
+// stripPod: the pod without what an earlier injection added.
+json stripPod(const InjectionRequest& req) {
+  json stripped = req.params.pod;
+  const ParsedStatus prev = previousStatus(req);
+  if (!prev.valid) return stripped;
+  for (const auto& c : prev.containers) modifyContainers(stripped, "containers", c, Move::kRemove);
+  for (const auto& c : prev.init_containers) {
+    modifyContainers(stripped, "initContainers", c, Move::kRemove);
+  }
+  if (auto port = prometheusAnnotation(stripped, "prometheus_io_port");
+      port && *port == std::to_string(req.mesh_status_port)) {
+    clearPrometheusAnnotations(stripped);
+  }
+  annotationsOf(stripped).erase(kStatusKey);
+  return stripped;
+}
+
+// reinsertOverrides: the user's containers an earlier injection overwrote, back in the pod.
+core::Result<json> reinsertOverrides(json stripped, const InjectionRequest& req) {
+  auto overrides = existingOverrides(req);
+  if (!overrides) return overrides.error();
+  for (const char* l : {"containers", "initContainers"}) {
+    const json& list = at(*overrides, {l});
+    if (!list.is_array()) continue;
+    json& spec = ensureObject(stripped, "spec");
+    json& target = spec[l];
+    if (!target.is_array()) target = json::array();
+    for (const auto& c : list) {
+      if (findContainer(target, str(c, "name")) == nullptr) target.push_back(c);
+    }
+  }
+  return stripped;
+}
+
+// SidecarTemplateData.
+json templateData(const InjectionRequest& req, const json& stripped) {
+  const json& values = req.settings.values.map;
   // Native sidecars: the global answer, overridden by exactly "true"/"false".
-  bool native = params.native_sidecars;
-  if (auto it = annotations.find("sidecar.istio.io/nativeSidecar"); it != annotations.end()) {
+  bool native = req.params.native_sidecars;
+  if (auto it = req.annotations.find("sidecar.istio.io/nativeSidecar"); it != req.annotations.end()) {
     if (it->second == "true") native = true;
     if (it->second == "false") native = false;
   }
-
-  // Images.
+  // ProxyImage.
   const std::string hub = scalarText(at(values, {"global", "hub"}));
   const std::string tag = scalarText(at(values, {"global", "tag"}));
   std::string image_type = scalarText(at(values, {"global", "variant"}));
-  if (auto t = str(at(proxy_config, {"image"}), "imageType"); !t.empty()) image_type = t;
-  if (auto it = annotations.find("sidecar.istio.io/proxyImageType"); it != annotations.end()) {
+  if (auto t = str(at(req.proxy_config, {"image"}), "imageType"); !t.empty()) image_type = t;
+  if (auto it = req.annotations.find("sidecar.istio.io/proxyImageType"); it != req.annotations.end()) {
     image_type = it->second;
   }
   std::string proxy_image_name = scalarText(at(values, {"global", "proxy", "image"}));
@@ -623,16 +656,17 @@ core::Result<json> injectPod(const InjectorSettings& settings, const InjectionPa
   std::string init_image_name = scalarText(at(values, {"global", "proxy_init", "image"}));
   if (init_image_name.empty()) init_image_name = "proxyv2";
 
-  const std::string inbound_mode = str(at(settings.mesh.config, {"inboundTrafficPolicy"}), "mode");
-  json data = {
-      {"TypeMeta", params.type_meta},
-      {"DeploymentMeta", params.deploy_meta},
+  const std::string inbound_mode =
+      str(at(req.settings.mesh.config, {"inboundTrafficPolicy"}), "mode");
+  return json{
+      {"TypeMeta", req.params.type_meta},
+      {"DeploymentMeta", req.params.deploy_meta},
       {"ObjectMeta", at(stripped, {"metadata"}).is_object() ? at(stripped, {"metadata"}) : json::object()},
       {"Spec", at(stripped, {"spec"}).is_object() ? at(stripped, {"spec"}) : json::object()},
-      {"ProxyConfig", proxy_config},
-      {"MeshConfig", settings.mesh.config},
+      {"ProxyConfig", req.proxy_config},
+      {"MeshConfig", req.settings.mesh.config},
       {"Values", values},
-      {"Revision", settings.revision},
+      {"Revision", req.settings.revision},
       {"NativeSidecars", native},
       {"ProxyImage", imageUrl(hub, proxy_image_name, tag, image_type)},
       {"ProxyInitImage", imageUrl(hub, init_image_name, tag, image_type)},
@@ -641,54 +675,80 @@ core::Result<json> injectPod(const InjectorSettings& settings, const InjectionPa
       {"InboundTrafficPolicyMode", inbound_mode == "LOCALHOST" ? "localhost" : "passthrough"},
       {"CompliancePolicy", ""},
   };
+}
 
-  // selectTemplates + resolveAliases.
-  std::vector<std::string> requested;
-  if (auto it = annotations.find("inject.istio.io/templates"); it != annotations.end()) {
-    std::size_t start = 0;
-    const std::string& a = it->second;
-    while (true) {
-      const auto pos = a.find(',', start);
-      std::string n = a.substr(start, pos == std::string::npos ? std::string::npos : pos - start);
-      const auto b = n.find_first_not_of(" \t\r\n\v\f");
-      const auto e = n.find_last_not_of(" \t\r\n\v\f");
-      requested.push_back(b == std::string::npos ? std::string() : n.substr(b, e - b + 1));
-      if (pos == std::string::npos) break;
-      start = pos + 1;
-    }
-  } else {
-    requested = params.default_templates.empty() ? settings.config.default_templates
-                                                 : params.default_templates;
-  }
+// resolveAliases.
+std::vector<std::string> resolveAliases(const InjectionRequest& req,
+                                        const std::vector<std::string>& names) {
   std::vector<std::string> selected;
-  for (const auto& n : requested) {
-    auto al = settings.config.aliases.find(n);
-    if (params.use_aliases && al != settings.config.aliases.end()) {
+  for (const auto& n : names) {
+    auto al = req.settings.config.aliases.find(n);
+    if (req.params.use_aliases && al != req.settings.config.aliases.end()) {
       selected.insert(selected.end(), al->second.begin(), al->second.end());
     } else {
       selected.push_back(n);
     }
   }
+  return selected;
+}
 
+// selectTemplates: inject.istio.io/templates (comma-separated, each trimmed), else the defaults.
+std::vector<std::string> selectTemplates(const InjectionRequest& req) {
+  const auto it = req.annotations.find("inject.istio.io/templates");
+  if (it == req.annotations.end()) {
+    return resolveAliases(req, req.params.default_templates.empty()
+                                   ? req.settings.config.default_templates
+                                   : req.params.default_templates);
+  }
+  std::vector<std::string> requested;
+  std::size_t start = 0;
+  const std::string& a = it->second;
+  while (true) {
+    const auto pos = a.find(',', start);
+    std::string n = a.substr(start, pos == std::string::npos ? std::string::npos : pos - start);
+    const auto b = n.find_first_not_of(" \t\r\n\v\f");
+    const auto e = n.find_last_not_of(" \t\r\n\v\f");
+    requested.push_back(b == std::string::npos ? std::string() : n.substr(b, e - b + 1));
+    if (pos == std::string::npos) break;
+    start = pos + 1;
+  }
+  return resolveAliases(req, requested);
+}
+
+struct TemplateResult {
+  json merged;        // the original pod with every template's overlay applied
+  json template_pod;  // the templates' overlays alone
+};
+
+// RunTemplate: each selected template rendered and applied as a strategic merge overlay, to the
+// original pod and to an empty one.
+core::Result<TemplateResult> runTemplate(const InjectionRequest& req) {
+  auto stripped = reinsertOverrides(stripPod(req), req);
+  if (!stripped) return stripped.error();
+  const json data = templateData(req, *stripped);
   const auto options = gotemplate::istioExecOptions();
   const core::StrategicMergeOptions smp{.name_path_in_errors = false};
-  json merged = original;
-  json template_pod = json::object();
-  for (const auto& name : selected) {
-    auto t = settings.config.templates.find(name);
-    if (t == settings.config.templates.end()) {
+  TemplateResult out{req.params.pod, json::object()};
+  json& merged = out.merged;
+  json& template_pod = out.template_pod;
+  for (const auto& name : selectTemplates(req)) {
+    auto t = req.settings.config.templates.find(name);
+    if (t == req.settings.config.templates.end()) {
       std::string have;
-      for (const auto& [k, _] : settings.config.templates) have += (have.empty() ? "" : ", ") + k;
-      return fail("requested template " + goQuoteJson(name) + " not found; have " + have);
+      for (const auto& [k, _] : req.settings.config.templates) have += (have.empty() ? "" : ", ") + k;
+      return templateError("requested template " + goQuoteJson(name) + " not found; have " + have);
     }
     auto rendered = gotemplate::execute(t->second, "inject", data, options);
-    if (!rendered) return fail(rendered.error().message);
+    if (!rendered) return templateError(rendered.error().message);
     auto overlay = core::parseYaml(*rendered);
     if (!overlay || !(overlay->is_object() || overlay->is_null())) {
-      return fail("failed applying injection overlay: strategic merge: invalid JSON document");
+      return templateError("failed applying injection overlay: strategic merge: invalid JSON document");
     }
     auto tp = core::strategicMerge(template_pod, *overlay, core::podSchema(), smp);
-    if (!tp) return fail("failed applying injection overlay: strategic merge: " + tp.error().message);
+    if (!tp) {
+      return templateError("failed applying injection overlay: strategic merge: " +
+                           tp.error().message);
+    }
     template_pod = goPodRoundTrip(*tp);
     if (findContainer(at(template_pod, {"spec", "initContainers"}), kProxyName) != nullptr &&
         findContainer(at(merged, {"spec", "containers"}), kProxyName) != nullptr) {
@@ -701,17 +761,71 @@ core::Result<json> injectPod(const InjectorSettings& settings, const InjectionPa
     }
     auto mp = core::strategicMerge(merged, *overlay, core::podSchema(), smp);
     if (!mp) {
-      return fail(
+      return templateError(
           "failed parsing generated injected YAML (check Istio sidecar injector configuration): "
           "strategic merge: " +
           mp.error().message);
     }
     merged = goPodRoundTrip(*mp);
   }
+  return out;
+}
 
-  // reapplyOverwrittenContainers.
+// adjustInitContainerUser: the user's runAsUser/runAsGroup on istio-proxy carried to the init
+// container (and to istio-iptables' -u).
+void adjustInitContainerUser(json& final_pod, const json& original, const json& proxy_config) {
+  const json* user = findContainer(at(original, {"spec", "containers"}), kProxyName);
+  if (user == nullptr) user = findContainer(at(original, {"spec", "initContainers"}), kProxyName);
+  if (user == nullptr) return;
+  const json& sc = at(*user, {"securityContext"});
+  const json& uid = at(sc, {"runAsUser"});
+  const json& gid = at(sc, {"runAsGroup"});
+  if (uid.is_null() && gid.is_null()) return;
+  json* init = nullptr;
+  if (json* inits = listOf(final_pod, "initContainers")) {
+    for (const char* n : {kInitName, kValidationName}) {
+      for (auto& c : *inits) {
+        if (init == nullptr && str(c, "name") == n) init = &c;
+      }
+    }
+  }
+  if (init == nullptr) return;
+  const bool tproxy = str(proxy_config, "interceptionMode") == "TPROXY" ||
+                      str(at(final_pod, {"metadata", "annotations"}),
+                          "sidecar.istio.io/interceptionMode") == "TPROXY";
+  if (tproxy && !uid.is_null()) {
+    if (json* sidecar = findSidecar(final_pod)) {
+      ensureObject(*sidecar, "securityContext")["runAsUser"] = 0;
+    }
+  }
+  if (!tproxy && str(*init, "name") == kValidationName) {
+    json& isc = ensureObject(*init, "securityContext");
+    if (!uid.is_null()) isc["runAsUser"] = uid;
+    if (!gid.is_null()) isc["runAsGroup"] = gid;
+  }
+  if (uid.is_number_integer() && uid.get<std::int64_t>() != 0 && init->contains("args") &&
+      (*init)["args"].is_array()) {
+    json& args = (*init)["args"];
+    for (std::size_t i = 0; i + 1 < args.size(); ++i) {
+      if (args[i] == "-u") {
+        args[i + 1] = std::to_string(uid.get<std::int64_t>());
+        break;
+      }
+    }
+  }
+}
+
+// reapplyOverwrittenContainers: the user's own version of a container the templates inject
+// (not one an earlier injection added) is applied over the injected one, and remembered in
+// sidecar.istio.io/proxyOverrides on first injection.
+core::Result<json> reapplyOverwrittenContainers(json merged, const json& template_pod,
+                                                const InjectionRequest& req) {
+  const json& original = req.params.pod;
+  const ParsedStatus injected_status = previousStatus(req);
+  auto parsed_overrides = existingOverrides(req);  // an error was reported by reinsertOverrides
+  const json existing_overrides = parsed_overrides ? *parsed_overrides : json::object();
+  const core::StrategicMergeOptions smp{.name_path_in_errors = false};
   json overrides = json::object();
-  const ParsedStatus injected_status = prev;
   for (const auto& [list, prev_names] :
        {std::pair<const char*, const std::vector<std::string>*>{"containers",
                                                                 &injected_status.containers},
@@ -746,7 +860,7 @@ core::Result<json> injectPod(const InjectorSettings& settings, const InjectionPa
       merged = goPodRoundTrip(*r);
     }
   }
-  if (status_it == annotations.end() && !overrides.empty()) {
+  if (!req.annotations.contains(kStatusKey) && !overrides.empty()) {
     std::string js = "{";
     bool first = true;
     for (const char* l : {"containers", "initContainers"}) {
@@ -760,170 +874,170 @@ core::Result<json> injectPod(const InjectorSettings& settings, const InjectionPa
     }
     annotationsOf(merged)[kOverridesKey] = js + "}";
   }
+  adjustInitContainerUser(merged, original, req.proxy_config);
+  return merged;
+}
 
-  // adjustInitContainerUser.
-  if (const json* user = findContainer(at(original, {"spec", "containers"}), kProxyName);
-      user != nullptr || (user = findContainer(at(original, {"spec", "initContainers"}), kProxyName))) {
-    const json& sc = at(*user, {"securityContext"});
-    const json& uid = at(sc, {"runAsUser"});
-    const json& gid = at(sc, {"runAsGroup"});
-    if (!uid.is_null() || !gid.is_null()) {
-      json* init = nullptr;
-      if (json* inits = listOf(merged, "initContainers")) {
-        for (const char* n : {kInitName, kValidationName}) {
-          for (auto& c : *inits) {
-            if (init == nullptr && str(c, "name") == n) init = &c;
-          }
-        }
-      }
-      if (init != nullptr) {
-        const bool tproxy = str(proxy_config, "interceptionMode") == "TPROXY" ||
-                            str(at(merged, {"metadata", "annotations"}),
-                                "sidecar.istio.io/interceptionMode") == "TPROXY";
-        if (tproxy && !uid.is_null()) {
-          if (json* sidecar = findSidecar(merged)) {
-            ensureObject(*sidecar, "securityContext")["runAsUser"] = 0;
-          }
-        }
-        if (!tproxy && str(*init, "name") == kValidationName) {
-          json& isc = ensureObject(*init, "securityContext");
-          if (!uid.is_null()) isc["runAsUser"] = uid;
-          if (!gid.is_null()) isc["runAsGroup"] = gid;
-        }
-        if (uid.is_number_integer() && uid.get<std::int64_t>() != 0 && init->contains("args") &&
-            (*init)["args"].is_array()) {
-          json& args = (*init)["args"];
-          for (std::size_t i = 0; i + 1 < args.size(); ++i) {
-            if (args[i] == "-u") {
-              args[i + 1] = std::to_string(uid.get<std::int64_t>());
-              break;
-            }
-          }
-        }
-      }
+// overwriteClusterInfo / updateClusterEnvs.
+void overwriteClusterInfo(json& pod, const InjectionRequest& req) {
+  json* sidecar = findSidecar(pod);
+  if (sidecar == nullptr || req.proxy_envs.empty()) return;
+  json env = json::array();
+  if (sidecar->contains("env") && (*sidecar)["env"].is_array()) {
+    for (const auto& e : (*sidecar)["env"]) {
+      if (!req.proxy_envs.count(str(e, "name"))) env.push_back(e);
     }
   }
+  for (const auto& [k, v] : req.proxy_envs) {
+    json e = {{"name", k}};
+    if (!v.empty()) e["value"] = v;
+    env.push_back(e);
+  }
+  (*sidecar)["env"] = env;
+}
 
-  // postProcessPod.
-  json& pod = merged;
-  annotationsOf(pod);
-  ensureObject(ensureObject(pod, "metadata"), "labels");
-  // overwriteClusterInfo / updateClusterEnvs.
-  if (json* sidecar = findSidecar(pod); sidecar != nullptr && !proxy_envs.empty()) {
-    json env = json::array();
-    if (sidecar->contains("env") && (*sidecar)["env"].is_array()) {
-      for (const auto& e : (*sidecar)["env"]) {
-        if (!proxy_envs.count(str(e, "name"))) env.push_back(e);
-      }
-    }
-    for (const auto& [k, v] : proxy_envs) {
-      json e = {{"name", k}};
-      if (!v.empty()) e["value"] = v;
-      env.push_back(e);
-    }
-    (*sidecar)["env"] = env;
-  }
-  // applyPrometheusMerge. Since 1.31 (istio/istio commit 2ba573d) a legacy prometheus.io/port
-  // must be a port number that is neither the agent's nor one of Istio's reserved ports
-  // (pilot/cmd/pilot-agent/status/server.go istioReservedPorts); up to 1.30 nothing is checked.
-  // The prometheus.istio.io/scrape-targets annotation of 1.31 is not implemented.
-  {
-    bool scrape = true;
-    for (const auto& [k, v] : stringMapAt(pod, "annotations")) {
-      if (sanitizeLabelName(k) != "prometheus_io_scrape") continue;
-      if (auto b = core::goParseBool(v); b) {
-        scrape = *b;
-        break;
-      }
-    }
-    bool merge = true;
-    const auto pod_annotations = stringMapAt(pod, "annotations");
-    auto mm = pod_annotations.find("prometheus.istio.io/merge-metrics");
-    auto parsed = mm != pod_annotations.end() ? core::goParseBool(mm->second)
-                                              : core::Result<bool>(core::Error{"unset"});
-    if (parsed) {
-      merge = *parsed;
-    } else if (at(settings.mesh.config, {"enablePrometheusMerge"}).is_boolean()) {
-      merge = at(settings.mesh.config, {"enablePrometheusMerge"}).get<bool>();
-    }
-    const std::string target = std::to_string(mesh_status_port);
-    const auto cur = prometheusAnnotation(pod, "prometheus_io_port");
-    if (scrape && merge && !(cur && *cur == target)) {
-      const std::string port = cur.value_or("");
-      if (!port.empty() && settings.version.atLeast(1, 31)) {
-        if (auto bad = checkScrapePort(port, target)) {
-          return core::Error{"failed to process pod: " + *bad};
-        }
-      }
-      const std::string path = prometheusAnnotation(pod, "prometheus_io_path").value_or("");
-      const std::string scr = prometheusAnnotation(pod, "prometheus_io_scrape").value_or("");
-      json* sidecar = findSidecar(pod);
-      if (sidecar != nullptr && !(port.empty() && path.empty() && scr.empty())) {
-        json& env = (*sidecar)["env"];
-        if (!env.is_array()) env = json::array();
-        env.push_back({{"name", "ISTIO_PROMETHEUS_ANNOTATIONS"},
-                       {"value", "{\"scrape\":" + goQuoteJson(scr) + ",\"port\":" +
-                                     goQuoteJson(port) + ",\"path\":" + goQuoteJson(path) + "}"}});
-      }
-      clearPrometheusAnnotations(pod);
-      json& a = annotationsOf(pod);
-      a["prometheus.io/port"] = target;
-      a["prometheus.io/path"] = "/stats/prometheus";
-      a["prometheus.io/scrape"] = "true";
+// applyPrometheusMerge. Since 1.31 (istio/istio commit 2ba573d) a legacy prometheus.io/port
+// must be a port number that is neither the agent's nor one of Istio's reserved ports
+// (pilot/cmd/pilot-agent/status/server.go istioReservedPorts); up to 1.30 nothing is checked.
+// The prometheus.istio.io/scrape-targets annotation of 1.31 is not implemented.
+core::Result<void> applyPrometheusMerge(json& pod, const InjectionRequest& req) {
+  bool scrape = true;
+  for (const auto& [k, v] : stringMapAt(pod, "annotations")) {
+    if (sanitizeLabelName(k) != "prometheus_io_scrape") continue;
+    if (auto b = core::goParseBool(v); b) {
+      scrape = *b;
+      break;
     }
   }
-  // applyRewrite.
-  applyRewrite(pod, truthy(at(values, {"sidecarInjectorWebhook", "rewriteAppHTTPProbe"})),
-               mesh_status_port);
-  // applyMetadata.
-  if (auto it = proxy_envs.find("ISTIO_META_NETWORK"); it != proxy_envs.end()) {
+  bool merge = true;
+  const auto pod_annotations = stringMapAt(pod, "annotations");
+  auto mm = pod_annotations.find("prometheus.istio.io/merge-metrics");
+  auto parsed = mm != pod_annotations.end() ? core::goParseBool(mm->second)
+                                            : core::Result<bool>(core::Error{"unset"});
+  const json& mesh = req.settings.mesh.config;
+  if (parsed) {
+    merge = *parsed;
+  } else if (at(mesh, {"enablePrometheusMerge"}).is_boolean()) {
+    merge = at(mesh, {"enablePrometheusMerge"}).get<bool>();
+  }
+  const std::string target = std::to_string(req.mesh_status_port);
+  const auto cur = prometheusAnnotation(pod, "prometheus_io_port");
+  if (!scrape || !merge || (cur && *cur == target)) return {};
+  const std::string port = cur.value_or("");
+  if (!port.empty() && req.settings.version.atLeast(1, 31)) {
+    if (auto bad = checkScrapePort(port, target)) {
+      return core::Error{"failed to process pod: " + *bad};
+    }
+  }
+  const std::string path = prometheusAnnotation(pod, "prometheus_io_path").value_or("");
+  const std::string scr = prometheusAnnotation(pod, "prometheus_io_scrape").value_or("");
+  json* sidecar = findSidecar(pod);
+  if (sidecar != nullptr && !(port.empty() && path.empty() && scr.empty())) {
+    json& env = (*sidecar)["env"];
+    if (!env.is_array()) env = json::array();
+    env.push_back({{"name", "ISTIO_PROMETHEUS_ANNOTATIONS"},
+                   {"value", "{\"scrape\":" + goQuoteJson(scr) + ",\"port\":" + goQuoteJson(port) +
+                                 ",\"path\":" + goQuoteJson(path) + "}"}});
+  }
+  clearPrometheusAnnotations(pod);
+  json& a = annotationsOf(pod);
+  a["prometheus.io/port"] = target;
+  a["prometheus.io/path"] = "/stats/prometheus";
+  a["prometheus.io/scrape"] = "true";
+  return {};
+}
+
+// applyMetadata: the network label, the status annotation, the configured injectedAnnotations.
+void applyMetadata(json& pod, const json& template_pod, const InjectionRequest& req) {
+  if (auto it = req.proxy_envs.find("ISTIO_META_NETWORK"); it != req.proxy_envs.end()) {
     ensureObject(pod["metadata"], "labels")["topology.istio.io/network"] = it->second;
   }
-  annotationsOf(pod)[kStatusKey] = injectionStatus(at(template_pod, {"spec"}), settings.revision);
-  if (params.use_injected_annotations) {
-    for (const auto& [k, v] : settings.config.injected_annotations) annotationsOf(pod)[k] = v;
+  annotationsOf(pod)[kStatusKey] = injectionStatus(at(template_pod, {"spec"}), req.settings.revision);
+  if (req.params.use_injected_annotations) {
+    for (const auto& [k, v] : req.settings.config.injected_annotations) annotationsOf(pod)[k] = v;
   }
-  // reorderPod.
-  {
-    json mc = settings.mesh.defaultConfig();
-    if (auto it = annotations.find(kProxyConfigKey); it != annotations.end()) {
-      auto pc = applyProxyConfig(it->second, mc);
-      if (!pc) return core::Error{"failed to process pod: " + pc.error().message};
-      mc = std::move(*pc);
-    }
-    const bool hold = truthy(at(mc, {"holdApplicationUntilProxyStarts"})) ||
-                      truthy(at(values, {"global", "proxy", "holdApplicationUntilProxyStarts"}));
-    std::vector<std::string> before_proxy;
-    const std::string extra = str(at(pod, {"metadata", "annotations"}),
-                                  "sidecar.istio.io/init-containers-before-proxy");
-    if (!extra.empty()) {
-      std::size_t start = 0;
-      while (true) {
-        const auto pos = extra.find(',', start);
-        std::string n = extra.substr(start, pos == std::string::npos ? pos : pos - start);
-        if (std::find(before_proxy.begin(), before_proxy.end(), n) == before_proxy.end()) {
-          before_proxy.push_back(n);
-        }
-        if (pos == std::string::npos) break;
-        start = pos + 1;
+}
+
+// reorderPod: istio-proxy first (holdApplicationUntilProxyStarts) or last among containers;
+// the init containers in Istio's order around a native istio-proxy.
+core::Result<void> reorderPod(json& pod, const InjectionRequest& req) {
+  json mc = req.settings.mesh.defaultConfig();
+  if (auto it = req.annotations.find(kProxyConfigKey); it != req.annotations.end()) {
+    auto pc = applyProxyConfig(it->second, mc);
+    if (!pc) return core::Error{"failed to process pod: " + pc.error().message};
+    mc = std::move(*pc);
+  }
+  const bool hold =
+      truthy(at(mc, {"holdApplicationUntilProxyStarts"})) ||
+      truthy(at(req.settings.values.map, {"global", "proxy", "holdApplicationUntilProxyStarts"}));
+  std::vector<std::string> before_proxy;
+  const std::string extra = str(at(pod, {"metadata", "annotations"}),
+                                "sidecar.istio.io/init-containers-before-proxy");
+  if (!extra.empty()) {
+    std::size_t start = 0;
+    while (true) {
+      const auto pos = extra.find(',', start);
+      std::string n = extra.substr(start, pos == std::string::npos ? pos : pos - start);
+      if (std::find(before_proxy.begin(), before_proxy.end(), n) == before_proxy.end()) {
+        before_proxy.push_back(n);
       }
-    }
-    modifyContainers(pod, "containers", kProxyName, hold ? Move::kFirst : Move::kLast);
-    if (findContainer(at(pod, {"spec", "initContainers"}), kProxyName) != nullptr) {
-      modifyContainers(pod, "initContainers", kCoreDumpName, Move::kFirst);
-      modifyContainers(pod, "initContainers", kProxyName, Move::kFirst);
-      for (auto it = before_proxy.rbegin(); it != before_proxy.rend(); ++it) {
-        modifyContainers(pod, "initContainers", *it, Move::kFirst);
-      }
-      modifyContainers(pod, "initContainers", kValidationName, Move::kFirst);
-      modifyContainers(pod, "initContainers", kInitName, Move::kFirst);
-    } else {
-      modifyContainers(pod, "initContainers", kValidationName, Move::kFirst);
-      modifyContainers(pod, "initContainers", kInitName, Move::kLast);
-      modifyContainers(pod, "initContainers", kCoreDumpName, Move::kLast);
+      if (pos == std::string::npos) break;
+      start = pos + 1;
     }
   }
-  return goPodRoundTrip(pod);
+  modifyContainers(pod, "containers", kProxyName, hold ? Move::kFirst : Move::kLast);
+  if (findContainer(at(pod, {"spec", "initContainers"}), kProxyName) != nullptr) {
+    modifyContainers(pod, "initContainers", kCoreDumpName, Move::kFirst);
+    modifyContainers(pod, "initContainers", kProxyName, Move::kFirst);
+    for (auto it = before_proxy.rbegin(); it != before_proxy.rend(); ++it) {
+      modifyContainers(pod, "initContainers", *it, Move::kFirst);
+    }
+    modifyContainers(pod, "initContainers", kValidationName, Move::kFirst);
+    modifyContainers(pod, "initContainers", kInitName, Move::kFirst);
+  } else {
+    modifyContainers(pod, "initContainers", kValidationName, Move::kFirst);
+    modifyContainers(pod, "initContainers", kInitName, Move::kLast);
+    modifyContainers(pod, "initContainers", kCoreDumpName, Move::kLast);
+  }
+  return {};
+}
+
+// postProcessPod.
+core::Result<void> postProcessPod(json& pod, const json& template_pod, const InjectionRequest& req) {
+  annotationsOf(pod);
+  ensureObject(ensureObject(pod, "metadata"), "labels");
+  overwriteClusterInfo(pod, req);
+  if (auto r = applyPrometheusMerge(pod, req); !r) return r;
+  applyRewrite(pod, truthy(at(req.settings.values.map, {"sidecarInjectorWebhook", "rewriteAppHTTPProbe"})),
+               req.mesh_status_port);
+  applyMetadata(pod, template_pod, req);
+  return reorderPod(pod, req);
+}
+
+}  // namespace
+
+// webhook.go injectPod: RunTemplate, reapplyOverwrittenContainers, postProcessPod (the patch is
+// the caller's).
+core::Result<json> injectPod(const InjectorSettings& settings, const InjectionParams& params) {
+  const auto annotations = stringMapAt(params.pod, "annotations");
+  // RunTemplate: validation first.
+  if (auto v = validateAnnotations(annotations); !v) return templateError(v.error().message);
+  auto proxy_config = proxyConfigFor(settings, params, annotations);
+  if (!proxy_config) return proxy_config.error();
+  const auto labels = stringMapAt(params.pod, "labels");
+  const InjectionRequest req{settings,
+                             params,
+                             annotations,
+                             labels,
+                             std::move(*proxy_config),
+                             proxyEnvsFor(settings.values.map, params, labels),
+                             settings.mesh.statusPort()};
+  auto templated = runTemplate(req);
+  if (!templated) return templated.error();
+  auto merged = reapplyOverwrittenContainers(std::move(templated->merged), templated->template_pod, req);
+  if (!merged) return merged.error();
+  if (auto r = postProcessPod(*merged, templated->template_pod, req); !r) return r.error();
+  return goPodRoundTrip(*merged);
 }
 
 Outcome admit(const InjectorSettings& settings, const AdmissionInput& input) {
@@ -981,6 +1095,9 @@ Outcome admit(const InjectorSettings& settings, const AdmissionInput& input) {
 core::Result<json> kubeInject(const InjectorSettings& settings, const json& object,
                               std::vector<std::string>* warnings, bool native_sidecars) {
   if (!object.is_object()) return object;
+  // Istio 1.29 is the first release known to build with apimachinery 0.35 (istio.io/client-go
+  // v1.29.0's go.mod), where an unset creationTimestamp is omitted; 1.28's is not known here.
+  const bool timestamp_null = !settings.version.atLeast(1, 29);
   const std::string kind = str(object, "kind");
   json out = object;
   json* metadata = nullptr;
@@ -1023,7 +1140,7 @@ core::Result<json> kubeInject(const InjectorSettings& settings, const json& obje
       warnings->push_back("===> Skipping injection because " + kind_prefix + goQuoteJson(full) +
                           " has host networking enabled\n");
     }
-    return out;
+    return goTypedWorkload(out, timestamp_null);
   }
   InjectorConfig enabled;
   enabled.policy = std::string(kPolicyEnabled);
@@ -1034,7 +1151,7 @@ core::Result<json> kubeInject(const InjectorSettings& settings, const json& obje
       warnings->push_back("===> Skipping injection because " + kind_prefix + goQuoteJson(full) +
                           " has sidecar injection disabled\n");
     }
-    return out;
+    return goTypedWorkload(out, timestamp_null);
   }
   InjectionParams params;
   params.pod = goPodRoundTrip(json{{"metadata", *metadata}, {"spec", *spec}});
@@ -1049,7 +1166,8 @@ core::Result<json> kubeInject(const InjectorSettings& settings, const json& obje
   if (!injected) return injected.error();
   *metadata = at(*injected, {"metadata"}).is_object() ? (*injected)["metadata"] : json::object();
   *spec = at(*injected, {"spec"}).is_object() ? (*injected)["spec"] : json::object();
-  return out;
+  // IntoResourceFile writes the typed object back with yaml.Marshal.
+  return goTypedWorkload(out, timestamp_null);
 }
 
 }  // namespace harness::injector::istio

@@ -33,4 +33,14 @@ core::JsonPatch createPatchGomodules(const nlohmann::json& original, const nlohm
 // encoding of the object, which has the same shape. Unknown fields are kept.
 nlohmann::json goTypedPod(const nlohmann::json& pod);
 
+// sigs.k8s.io/yaml.Marshal of the typed object istioctl kube-inject decoded (IntoObject): the
+// pod template's spec typed as in goTypedPod, the template's `metadata: {}` when unset, the
+// Deployment's `strategy: {}`, the DaemonSet's and StatefulSet's `updateStrategy: {}`, and
+// `status` with the members its kind's Status has without omitempty (`{}` for Pod, Deployment,
+// Job, CronJob; `replicas: 0` for ReplicaSet and ReplicationController, ...). Other kinds come
+// back unchanged. Every ObjectMeta's unset creationTimestamp is written as `null` when
+// `creation_timestamp_null` (Istio built with apimachinery before 0.34) and left out otherwise
+// (an input's `creationTimestamp: null` is dropped).
+nlohmann::json goTypedWorkload(const nlohmann::json& object, bool creation_timestamp_null);
+
 }  // namespace harness::injector::istio

@@ -1,0 +1,238 @@
+// Istio's own configuration and Istio's own goldens: the istio-sidecar-injector and istio
+// ConfigMaps that Istio's chart renders, and inputs and expected outputs from Istio's
+// pkg/kube/inject/testdata/inject, all copied unchanged from Istio's source
+// (testdata/upstream-*/README.md says from where). Each input goes through kubeInject
+// (istioctl kube-inject) and must come out as Istio's TestInjection wrote it, document by
+// document (Istio's "---" after each document is the writer's, not the object's).
+
+#include <gtest/gtest.h>
+
+#include "harness/core/yaml.h"
+#include "harness/injector/istio/config.h"
+#include "harness/injector/istio/go_patch.h"
+#include "harness/injector/istio/injector.h"
+#include "harness/testing/support.h"
+
+namespace harness::injector::istio {
+namespace {
+
+using nlohmann::json;
+namespace t = harness::testing;
+
+std::filesystem::path upstreamDir(const std::string& release) {
+  return t::sourceDir() / "injector" / "tests" / "istio" / "testdata" / ("upstream-" + release);
+}
+
+InjectorSettings upstreamSettings(const std::string& release) {
+  const auto dir = upstreamDir(release);
+  const std::string injector_cm = t::readFile(dir / "istio-sidecar-injector.yaml");
+  auto s = loadSettings(injector_cm, injector_cm, t::readFile(dir / "istio.yaml"));
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
+  return s.ok() ? *s : InjectorSettings{};
+}
+
+// Istio's goldens separate documents with "---" lines, one after each document.
+std::vector<std::string> expectedDocuments(const std::string& text) {
+  std::vector<std::string> docs;
+  std::string current;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(pos, end - pos);
+    if (line == "---") {
+      if (!current.empty()) docs.push_back(current);
+      current.clear();
+    } else {
+      current += line + "\n";
+    }
+    pos = end + 1;
+  }
+  if (!current.empty()) docs.push_back(current);
+  return docs;
+}
+
+void expectUpstreamGolden(const std::string& release, const std::string& name,
+                          const InjectorSettings& settings) {
+  SCOPED_TRACE(release + " " + name);
+  const auto dir = upstreamDir(release) / "inject";
+  auto inputs = core::parseYamlDocuments(t::readFile(dir / (name + ".yaml")));
+  ASSERT_TRUE(inputs.ok());
+  const auto want = expectedDocuments(t::readFile(dir / (name + ".yaml.injected")));
+  ASSERT_EQ(inputs->size(), want.size());
+  for (std::size_t i = 0; i < inputs->size(); ++i) {
+    // TestInjection's nodes run kubelet 1.33 and 1.34, so the native-sidecar auto mode is on.
+    auto got = kubeInject(settings, (*inputs)[i], nullptr, /*native_sidecars=*/true);
+    ASSERT_TRUE(got.ok()) << got.error().message;
+    EXPECT_EQ(core::toYaml(*got), want[i]) << "document " << i;
+  }
+}
+
+class Upstream131Dev : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Upstream131Dev, KubeInjectMatchesIstiosGolden) {
+  static const InjectorSettings settings = upstreamSettings("1.31-dev");
+  expectUpstreamGolden("1.31-dev", GetParam(), settings);
+}
+
+// The cases of Istio's TestInjection that run with the chart's default settings.
+INSTANTIATE_TEST_SUITE_P(
+    IstioTestInjection, Upstream131Dev,
+    ::testing::Values("hello", "pod", "daemonset", "statefulset", "job", "replicaset",
+                      "replicationcontroller", "cronjob", "multi-container", "multi-init",
+                      "hello-probes", "traffic-annotations", "native-sidecar-opt-out",
+                      "native-sidecar-opt-in", "prometheus-scrape", "resource_annotations",
+                      "grpc-agent", "grpc-simple", "gateway", "user-volume", "two_container",
+                      "status_annotations", "https-probes", "tcp-probes", "hello-multi",
+                      "truncate-canonical-name-pod"),
+    [](const ::testing::TestParamInfo<std::string>& info) {
+      std::string n = info.param;
+      for (char& c : n) {
+        if (c == '-') c = '_';
+      }
+      return n;
+    });
+
+// The TestInjection cases that change the chart's values (`setFlags`, which only reach the
+// ConfigMap's `values`) or the mesh (`mesh`), applied to the same settings.
+InjectorSettings withProxyValues(const json& proxy) {
+  auto s = upstreamSettings("1.31-dev");
+  for (auto& [k, v] : proxy.items()) s.values.map["global"]["proxy"][k] = v;
+  return s;
+}
+
+InjectorSettings withMesh(const std::string& after, const std::string& insert) {
+  const auto dir = upstreamDir("1.31-dev");
+  std::string mesh = t::readFile(dir / "istio.yaml");
+  const auto at = mesh.find(after);
+  EXPECT_NE(at, std::string::npos);
+  mesh.insert(at + after.size(), insert);
+  const std::string injector_cm = t::readFile(dir / "istio-sidecar-injector.yaml");
+  auto s = loadSettings(injector_cm, injector_cm, mesh);
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
+  return s.ok() ? *s : InjectorSettings{};
+}
+
+TEST(Upstream131DevSettings, StatusParams) {
+  const auto s = withProxyValues({{"statusPort", 123},
+                                  {"readinessInitialDelaySeconds", 100},
+                                  {"readinessPeriodSeconds", 200},
+                                  {"readinessFailureThreshold", 300}});
+  for (const char* n : {"status_params", "kubevirtInterfaces", "reroute-virtual-interfaces"}) {
+    expectUpstreamGolden("1.31-dev", n, s);
+  }
+}
+
+TEST(Upstream131DevSettings, TrafficParams) {
+  expectUpstreamGolden("1.31-dev", "traffic-params",
+                       withProxyValues({{"includeIPRanges", "127.0.0.1/24,10.96.0.1/24"},
+                                        {"excludeIPRanges", "10.96.0.2/24,10.96.0.3/24"},
+                                        {"excludeInboundPorts", "4,5,6"},
+                                        {"statusPort", 0}}));
+}
+
+// Its input carries `creationTimestamp: null`, which apimachinery 0.34 and later leave out.
+TEST(Upstream131DevSettings, MergeProbersHoldingTheApplication) {
+  expectUpstreamGolden("1.31-dev", "merge-probers",
+                       withProxyValues({{"holdApplicationUntilProxyStarts", true}}));
+}
+
+TEST(Upstream131DevSettings, FormatDuration) {
+  expectUpstreamGolden("1.31-dev", "format-duration",
+                       withMesh("discoveryAddress: istiod.istio-system.svc:15012\n",
+                                "      drainDuration: 23s\n"));
+}
+
+TEST(Upstream131DevSettings, LocalhostProbes) {
+  expectUpstreamGolden("1.31-dev", "hello-probes-localhost",
+                       withMesh("rootNamespace: istio-system\n",
+                                "    inboundTrafficPolicy:\n      mode: LOCALHOST\n"));
+}
+
+// A chart rendered from Istio's source tree labels its ConfigMap with Chart.yaml's placeholder
+// version 1.0.0; that names no release, so the tag ("latest") decides: the newest behaviour.
+TEST(UpstreamConfig, SourceTreeChartVersionIsNotARelease) {
+  const auto s = upstreamSettings("1.31-dev");
+  EXPECT_FALSE(s.version.known);
+  EXPECT_TRUE(s.version.atLeast(1, 31));
+}
+
+// Every template of the chart loads: sidecar, gateway, grpc-simple, grpc-agent, waypoint,
+// kube-gateway, agentgateway; each function they call exists.
+TEST(UpstreamConfig, EveryChartTemplateLoads) {
+  const auto s = upstreamSettings("1.31-dev");
+  for (const char* name : {"sidecar", "gateway", "grpc-simple", "grpc-agent", "waypoint",
+                           "kube-gateway", "agentgateway"}) {
+    EXPECT_TRUE(s.config.templates.contains(name)) << name;
+  }
+}
+
+// kube-inject writes the typed object back: the zero structs and statuses Go's encoder writes.
+TEST(GoTypedWorkload, ZeroStructsPerKind) {
+  const json deployment = core::parseYaml(R"(
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d}
+spec:
+  template:
+    spec:
+      containers: [{name: c, image: i}]
+)").value();
+  const json d = goTypedWorkload(deployment, false);
+  EXPECT_EQ(d["spec"]["strategy"], json::object());
+  EXPECT_EQ(d["status"], json::object());
+  EXPECT_EQ(d["spec"]["template"]["metadata"], json::object());
+  EXPECT_EQ(d["spec"]["template"]["spec"]["containers"][0]["resources"], json::object());
+
+  json ds = deployment;
+  ds["kind"] = "DaemonSet";
+  const json typed_ds = goTypedWorkload(ds, false);
+  EXPECT_EQ(typed_ds["spec"]["updateStrategy"], json::object());
+  EXPECT_FALSE(typed_ds["spec"].contains("strategy"));
+  EXPECT_EQ(typed_ds["status"], json({{"currentNumberScheduled", 0},
+                                      {"numberMisscheduled", 0},
+                                      {"desiredNumberScheduled", 0},
+                                      {"numberReady", 0}}));
+
+  json rs = deployment;
+  rs["kind"] = "ReplicaSet";
+  rs["status"] = {{"readyReplicas", 2}};
+  EXPECT_EQ(goTypedWorkload(rs, false)["status"], json({{"readyReplicas", 2}, {"replicas", 0}}));
+
+  const json cron = core::parseYaml(R"(
+kind: CronJob
+spec:
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          containers: [{name: c}]
+)").value();
+  const json c = goTypedWorkload(cron, false);
+  EXPECT_EQ(c["spec"]["jobTemplate"]["spec"]["template"]["metadata"], json::object());
+  EXPECT_EQ(c["status"], json::object());
+
+  // Before apimachinery 0.34 every ObjectMeta without one says `creationTimestamp: null`;
+  // since, a null one is left out.
+  const json old_cron = goTypedWorkload(cron, true);
+  EXPECT_TRUE(old_cron["metadata"]["creationTimestamp"].is_null());
+  EXPECT_TRUE(old_cron["metadata"].contains("creationTimestamp"));
+  EXPECT_TRUE(old_cron["spec"]["jobTemplate"]["metadata"].contains("creationTimestamp"));
+  EXPECT_TRUE(
+      old_cron["spec"]["jobTemplate"]["spec"]["template"]["metadata"].contains("creationTimestamp"));
+  json stamped = deployment;
+  stamped["metadata"]["creationTimestamp"] = nullptr;
+  stamped["spec"]["template"]["metadata"] = {{"creationTimestamp", nullptr}};
+  const json new_d = goTypedWorkload(stamped, false);
+  EXPECT_FALSE(new_d["metadata"].contains("creationTimestamp"));
+  EXPECT_EQ(new_d["spec"]["template"]["metadata"], json::object());
+  stamped["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z";
+  EXPECT_EQ(goTypedWorkload(stamped, false)["metadata"]["creationTimestamp"],
+            "2026-01-01T00:00:00Z");
+
+  json service = {{"kind", "Service"}, {"spec", {{"ports", json::array()}}}};
+  EXPECT_EQ(goTypedWorkload(service, false), service);
+}
+
+}  // namespace
+}  // namespace harness::injector::istio
