@@ -51,6 +51,11 @@ sim::HookEntry hook(std::vector<core::MatchCondition> conditions) {
   rule.resources = {"*"};
   entry.webhook.rules = {rule};
   entry.webhook.match_conditions = std::move(conditions);
+  // As stored: v1 defaults (empty selectors match everything, scope "*").
+  core::WebhookConfiguration config;
+  config.webhooks = {entry.webhook};
+  core::applyV1Defaults(config);
+  entry.webhook = config.webhooks[0];
   return entry;
 }
 
@@ -80,7 +85,9 @@ void run(benchmark::State& state, const sim::HookEntry& entry, bool with_cel) {
   for (auto _ : state) {
     auto result = sim::shouldCallHook(entry, attributes, namespaces, with_cel ? &evaluator : nullptr);
     if (result.outcome != sim::MatchOutcome::kCall) {
-      state.SkipWithError("the webhook was not called");
+      std::string why = "the webhook was not called:";
+      for (const auto& line : result.explanation) why += " " + line + ";";
+      state.SkipWithError(why.c_str());
       return;
     }
     benchmark::DoNotOptimize(result);
