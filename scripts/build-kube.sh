@@ -51,7 +51,13 @@ if ! (cd kube && "$go" build -p 2 -trimpath -ldflags="$ldflags" -o "$out/kube" .
   tail -n 20 "$log"
   exit 1
 fi
+# kube-cel: Kubernetes' CEL for the simulator (a helper process; apiserver-sim/include/harness/sim/cel.h).
+if ! (cd kube && "$go" build -p 2 -trimpath -ldflags="$ldflags" -o "$out/kube-cel" ./cmd/kube-cel) >> "$log" 2>&1; then
+  echo "build-kube: the Go build of kube-cel failed after $(( $(date +%s) - start ))s (full log: $log):"
+  tail -n 20 "$log"
+  exit 1
+fi
 for name in kube-apiserver kube-controller-manager kubectl etcd; do
   ln -sfn kube "$out/$name"
 done
-echo "build-kube: built $out/{kube-apiserver,kube-controller-manager,kubectl,etcd} in $(( $(date +%s) - start ))s ($version)"
+echo "build-kube: built $out/{kube-apiserver,kube-controller-manager,kubectl,etcd,kube-cel} in $(( $(date +%s) - start ))s ($version)"

@@ -35,6 +35,7 @@
 #include "harness/audit/event.h"
 #include "harness/audit/log.h"
 #include "harness/net/server.h"
+#include "harness/sim/cel.h"
 #include "harness/sim/compare.h"
 #include "harness/sim/report.h"
 #include "harness/sim/scenario.h"
@@ -192,6 +193,7 @@ bool openAuditLog(const std::string& path, std::optional<harness::audit::LogWrit
 }
 
 int runCommand(const RunArgs& args) {
+  const sim::cel::ProcessCel cel;  // before the scenarios load: their matchConditions compile
   std::optional<harness::audit::LogWriter> audit_log;  // thread-safe: one line per event
   sim::RunOptions options;
   options.time_scale = args.time_scale;
@@ -265,6 +267,7 @@ int compareCommand(const RunArgs& args) {
   if (auto status = refuseCredentialsOnKube(args)) return *status;
   if (auto status = checkBackendBuilt(args.backend)) return *status;
   auto backend = makeBackend(args.backend);
+  const sim::cel::ProcessCel cel;
   sim::RunOptions options;
   options.time_scale = args.time_scale;
   options.injector_binary = args.injector;
@@ -308,6 +311,7 @@ int compareCommand(const RunArgs& args) {
 int serveCommand(const ServeArgs& args) {
   // Before any thread exists, so that SIGTERM/SIGINT wait for waitForTerminationSignal().
   harness::net::blockTerminationSignals();
+  const sim::cel::ProcessCel cel;
   auto scenario = sim::loadScenario(args.scenario);
   if (!scenario.ok()) {
     std::cerr << scenario.error().message << "\n";

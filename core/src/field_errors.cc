@@ -112,6 +112,10 @@ FieldError FieldError::forbidden(std::string field, std::string detail) {
   return {FieldErrorType::kForbidden, std::move(field), std::nullopt, std::move(detail)};
 }
 
+FieldError FieldError::internal(std::string field, std::string detail) {
+  return {FieldErrorType::kInternal, std::move(field), std::nullopt, std::move(detail)};
+}
+
 FieldError FieldError::tooMany(std::string field, std::int64_t actual, std::int64_t max) {
   std::string detail = "must have at most " + std::to_string(max) + (max == 1 ? " item" : " items");
   std::optional<std::string> value;

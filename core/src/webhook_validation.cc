@@ -488,6 +488,8 @@ Result<void> parseCertificate(const std::string& der) {
 
 struct Options {
   bool ignore_match_conditions = false;
+  // findMutatingPreexistingExpressions: the old object's match-condition expressions.
+  std::vector<std::string> stored_expressions;
   bool require_no_side_effects = true;
   bool require_recognized_admission_review_version = true;
   bool require_unique_webhook_names = true;
@@ -629,22 +631,69 @@ FieldErrors validateAdmissionReviewVersions(const std::vector<std::string>& vers
 // Go's strings.TrimSpace for the expression check.
 bool isBlank(std::string_view s) { return goTrimSpace(s).empty(); }
 
+MatchConditionCompiler& matchConditionCompiler() {
+  static MatchConditionCompiler compiler;
+  return compiler;
+}
+
+// The compile errors of each condition's trimmed expression (nullopt: compiles, blank, or no
+// compiler set).
+std::vector<std::optional<ExpressionError>> compileExpressions(
+    const std::vector<MatchCondition>& conditions, const std::vector<std::string>& stored) {
+  std::vector<std::optional<ExpressionError>> results(conditions.size());
+  const auto& compiler = matchConditionCompiler();
+  if (!compiler) return results;
+  std::vector<std::string> expressions;
+  std::vector<std::size_t> positions;
+  for (std::size_t i = 0; i < conditions.size(); ++i) {
+    if (isBlank(conditions[i].expression)) continue;
+    expressions.push_back(goTrimSpace(conditions[i].expression));
+    positions.push_back(i);
+  }
+  if (expressions.empty()) return results;
+  std::vector<std::optional<ExpressionError>> compiled;
+  try {
+    compiled = compiler(expressions, stored);
+  } catch (const std::exception& e) {
+    compiled.assign(expressions.size(), ExpressionError{FieldErrorType::kInternal, e.what()});
+  }
+  if (compiled.size() != expressions.size()) {
+    compiled.assign(expressions.size(),
+                    ExpressionError{FieldErrorType::kInternal,
+                                    "the CEL compiler returned " + std::to_string(compiled.size()) +
+                                        " results for " + std::to_string(expressions.size()) +
+                                        " expressions"});
+  }
+  for (std::size_t k = 0; k < positions.size(); ++k) results[positions[k]] = compiled[k];
+  return results;
+}
+
 FieldErrors validateMatchConditions(const std::vector<MatchCondition>& conditions,
+                                    const std::vector<std::string>& stored,
                                     const std::string& path) {
   FieldErrors errs;
   if (conditions.size() > kMaxMatchConditions) {
     errs.push_back(FieldError::tooMany(path, static_cast<std::int64_t>(conditions.size()),
                                        static_cast<std::int64_t>(kMaxMatchConditions)));
   }
+  const auto compiled = compileExpressions(conditions, stored);
   std::set<std::string> names;
   for (std::size_t i = 0; i < conditions.size(); ++i) {
     const auto& c = conditions[i];
     const std::string item = index(path, i);
     if (isBlank(c.expression)) {
       errs.push_back(FieldError::required(item + ".expression"));
+    } else if (const auto& e = compiled[i]) {
+      // convertCELErrorToValidationError
+      const std::string field = item + ".expression";
+      if (e->type == FieldErrorType::kRequired) {
+        errs.push_back(FieldError::required(field, e->detail));
+      } else if (e->type == FieldErrorType::kInvalid) {
+        errs.push_back(FieldError::invalid(field, goTrimSpace(c.expression), e->detail));
+      } else {
+        errs.push_back(FieldError::internal(field, e->detail));
+      }
     }
-    // A non-blank expression would be compiled with the CEL environment here (must type-check and
-    // return bool); CEL is out of scope for this library.
     if (c.name.empty()) {
       errs.push_back(FieldError::required(item + ".name"));
     } else {
@@ -712,7 +761,8 @@ FieldErrors validateWebhook(const Webhook& hook, WebhookKind kind, const Options
                                         cc.service->port.value_or(443)));
   }
   if (!opts.ignore_match_conditions) {
-    append(errs, validateMatchConditions(hook.match_conditions, path + ".matchConditions"));
+    append(errs, validateMatchConditions(hook.match_conditions, opts.stored_expressions,
+                                         path + ".matchConditions"));
   }
   return errs;
 }
@@ -754,6 +804,9 @@ Options updateOptions(const WebhookConfiguration& config, const WebhookConfigura
     opts.ignore_match_conditions =
         config.webhooks[i].match_conditions == old.webhooks[i].match_conditions;
   }
+  for (const auto& hook : old.webhooks) {
+    for (const auto& c : hook.match_conditions) opts.stored_expressions.push_back(c.expression);
+  }
   // *HasNoSideEffects
   opts.require_no_side_effects = std::all_of(
       old.webhooks.begin(), old.webhooks.end(),
@@ -775,6 +828,10 @@ Options updateOptions(const WebhookConfiguration& config, const WebhookConfigura
 }
 
 }  // namespace
+
+void setMatchConditionCompiler(MatchConditionCompiler compiler) {
+  matchConditionCompiler() = std::move(compiler);
+}
 
 std::vector<std::string> dns1123SubdomainErrors(std::string_view value) {
   std::vector<std::string> errs;

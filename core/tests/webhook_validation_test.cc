@@ -1,4 +1,7 @@
+#include <optional>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -619,6 +622,85 @@ TEST(WebhookMatchConditionValidationTest, UnchangedConditionsAreNotRevalidatedOn
   const auto updated = config(WebhookKind::kMutating, {h});
   EXPECT_THAT(validateWebhookConfiguration(updated, ValidationMode::kUpdate, &old), IsEmpty());
   EXPECT_EQ(validateWebhookConfiguration(updated).size(), 2u);
+}
+
+// The compiler hook (setMatchConditionCompiler): kube-cel in the simulator, a fake here.
+class WithCompiler {
+ public:
+  explicit WithCompiler(MatchConditionCompiler compiler) {
+    setMatchConditionCompiler(std::move(compiler));
+  }
+  ~WithCompiler() { setMatchConditionCompiler({}); }
+  WithCompiler(const WithCompiler&) = delete;
+  WithCompiler& operator=(const WithCompiler&) = delete;
+};
+
+TEST(WebhookMatchConditionValidationTest, CompileErrorsTakeTheirPlaceInGoOrder) {
+  std::vector<std::string> seen;
+  std::vector<std::string> seen_stored;
+  WithCompiler fake([&](const std::vector<std::string>& expressions,
+                        const std::vector<std::string>& stored) {
+    seen = expressions;
+    seen_stored = stored;
+    std::vector<std::optional<ExpressionError>> out;
+    for (const auto& e : expressions) {
+      if (e == "ok") out.emplace_back(std::nullopt);
+      else if (e == "typed") out.emplace_back(ExpressionError{FieldErrorType::kInvalid, "must evaluate to bool but got int"});
+      else if (e == "req") out.emplace_back(ExpressionError{FieldErrorType::kRequired, "needs more"});
+      else out.emplace_back(ExpressionError{FieldErrorType::kInternal, "boom"});
+    }
+    return out;
+  });
+  EXPECT_THAT(errorsFor([](Webhook& h) {
+                h.match_conditions = {{"a", "  typed \n"}, {"bad name", "ok"}, {"c", " "},
+                                      {"d", "req"}, {"d", "other"}};
+              }),
+              ElementsAre("webhooks[0].matchConditions[0].expression: Invalid value: \"typed\": "
+                          "must evaluate to bool but got int",
+                          "webhooks[0].matchConditions[1].name: Invalid value: \"bad name\": "
+                          "name part " + std::string(kQualifiedNameMsg),
+                          "webhooks[0].matchConditions[2].expression: Required value",
+                          "webhooks[0].matchConditions[3].expression: Required value: needs more",
+                          "webhooks[0].matchConditions[4].expression: Internal error: boom",
+                          "webhooks[0].matchConditions[4].name: Duplicate value: \"d\""));
+  // Trimmed and non-blank only; nothing stored on create.
+  EXPECT_THAT(seen, ElementsAre("typed", "ok", "req", "other"));
+  EXPECT_THAT(seen_stored, IsEmpty());
+}
+
+TEST(WebhookMatchConditionValidationTest, UpdatePassesTheOldExpressionsAsStored) {
+  std::vector<std::string> seen_stored;
+  WithCompiler fake([&](const std::vector<std::string>& expressions,
+                        const std::vector<std::string>& stored) {
+    seen_stored = stored;
+    return std::vector<std::optional<ExpressionError>>(expressions.size());
+  });
+  Webhook h = validHook();
+  h.match_conditions = {{"a", " old-a"}};
+  Webhook h2 = validHook("second.example.com");
+  h2.match_conditions = {{"b", "old-b"}};
+  const auto old = config(WebhookKind::kMutating, {h, h2});
+  h.match_conditions = {{"a", "new"}};
+  const auto updated = config(WebhookKind::kMutating, {h, h2});
+  EXPECT_THAT(validateWebhookConfiguration(updated, ValidationMode::kUpdate, &old), IsEmpty());
+  // findMutatingPreexistingExpressions: every old webhook's expressions, untrimmed.
+  EXPECT_THAT(seen_stored, ElementsAre(" old-a", "old-b"));
+}
+
+TEST(WebhookMatchConditionValidationTest, AFailingCompilerIsAnInternalErrorNotACrash) {
+  WithCompiler throwing([](const std::vector<std::string>&, const std::vector<std::string>&)
+                            -> std::vector<std::optional<ExpressionError>> {
+    throw std::runtime_error("kube-cel exited");
+  });
+  EXPECT_THAT(errorsFor([](Webhook& h) { h.match_conditions = {{"a", "true"}}; }),
+              ElementsAre("webhooks[0].matchConditions[0].expression: Internal error: kube-cel "
+                          "exited"));
+  WithCompiler short_answer([](const std::vector<std::string>&, const std::vector<std::string>&) {
+    return std::vector<std::optional<ExpressionError>>{};
+  });
+  EXPECT_THAT(errorsFor([](Webhook& h) { h.match_conditions = {{"a", "true"}}; }),
+              ElementsAre("webhooks[0].matchConditions[0].expression: Internal error: the CEL "
+                          "compiler returned 0 results for 1 expressions"));
 }
 
 // --- apimachinery name checks ---

@@ -31,7 +31,14 @@ int decodeWaitStatus(int status) {
 // fork + execv. Between fork and exec the child only makes async-signal-safe calls (the parent
 // may have many threads). Every inherited descriptor above 2 is closed at exec, so the child
 // holds none of the parent's sockets (a listening port must close when its owner stops).
-core::Result<pid_t> spawn(const std::vector<std::string>& argv, const fs::path& log_file) {
+// Where the child's stdin and stdout come from: /dev/null and the log, or pipes.
+struct Pipes {
+  int child_stdin = -1;    // read end, becomes the child's fd 0
+  int child_stdout = -1;   // write end, becomes the child's fd 1
+};
+
+core::Result<pid_t> spawn(const std::vector<std::string>& argv, const fs::path& log_file,
+                          const Pipes& pipes = {}) {
   if (argv.empty()) return core::makeError("no program to start");
   std::vector<char*> args;
   for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
@@ -63,8 +70,8 @@ core::Result<pid_t> spawn(const std::vector<std::string>& argv, const fs::path& 
     ::signal(SIGPIPE, SIG_DFL);
     ::signal(SIGTERM, SIG_DFL);
     ::signal(SIGINT, SIG_DFL);
-    ::dup2(null_fd, 0);
-    ::dup2(log_fd, 1);
+    ::dup2(pipes.child_stdin >= 0 ? pipes.child_stdin : null_fd, 0);
+    ::dup2(pipes.child_stdout >= 0 ? pipes.child_stdout : log_fd, 1);
     ::dup2(log_fd, 2);
     if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
       for (int fd = 3; fd < open_max; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
@@ -111,6 +118,36 @@ core::Result<std::unique_ptr<ChildProcess>> ChildProcess::start(std::vector<std:
   return child;
 }
 
+core::Result<std::unique_ptr<ChildProcess>> ChildProcess::startPiped(
+    std::vector<std::string> argv, fs::path log_file) {
+  int in[2];
+  int out[2];
+  if (::pipe2(in, O_CLOEXEC) != 0) {
+    return core::makeError(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+  }
+  if (::pipe2(out, O_CLOEXEC) != 0) {
+    const int saved = errno;
+    ::close(in[0]);
+    ::close(in[1]);
+    return core::makeError(fmt::format("cannot create a pipe: {}", std::strerror(saved)));
+  }
+  auto pid = spawn(argv, log_file, Pipes{in[0], out[1]});
+  ::close(in[0]);
+  ::close(out[1]);
+  if (!pid) {
+    ::close(in[1]);
+    ::close(out[0]);
+    return pid.error();
+  }
+  std::unique_ptr<ChildProcess> child(new ChildProcess());
+  child->argv_ = std::move(argv);
+  child->log_file_ = std::move(log_file);
+  child->pid_ = *pid;
+  child->stdin_fd_ = in[1];
+  child->stdout_fd_ = out[0];
+  return child;
+}
+
 ChildProcess::~ChildProcess() { stop(); }
 
 std::string ChildProcess::logTail(std::size_t max_lines) const {
@@ -141,8 +178,19 @@ std::optional<int> ChildProcess::exitStatus() {
   return exit_status_;
 }
 
+void ChildProcess::closeStdin() {
+  std::lock_guard lock(mutex_);
+  if (stdin_fd_ >= 0) ::close(stdin_fd_);
+  stdin_fd_ = -1;
+}
+
 int ChildProcess::stop(std::chrono::milliseconds grace) {
   std::lock_guard lock(mutex_);
+  // Closing its stdin is how a piped helper learns to exit; its stdout is no longer read.
+  for (int* fd : {&stdin_fd_, &stdout_fd_}) {
+    if (*fd >= 0) ::close(*fd);
+    *fd = -1;
+  }
   if (reap(false)) return exit_status_;
   ::kill(pid_, SIGTERM);
   const auto deadline = std::chrono::steady_clock::now() + grace;

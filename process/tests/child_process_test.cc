@@ -1,8 +1,10 @@
 #include "harness/process/child_process.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -46,6 +48,43 @@ TEST(ChildProcessTest, StopSendsSigtermThenSigkill) {
   ASSERT_TRUE(stubborn.ok()) << stubborn.error().message;
   ASSERT_TRUE(testing::waitForFile(dir / "stubborn.log", 600'000));
   EXPECT_EQ((*stubborn)->stop(100ms), 128 + SIGKILL);
+}
+
+TEST(ChildProcessTest, PipedChildReadsStdinAndWritesStdout) {
+  testing::ScratchDir dir("child");
+  // A line filter: echoes each line back upper-cased, logs to stderr, exits when stdin closes.
+  auto child = ChildProcess::startPiped(
+      {"/bin/sh", "-c", "while read -r line; do echo \"$line\" | tr a-z A-Z; echo seen >&2; done; "
+                        "exit 7"},
+      dir / "piped.log");
+  ASSERT_TRUE(child.ok()) << child.error().message;
+  ASSERT_GE((*child)->stdinFd(), 0);
+  ASSERT_GE((*child)->stdoutFd(), 0);
+  const std::string line = "hello\n";
+  ASSERT_EQ(::write((*child)->stdinFd(), line.data(), line.size()),
+            static_cast<ssize_t>(line.size()));
+  std::string got;
+  char c;
+  while (got.find('\n') == std::string::npos && ::read((*child)->stdoutFd(), &c, 1) == 1) got += c;
+  EXPECT_EQ(got, "HELLO\n");
+  // End of input lets the child finish by itself.
+  (*child)->closeStdin();
+  EXPECT_EQ((*child)->stdinFd(), -1);
+  EXPECT_EQ(waitForExit(**child), 7);
+  EXPECT_EQ((*child)->logTail(), "seen");
+  EXPECT_EQ((*child)->stop(), 7);
+  EXPECT_EQ((*child)->stdoutFd(), -1);
+}
+
+TEST(ChildProcessTest, PipedChildHoldsNoOtherDescriptor) {
+  testing::ScratchDir dir("child");
+  // Only 0, 1 and 2 are open in the child: the parent's pipe ends are close-on-exec.
+  auto child = ChildProcess::startPiped({"/bin/sh", "-c", "ls /proc/self/fd >&2"},
+                                        dir / "fds.log");
+  ASSERT_TRUE(child.ok()) << child.error().message;
+  while ((*child)->running()) std::this_thread::sleep_for(10ms);
+  // ls itself opens the directory it lists (fd 3).
+  EXPECT_EQ((*child)->logTail(10), "0\n1\n2\n3");
 }
 
 TEST(ChildProcessTest, ExecFailureIsAnError) {

@@ -31,6 +31,7 @@
 #include "harness/core/webhook_config.h"
 #include "harness/core/yaml.h"
 #include "harness/sim/builtin_plugins.h"
+#include "harness/sim/cel.h"
 #include "harness/sim/endpoint.h"
 #include "harness/sim/injector_process.h"
 #include "harness/sim/scenario.h"
@@ -430,6 +431,15 @@ std::optional<json> checkWebhookConfiguration(Reader& reader, const json& object
     return std::nullopt;
   }
   core::applyV1Defaults(*config);
+  if (auto missing = cel::unavailableReason()) {
+    for (std::size_t i = 0; i < config->webhooks.size(); ++i) {
+      if (config->webhooks[i].match_conditions.empty()) continue;
+      failAt(fmt::format("{} {}: webhooks[{}] ({}) has matchConditions, which need CEL: {}",
+                         core::kindName(config->kind), core::goQuote(config->name), i,
+                         config->webhooks[i].name, *missing));
+      return std::nullopt;
+    }
+  }
   const core::FieldErrors errors = core::validateWebhookConfiguration(*config);
   if (!errors.empty()) {
     failAt(core::invalidConfigurationMessage(*config, errors));

@@ -28,6 +28,7 @@
 #include "harness/net/certificates.h"
 #include "harness/net/url.h"
 #include "harness/sim/caller.h"
+#include "harness/sim/cel.h"
 #include "harness/sim/defaulting.h"
 #include "harness/sim/explain.h"
 #include "harness/sim/injector_process.h"
@@ -169,6 +170,7 @@ core::Result<std::unique_ptr<ScenarioEnvironment>> ScenarioEnvironment::start(
   chain_options.time_scale = options.time_scale;
   chain_options.audit_policy = scenario.audit_policy;
   chain_options.audit_sink = options.audit_sink;
+  chain_options.match_conditions = cel::processMatchConditionEvaluator();
   impl->caller.setAuthentication(options.webhook_authentication);
   impl->chain = std::make_unique<AdmissionChain>(impl->store, impl->caller, impl->metrics,
                                                  std::move(chain_options));

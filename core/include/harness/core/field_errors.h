@@ -49,6 +49,7 @@ struct FieldError {
   static FieldError notSupported(std::string field, std::string_view value,
                                  const std::vector<std::string>& supported);
   static FieldError forbidden(std::string field, std::string detail);
+  static FieldError internal(std::string field, std::string detail);  // field.InternalError
   static FieldError tooMany(std::string field, std::int64_t actual, std::int64_t max);
 };
 

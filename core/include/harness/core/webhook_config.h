@@ -11,6 +11,7 @@
 // runs, so a simulator can show both the object as written and as stored.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -164,11 +165,30 @@ enum class ValidationMode { kCreate, kUpdate };
 // webhook had them), recognized admissionReviewVersions, unique webhook names, and match
 // conditions (not re-checked when unchanged). Label-value relaxation on update is not modelled.
 // Metadata: name/generateName are checked (DNS-1123 subdomain); labels, annotations, owner
-// references and other ObjectMeta rules are not. CEL expressions are not compiled: a match
-// condition's expression is only required to be non-blank.
+// references and other ObjectMeta rules are not. A match condition's expression must be
+// non-blank, and compile when a MatchConditionCompiler is set (setMatchConditionCompiler).
 FieldErrors validateWebhookConfiguration(const WebhookConfiguration& config,
                                          ValidationMode mode = ValidationMode::kCreate,
                                          const WebhookConfiguration* old = nullptr);
+
+// Compiles match-condition expressions as kube-apiserver does when a configuration is created or
+// updated (k8s.io/kubernetes pkg/apis/admissionregistration/validation/validation.go
+// validateMatchConditionsExpression, convertCELErrorToValidationError). It gets the trimmed,
+// non-blank expressions in order, and `stored`: the expressions the old object already had (on
+// update), which compile in the more lenient StoredExpressions environment. It returns one
+// entry per expression: nullopt when it compiles, else the error (kInvalid, whose value is the
+// expression; kRequired; or kInternal). Thrown exceptions become Internal errors.
+struct ExpressionError {
+  FieldErrorType type = FieldErrorType::kInvalid;
+  std::string detail;
+};
+using MatchConditionCompiler = std::function<std::vector<std::optional<ExpressionError>>(
+    const std::vector<std::string>& expressions, const std::vector<std::string>& stored)>;
+
+// The compiler validateWebhookConfiguration uses, for the whole process (CEL lives outside this
+// library: apiserver-sim sets one backed by Kubernetes' own CEL code). Set it at start-up,
+// before validation runs on other threads; an empty function removes it.
+void setMatchConditionCompiler(MatchConditionCompiler compiler);
 
 // `<Kind>.admissionregistration.k8s.io "<name>" is invalid: <errors>` (422 message).
 std::string invalidConfigurationMessage(const WebhookConfiguration& config,

@@ -31,6 +31,11 @@ class ChildProcess {
   // fails, exec fails (e.g. "exec /x/etcd: No such file or directory").
   static core::Result<std::unique_ptr<ChildProcess>> start(std::vector<std::string> argv,
                                                            std::filesystem::path log_file);
+  // The same, with the child's stdin and stdout connected to pipes the caller reads and writes
+  // (stdinFd(), stdoutFd(); both close-on-exec, closed by stop()). stderr goes to `log_file`.
+  // For helpers that speak a line protocol (kube-cel).
+  static core::Result<std::unique_ptr<ChildProcess>> startPiped(std::vector<std::string> argv,
+                                                                std::filesystem::path log_file);
 
   ~ChildProcess();  // stop()
   ChildProcess(const ChildProcess&) = delete;
@@ -50,6 +55,13 @@ class ChildProcess {
   // 128 + signal number). Idempotent: later calls return the same status.
   int stop(std::chrono::milliseconds grace = std::chrono::milliseconds(5'000));
 
+  // startPiped only: the write end of the child's stdin and the read end of its stdout (-1
+  // otherwise, and after stop()).
+  [[nodiscard]] int stdinFd() const { return stdin_fd_; }
+  [[nodiscard]] int stdoutFd() const { return stdout_fd_; }
+  // Closes the child's stdin (end of input: a line helper then exits by itself). Idempotent.
+  void closeStdin();
+
  private:
   ChildProcess() = default;
   bool reap(bool block);  // waitpid; true once the child has been reaped
@@ -60,6 +72,8 @@ class ChildProcess {
   std::mutex mutex_;
   bool reaped_ = false;
   int exit_status_ = -1;
+  int stdin_fd_ = -1;
+  int stdout_fd_ = -1;
 };
 
 // The last `max_lines` lines of a text file (at most its last 64 KiB); empty when unreadable.

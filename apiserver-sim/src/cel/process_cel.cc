@@ -1,0 +1,89 @@
+// The process's CEL: one kube-cel, its compiler installed for validation and its evaluator for
+// the admission chains.
+
+#include <unistd.h>
+
+#include <mutex>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "harness/sim/cel.h"
+
+namespace harness::sim::cel {
+
+namespace {
+
+std::mutex& installedMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+MatchConditionEvaluator& installedEvaluator() {
+  static MatchConditionEvaluator evaluator;
+  return evaluator;
+}
+
+std::optional<std::string>& missingReason() {
+  static std::optional<std::string> reason;
+  return reason;
+}
+
+}  // namespace
+
+void install(std::shared_ptr<KubeCel> cel) {
+  std::lock_guard lock(installedMutex());
+  missingReason().reset();
+  if (!cel) {
+    core::setMatchConditionCompiler({});
+    installedEvaluator() = {};
+    return;
+  }
+  core::setMatchConditionCompiler(matchConditionCompiler(cel));
+  installedEvaluator() = matchConditionEvaluator(std::move(cel));
+}
+
+void installUnavailable(std::string reason) {
+  std::lock_guard lock(installedMutex());
+  core::setMatchConditionCompiler(unavailableCompiler(reason));
+  installedEvaluator() = {};
+  missingReason() = std::move(reason);
+}
+
+std::optional<std::string> unavailableReason() {
+  std::lock_guard lock(installedMutex());
+  return missingReason();
+}
+
+MatchConditionEvaluator processMatchConditionEvaluator() {
+  std::lock_guard lock(installedMutex());
+  return installedEvaluator();
+}
+
+ProcessCel::ProcessCel() {
+  std::error_code ec;
+  log_ = std::filesystem::temp_directory_path(ec) / fmt::format("kube-cel-{}.log", ::getpid());
+  auto cel = KubeCel::start(KubeCel::defaultBinary(), log_);
+  if (!cel) {
+    status_ = cel.error().message;
+    installUnavailable(status_);
+    std::filesystem::remove(log_, ec);
+    return;
+  }
+  cel_ = std::move(cel).value();
+  status_ = fmt::format("kube-cel {} (CEL environment {})", cel_->kubernetesVersion(),
+                        cel_->compatibilityVersion());
+  install(cel_);
+}
+
+ProcessCel::~ProcessCel() {
+  install(nullptr);
+  const bool healthy = cel_ && cel_->healthy();
+  cel_.reset();
+  std::error_code ec;
+  if (healthy || !std::filesystem::exists(log_, ec) || std::filesystem::file_size(log_, ec) == 0) {
+    std::filesystem::remove(log_, ec);
+  }
+}
+
+}  // namespace harness::sim::cel

@@ -1,0 +1,294 @@
+// The kube-cel client (apiserver-sim/src/cel): failure handling with fake helpers (no Go needed),
+// and Kubernetes' CEL through the real kube-cel (skipped, with one line, when
+// scripts/build-kube.sh has not built it).
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "harness/core/webhook_config.h"
+#include "harness/sim/cel.h"
+#include "harness/testing/support.h"
+
+namespace harness::sim::cel {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// A fake helper: a shell script that answers the version handshake, then runs `rest`.
+fs::path fakeHelper(const fs::path& dir, const std::string& name, const std::string& rest) {
+  const fs::path path = dir / name;
+  std::ofstream out(path);
+  out << "#!/bin/sh\n"
+      << "read -r line\n"
+      << R"(echo '{"kubernetes":"v0.0.0-fake","celCompatibilityVersion":"1.0"}')" << "\n"
+      << rest << "\n";
+  out.close();
+  ::chmod(path.c_str(), 0755);
+  return path;
+}
+
+TEST(KubeCelClientTest, NotBuiltNamesTheCommandThatBuildsIt) {
+  testing::ScratchDir dir("cel");
+  auto cel = KubeCel::start(dir / "no-such-kube-cel", dir / "cel.log");
+  ASSERT_FALSE(cel.ok());
+  EXPECT_EQ(cel.error().message,
+            "kube-cel is not built (" + (dir / "no-such-kube-cel").string() +
+                "; bash scripts/build-kube.sh builds it, with Go 1.26)");
+}
+
+TEST(KubeCelClientTest, AHelperThatExitsIsReportedAndStaysBroken) {
+  testing::ScratchDir dir("cel");
+  auto cel = KubeCel::start(fakeHelper(dir.path(), "exits", "echo dying >&2; exit 4"), dir / "cel.log");
+  ASSERT_TRUE(cel.ok()) << cel.error().message;
+  EXPECT_EQ((*cel)->kubernetesVersion(), "v0.0.0-fake");
+  auto first = (*cel)->call({{"op", "version"}});
+  ASSERT_FALSE(first.ok());
+  EXPECT_THAT(first.error().message, HasSubstr("kube-cel exited (exit status 4)"));
+  EXPECT_THAT(first.error().message, HasSubstr("dying"));
+  EXPECT_FALSE((*cel)->healthy());
+  auto second = (*cel)->call({{"op", "version"}});
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.error().message, first.error().message);
+}
+
+TEST(KubeCelClientTest, AGarbledAnswerIsAnError) {
+  testing::ScratchDir dir("cel");
+  auto cel = KubeCel::start(fakeHelper(dir.path(), "garbles", "read -r line; echo 'not json'; sleep 600"),
+                            dir / "cel.log");
+  ASSERT_TRUE(cel.ok()) << cel.error().message;
+  auto answer = (*cel)->call({{"op", "version"}});
+  ASSERT_FALSE(answer.ok());
+  EXPECT_THAT(answer.error().message, HasSubstr("answered with a line that is not a JSON object"));
+}
+
+TEST(KubeCelClientTest, AHelperThatNeverAnswersTimesOutAndIsStopped) {
+  testing::ScratchDir dir("cel");
+  // The helper reads the request and never answers: the deadline passes whatever the load.
+  auto cel = KubeCel::start(fakeHelper(dir.path(), "silent", "read -r line; exec sleep 600"),
+                            dir / "cel.log");
+  ASSERT_TRUE(cel.ok()) << cel.error().message;
+  auto answer = (*cel)->call({{"op", "version"}}, 100ms);
+  ASSERT_FALSE(answer.ok());
+  EXPECT_THAT(answer.error().message, HasSubstr("kube-cel did not answer within 100 ms"));
+  EXPECT_FALSE((*cel)->healthy());
+}
+
+TEST(KubeCelClientTest, AnErrorAnswerKeepsTheHelper) {
+  testing::ScratchDir dir("cel");
+  auto cel = KubeCel::start(
+      fakeHelper(dir.path(), "refuses",
+                 R"(while read -r line; do echo '{"error":"unknown op \"x\""}'; done)"),
+      dir / "cel.log");
+  ASSERT_TRUE(cel.ok()) << cel.error().message;
+  for (int i = 0; i < 2; ++i) {
+    auto answer = (*cel)->call({{"op", "x"}});
+    ASSERT_FALSE(answer.ok());
+    EXPECT_EQ(answer.error().message, "kube-cel: unknown op \"x\"");
+  }
+  EXPECT_TRUE((*cel)->healthy());
+}
+
+TEST(KubeCelClientTest, UnavailableCompilerSaysWhatIsMissing) {
+  auto compile = unavailableCompiler("kube-cel is not built (x)");
+  auto results = compile({"true", "false"}, {});
+  ASSERT_EQ(results.size(), 2u);
+  ASSERT_TRUE(results[0].has_value());
+  EXPECT_EQ(results[0]->type, core::FieldErrorType::kInternal);
+  EXPECT_EQ(results[0]->detail, "matchConditions need CEL: kube-cel is not built (x)");
+}
+
+// --- the real kube-cel ---
+
+class RealKubeCelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const fs::path binary = testing::kubeBinDir() / "kube-cel";
+    if (auto reason = testing::notBuiltReason(binary); !reason.empty()) GTEST_SKIP() << reason;
+    auto started = KubeCel::start(binary, dir_ / "kube-cel.log");
+    ASSERT_TRUE(started.ok()) << started.error().message;
+    cel_ = std::move(started).value();
+  }
+
+  static AdmissionAttributes configMapCreate(nlohmann::json data) {
+    AdmissionAttributes a;
+    a.operation = "CREATE";
+    a.kind = {"", "v1", "ConfigMap"};
+    a.resource = {"", "v1", "configmaps"};
+    a.namespace_name = "demo";
+    a.name = "settings";
+    nlohmann::json object = {{"apiVersion", "v1"},
+                             {"kind", "ConfigMap"},
+                             {"metadata", {{"name", "settings"}, {"namespace", "demo"}}}};
+    if (!data.is_null()) object["data"] = std::move(data);
+    a.object = std::move(object);
+    a.options = nlohmann::json{{"apiVersion", "meta.k8s.io/v1"}, {"kind", "CreateOptions"}};
+    a.user_info = {"jane", "", {"developers", "system:authenticated"}, {}};
+    return a;
+  }
+
+  static HookEntry hookWith(std::vector<core::MatchCondition> conditions) {
+    HookEntry hook;
+    hook.webhook.name = "hook.example.com";
+    hook.webhook.match_conditions = std::move(conditions);
+    return hook;
+  }
+
+  testing::ScratchDir dir_{"kube-cel"};
+  std::shared_ptr<KubeCel> cel_;
+};
+
+TEST_F(RealKubeCelTest, ReportsTheKubernetesVersionItWasBuiltFrom) {
+  EXPECT_THAT(cel_->kubernetesVersion(), ::testing::StartsWith("v1."));
+  EXPECT_THAT(cel_->compatibilityVersion(), ::testing::MatchesRegex("1\\.[0-9]+"));
+}
+
+TEST_F(RealKubeCelTest, EvaluatesEachConditionWithTheApiserverVariables) {
+  auto evaluate = matchConditionEvaluator(cel_);
+  const auto results = evaluate(
+      hookWith({{"ns", "request.namespace == 'demo' && request.operation == 'CREATE'"},
+                {"user", "'developers' in request.userInfo.groups"},
+                {"kind", "request.kind.kind == 'ConfigMap' && object.kind == 'ConfigMap'"},
+                {"old", "oldObject == null"},
+                {"mode", "object.data.mode == 'strict'"},
+                {"options", "request.options.kind == 'CreateOptions'"},
+                {"no-params", "!has(request.dryRun) || request.dryRun == false"}}),
+      configMapCreate(nullptr), {"", "v1", "ConfigMap"});
+  ASSERT_EQ(results.size(), 7u);
+  EXPECT_EQ(results[0], (std::variant<bool, std::string>(true)));
+  EXPECT_EQ(results[1], (std::variant<bool, std::string>(true)));
+  EXPECT_EQ(results[2], (std::variant<bool, std::string>(true)));
+  EXPECT_EQ(results[3], (std::variant<bool, std::string>(true)));
+  EXPECT_EQ(results[4], (std::variant<bool, std::string>(std::string(
+                            "expression 'object.data.mode == 'strict'' resulted in error: no such "
+                            "key: data"))));
+  EXPECT_EQ(results[5], (std::variant<bool, std::string>(true)));
+  EXPECT_EQ(results[6], (std::variant<bool, std::string>(true)));
+}
+
+TEST_F(RealKubeCelTest, TheInvocationKindIsWhatTheExpressionsSee) {
+  // matchPolicy Equivalent: the object converted to the kind the rule matched.
+  auto evaluate = matchConditionEvaluator(cel_);
+  AdmissionAttributes a;
+  a.operation = "CREATE";
+  a.kind = {"apps", "v1", "Deployment"};
+  a.resource = {"apps", "v1", "deployments"};
+  a.namespace_name = "demo";
+  a.object = nlohmann::json{{"apiVersion", "apps/v1"}, {"kind", "Deployment"},
+                            {"metadata", {{"name", "web"}}}};
+  const auto results =
+      evaluate(hookWith({{"object", "object.apiVersion == 'extensions/v1beta1'"},
+                         {"request", "request.kind.group == 'extensions' && "
+                                     "request.requestKind.group == 'apps'"}}),
+               a, {"extensions", "v1beta1", "Deployment"});
+  EXPECT_THAT(results, ElementsAre(std::variant<bool, std::string>(true),
+                                   std::variant<bool, std::string>(true)));
+}
+
+TEST_F(RealKubeCelTest, TheAuthorizerAllowsSystemMastersAndNobodyElseByDefault) {
+  auto evaluate = matchConditionEvaluator(cel_);
+  const auto hook = hookWith(
+      {{"may-create", "authorizer.group('').resource('pods').namespace('demo').check('create')"
+                      ".allowed()"}});
+  auto a = configMapCreate(nullptr);
+  EXPECT_THAT(evaluate(hook, a, {"", "v1", "ConfigMap"}),
+              ElementsAre(std::variant<bool, std::string>(false)));
+  a.user_info.groups.push_back("system:masters");
+  EXPECT_THAT(evaluate(hook, a, {"", "v1", "ConfigMap"}),
+              ElementsAre(std::variant<bool, std::string>(true)));
+  // Rules a scenario sets decide first.
+  auto set = cel_->call({{"op", "setAuthorizer"},
+                         {"rules", {{{"users", {"jane"}}, {"verbs", {"create"}},
+                                     {"resources", {"pods"}}, {"decision", "Deny"}}}}});
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  EXPECT_THAT(evaluate(hook, a, {"", "v1", "ConfigMap"}),
+              ElementsAre(std::variant<bool, std::string>(false)));
+  auto bad = cel_->call({{"op", "setAuthorizer"}, {"rules", {{{"decision", "Maybe"}}}}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message,
+            "kube-cel: rules[0].decision: \"Maybe\" is not Allow, Deny or NoOpinion");
+}
+
+TEST_F(RealKubeCelTest, CompilesAsCreateValidationDoes) {
+  auto compile = matchConditionCompiler(cel_);
+  const auto results =
+      compile({"true", "imnotafield == null", "size(request.name)", "object.metadata.name"}, {});
+  ASSERT_EQ(results.size(), 4u);
+  EXPECT_FALSE(results[0].has_value());
+  ASSERT_TRUE(results[1].has_value());
+  EXPECT_EQ(results[1]->type, core::FieldErrorType::kInvalid);
+  EXPECT_EQ(results[1]->detail,
+            "compilation failed: ERROR: <input>:1:1: undeclared reference to 'imnotafield' (in "
+            "container '')\n | imnotafield == null\n | ^");
+  ASSERT_TRUE(results[2].has_value());
+  EXPECT_EQ(results[2]->detail, "must evaluate to bool but got int");
+  ASSERT_TRUE(results[3].has_value());
+  // `object` is dyn: a field of it is not known to be a string at compile time.
+  EXPECT_EQ(results[3]->detail, "must evaluate to bool but got dyn");
+}
+
+TEST_F(RealKubeCelTest, ConfigurationValidationUsesIt) {
+  install(cel_);
+  core::WebhookConfiguration config;
+  config.kind = core::WebhookKind::kValidating;
+  config.name = "checks";
+  config.metadata = {{"name", "checks"}};
+  core::Webhook hook;
+  hook.name = "check.example.com";
+  hook.client_config.url = "https://checks.example.com/";
+  hook.side_effects = "None";
+  hook.admission_review_versions = {"v1"};
+  hook.match_conditions = {{"bad", "nope"}, {"good", "true"}};
+  config.webhooks = {hook};
+  core::applyV1Defaults(config);
+  const auto errors = core::validateWebhookConfiguration(config);
+  install(nullptr);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_THAT(errors[0].toString(),
+              ::testing::StartsWith("webhooks[0].matchConditions[0].expression: Invalid value: "
+                                    "\"nope\": compilation failed: ERROR: <input>:1:1: undeclared "
+                                    "reference to 'nope'"));
+}
+
+TEST_F(RealKubeCelTest, HostileRequestsGetAnErrorAndTheHelperGoesOn) {
+  // Deeply nested JSON: Go's decoder refuses it; the stream continues.
+  std::string deep(20'000, '[');
+  deep += std::string(20'000, ']');
+  auto a = configMapCreate(nullptr);
+  a.object = nlohmann::json::parse(deep);
+  auto evaluate = matchConditionEvaluator(cel_);
+  EXPECT_THROW(evaluate(hookWith({{"t", "true"}}), a, {"", "v1", "ConfigMap"}),
+               std::runtime_error);
+  // A line over the helper's limit.
+  auto huge = configMapCreate(nlohmann::json{{"blob", std::string(17 << 20, 'x')}});
+  EXPECT_THROW(evaluate(hookWith({{"t", "true"}}), huge, {"", "v1", "ConfigMap"}),
+               std::runtime_error);
+  EXPECT_TRUE(cel_->healthy());
+  EXPECT_THAT(evaluate(hookWith({{"t", "true"}}), configMapCreate(nullptr), {"", "v1", "ConfigMap"}),
+              ElementsAre(std::variant<bool, std::string>(true)));
+}
+
+TEST_F(RealKubeCelTest, ARunawayExpressionIsStoppedByTheCostBudget) {
+  auto evaluate = matchConditionEvaluator(cel_);
+  const auto results = evaluate(
+      hookWith({{"expensive",
+                 "[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, "
+                 "[1,2,3,4,5,6,7,8,9,10].all(c, [1,2,3,4,5,6,7,8,9,10].all(d, "
+                 "[1,2,3,4,5,6,7,8,9,10].all(e, [1,2,3,4,5,6,7,8,9,10].all(f, "
+                 "[1,2,3,4,5,6,7,8,9,10].all(g, a + b + c + d + e + f + g > 0)))))))"}}),
+      configMapCreate(nullptr), {"", "v1", "ConfigMap"});
+  ASSERT_EQ(results.size(), 1u);
+  ASSERT_TRUE(std::holds_alternative<std::string>(results[0]));
+  EXPECT_THAT(std::get<std::string>(results[0]), HasSubstr("cost"));
+}
+
+}  // namespace
+}  // namespace harness::sim::cel

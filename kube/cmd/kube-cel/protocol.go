@@ -1,0 +1,155 @@
+package main
+
+// The requests kube-cel answers (one JSON object per line; "id" is echoed):
+//
+//	{"op":"version"}
+//	  -> {"kubernetes":"v1.37.2","celCompatibilityVersion":"1.36"}
+//	{"op":"compileMatchConditions","conditions":[{"name":"n","expression":"e"}],"stored":["e"]}
+//	  -> {"results":[null | {"type":"Invalid"|"Required"|"InternalError","detail":"..."}]}
+//	     create-time validation of each expression, as validateMatchConditionsExpression in
+//	     k8s.io/kubernetes pkg/apis/admissionregistration/validation does it: the NewExpressions
+//	     environment, or StoredExpressions for an expression listed in "stored" (already in the
+//	     object being updated). Blank expressions are the caller's (field.Required).
+//	{"op":"evaluateMatchConditions","conditions":[...],"invocationKind":{...},"attributes":{...}}
+//	  -> {"results":[{"value":true|false} | {"error":"..."}]} or {"filterError":"..."}
+//	     one result per condition in order, from ConditionEvaluator.ForInput with the arguments
+//	     matchconditions.matcher.Match passes (StoredExpressions environment, authorizer
+//	     declared, no params, the matchConditions cost budget).
+//	{"op":"setAuthorizer","rules":[...]}   -> {}
+//	     the decisions the "authorizer" variable returns (authz.go).
+//
+// A request that cannot be decoded or names an unknown op gets {"error":"..."}; the stream goes on.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+type request struct {
+	ID             json.RawMessage   `json:"id,omitempty"`
+	Op             string            `json:"op"`
+	Conditions     []conditionJSON   `json:"conditions,omitempty"`
+	Stored         []string          `json:"stored,omitempty"`
+	InvocationKind *groupVersionKind `json:"invocationKind,omitempty"`
+	Attributes     *attributesJSON   `json:"attributes,omitempty"`
+	Rules          []authorizerRule  `json:"rules,omitempty"`
+}
+
+type conditionJSON struct {
+	Name       string `json:"name"`
+	Expression string `json:"expression"`
+}
+
+type groupVersionKind struct {
+	Group   string `json:"group"`
+	Version string `json:"version"`
+	Kind    string `json:"kind"`
+}
+
+type groupVersionResource struct {
+	Group    string `json:"group"`
+	Version  string `json:"version"`
+	Resource string `json:"resource"`
+}
+
+type userInfoJSON struct {
+	Username string              `json:"username"`
+	UID      string              `json:"uid"`
+	Groups   []string            `json:"groups"`
+	Extra    map[string][]string `json:"extra"`
+}
+
+// attributesJSON is admission.Attributes as the simulator holds them (apiserver-sim
+// AdmissionAttributes): objects are the versioned JSON of the resource the client called.
+type attributesJSON struct {
+	Operation   string               `json:"operation"`
+	Kind        groupVersionKind     `json:"kind"`
+	Resource    groupVersionResource `json:"resource"`
+	Subresource string               `json:"subresource"`
+	Namespace   string               `json:"namespace"`
+	Name        string               `json:"name"`
+	Object      json.RawMessage      `json:"object"`
+	OldObject   json.RawMessage      `json:"oldObject"`
+	Options     json.RawMessage      `json:"options"`
+	DryRun      bool                 `json:"dryRun"`
+	UserInfo    userInfoJSON         `json:"userInfo"`
+}
+
+type compileError struct {
+	Type   string `json:"type"`
+	Detail string `json:"detail"`
+}
+
+type conditionResult struct {
+	Value *bool   `json:"value,omitempty"`
+	Error *string `json:"error,omitempty"`
+}
+
+type server struct {
+	conditions *conditionCache
+	authz      *rulesAuthorizer
+}
+
+func newServer() *server {
+	return &server{conditions: newConditionCache(), authz: &rulesAuthorizer{}}
+}
+
+func errorResponse(id json.RawMessage, message string) map[string]any {
+	response := map[string]any{"error": message}
+	if len(id) > 0 {
+		response["id"] = id
+	}
+	return response
+}
+
+func (s *server) handle(line []byte) map[string]any {
+	var req request
+	decoder := json.NewDecoder(bytes.NewReader(line))
+	decoder.DisallowUnknownFields()
+	if err := decoder.Decode(&req); err != nil {
+		return errorResponse(nil, "cannot decode request: "+err.Error())
+	}
+	response, err := s.dispatch(&req)
+	if err != nil {
+		return errorResponse(req.ID, err.Error())
+	}
+	if len(req.ID) > 0 {
+		response["id"] = req.ID
+	}
+	return response
+}
+
+func (s *server) dispatch(req *request) (map[string]any, error) {
+	switch req.Op {
+	case "version":
+		return map[string]any{
+			"kubernetes":              kubernetesVersion(),
+			"celCompatibilityVersion": compatibilityVersion(),
+		}, nil
+	case "compileMatchConditions":
+		return map[string]any{"results": compileMatchConditions(req.Conditions, req.Stored)}, nil
+	case "evaluateMatchConditions":
+		if req.Attributes == nil || req.InvocationKind == nil {
+			return nil, fmt.Errorf("evaluateMatchConditions needs attributes and invocationKind")
+		}
+		results, filterErr, err := s.evaluateMatchConditions(req.Conditions, *req.InvocationKind, req.Attributes)
+		if err != nil {
+			return nil, err
+		}
+		if filterErr != nil {
+			return map[string]any{"filterError": filterErr.Error()}, nil
+		}
+		return map[string]any{"results": results}, nil
+	case "setAuthorizer":
+		if err := validateRules(req.Rules); err != nil {
+			return nil, err
+		}
+		s.authz = &rulesAuthorizer{rules: req.Rules}
+		return map[string]any{}, nil
+	case "":
+		return nil, fmt.Errorf("request has no op")
+	default:
+		return nil, fmt.Errorf("unknown op %q (version, compileMatchConditions, evaluateMatchConditions, setAuthorizer)", req.Op)
+	}
+}
