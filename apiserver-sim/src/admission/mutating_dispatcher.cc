@@ -1,9 +1,8 @@
 // The mutating webhook dispatcher, one round (k8s-admission-chain.md §5, §6).
 // Followed: apiserver pkg/admission/plugin/webhook/mutating/dispatcher.go (Dispatch,
-// callAttrMutatingHook, webhookAnnotator) with the reinvocation context of
-// mutating/reinvocationcontext.go (reinvocation_context.h).
-
-#include <fmt/format.h>
+// callAttrMutatingHook, webhookAnnotator). Its steps have their own files: the call
+// (webhook_call.h), patch application (patch_application.h), failurePolicy (failure_policy.h) and
+// the reinvocation context of mutating/reinvocationcontext.go (reinvocation_context.h).
 
 #include "dispatch.h"
 #include "failure_policy.h"
