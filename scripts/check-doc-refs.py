@@ -42,12 +42,7 @@ FORBIDDEN = [
 ]
 # Folders whose citations are rewritten after a parallel refactor merges (issue 12): their
 # problems are printed as "pending", without failing. Empty this list once that is done.
-PENDING = [
-    "apiserver-sim/src/admission/",
-    "apiserver-sim/include/harness/apiserver/",
-    "injector/src/istio/",
-    "injector/include/harness/injector/istio",
-]
+PENDING = []
 # linkerd-injector.md and istio-injector.md kept their names; without the docs/ prefix they
 # still mean the old files.
 BARE_NAMES_RE = re.compile(r"(?<![\w/.-])(linkerd-injector|istio-injector)\.md")

@@ -1,4 +1,4 @@
-// The write path of kube-apiserver around admission (k8s-admission-chain.md §1.3-§1.6, §6).
+// The write path of kube-apiserver around admission (docs/admission-chain.md §1.3-§1.6, §6).
 // Followed: apiserver pkg/endpoints/handlers/create.go, update.go, delete.go (decode, defaulting,
 // admission, dedup of ownerReferences), pkg/registry/rest/create.go BeforeCreate (namespace
 // check, name generation, PrepareForCreate, validation), pkg/admission/chain.go and
@@ -14,6 +14,7 @@
 
 #include "audit_recorder.h"
 #include "dispatch.h"
+#include "reinvocation.h"
 #include "harness/sim/admission_metrics.h"
 #include "harness/sim/defaulting.h"
 #include "harness/sim/object_validation.h"
@@ -132,6 +133,43 @@ void dedupOwnerReferences(nlohmann::json& object, std::vector<std::string>& warn
 
 }  // namespace
 
+namespace detail {
+
+// Where a request stopped ("decode", "mutating", "validation", "validating", "storage") and the
+// Status its client gets.
+struct Failure {
+  core::Status status;
+  std::string stage;
+};
+
+// One write request on its way through the chain: what its phases share.
+struct ChainRequest {
+  ChainRequest(const WriteRequest& r, const ChainOptions& o) : request(r), options(o) {}
+
+  const WriteRequest& request;
+  const ChainOptions& options;
+  Clock::time_point started = Clock::now();
+  AdmissionResult result;
+  std::string verb;
+  RequestState state;  // state.attributes: the object as admission sees and changes it
+  core::GroupResource group_resource;
+  std::optional<core::ResourceInfo> info;  // the resource as served (nullopt: unknown)
+  bool namespaced = false;
+  // RequestInfo gives a request on namespaces/<n> the namespace <n>; cluster-scoped objects are
+  // stored without one.
+  std::string storage_namespace;
+  bool exempt = false;  // never sent to webhooks (IsExemptAdmissionConfigurationResource)
+  PluginContext plugin_context;
+  std::optional<AuditRecorder> audit;
+
+  AdmissionAttributes& attributes() { return state.attributes; }
+};
+
+}  // namespace detail
+
+using detail::ChainRequest;
+using detail::Failure;
+
 struct AdmissionChain::Impl {
   ObjectStore& store;
   WebhookCaller& caller;
@@ -189,6 +227,25 @@ struct AdmissionChain::Impl {
     context.random_suffix = [this] { return store.randomSuffix(); };
     return context;
   }
+
+  std::vector<HookEntry> hooks(core::WebhookKind kind) const {
+    refreshHooks();
+    std::lock_guard lock(hooks_mutex);
+    return kind == core::WebhookKind::kMutating ? mutating : validating;
+  }
+
+  // The phases of AdmissionChain::handle, in order. Each returns where and why the request
+  // stopped, or nullopt to go on.
+  void receive(detail::ChainRequest& run);
+  std::optional<detail::Failure> decode(detail::ChainRequest& run);
+  std::optional<detail::Failure> admitMutating(detail::ChainRequest& run);
+  detail::DispatchError mutatingPass(detail::ChainRequest& run,
+                                     detail::ReinvocationContext& context,
+                                     std::chrono::nanoseconds& step_time);
+  std::optional<detail::Failure> validateObject(detail::ChainRequest& run);
+  std::optional<detail::Failure> admitValidating(detail::ChainRequest& run);
+  std::optional<detail::Failure> persist(detail::ChainRequest& run);
+  AdmissionResult respond(detail::ChainRequest& run, std::optional<detail::Failure> failure);
 };
 
 AdmissionChain::AdmissionChain(ObjectStore& store, WebhookCaller& caller,
@@ -209,43 +266,45 @@ core::Result<void> AdmissionChain::setPlugins(const std::vector<std::string>& na
 }
 
 std::vector<HookEntry> AdmissionChain::mutatingHooks() const {
-  impl_->refreshHooks();
-  std::lock_guard lock(impl_->hooks_mutex);
-  return impl_->mutating;
+  return impl_->hooks(core::WebhookKind::kMutating);
 }
 
 std::vector<HookEntry> AdmissionChain::validatingHooks() const {
-  impl_->refreshHooks();
-  std::lock_guard lock(impl_->hooks_mutex);
-  return impl_->validating;
+  return impl_->hooks(core::WebhookKind::kValidating);
 }
 
-namespace {
-
-struct Failure {
-  core::Status status;
-  std::string stage;
-};
-
-}  // namespace
-
+// The request path (create.go/update.go/delete.go createHandler & co.): one phase after the
+// other, then the response and its audit event.
 AdmissionResult AdmissionChain::handle(const WriteRequest& request) {
-  const auto started = Clock::now();
-  AdmissionResult result;
-  result.audit_id = impl_->store.newUid();
-  const std::string verb = verbFor(request);
+  ChainRequest run(request, options_);
+  impl_->receive(run);
+  std::optional<Failure> failure = impl_->decode(run);
+  if (!failure) failure = impl_->admitMutating(run);
+  if (!failure) failure = impl_->validateObject(run);
+  if (!failure) failure = impl_->admitValidating(run);
+  if (!failure) failure = impl_->persist(run);
+  return impl_->respond(run, std::move(failure));
+}
 
-  detail::RequestState state;
-  state.result = &result;
-  state.time_scale = options_.time_scale >= 0 ? options_.time_scale : 1.0;
-  auto timeout = options_.request_timeout;
+// The request as received: its deadline, attributes and resource, and the RequestReceived audit
+// stage.
+void AdmissionChain::Impl::receive(ChainRequest& run) {
+  const WriteRequest& request = run.request;
+  const ChainOptions& options = run.options;
+  run.result.audit_id = store.newUid();
+  run.verb = verbFor(request);
+
+  detail::RequestState& state = run.state;
+  state.result = &run.result;
+  state.time_scale = options.time_scale >= 0 ? options.time_scale : 1.0;
+  auto timeout = options.request_timeout;
   if (request.timeout && *request.timeout < timeout) timeout = *request.timeout;
   state.timeout = timeout;
-  state.caller = &impl_->caller;
-  state.metrics = &impl_->metrics;
-  state.namespaces = impl_->namespaceLookup();
-  state.match_conditions = options_.match_conditions ? &options_.match_conditions : nullptr;
-  state.new_uid = [this] { return impl_->store.newUid(); };
+  state.caller = &caller;
+  state.metrics = &metrics;
+  state.namespaces = namespaceLookup();
+  state.match_conditions = options.match_conditions ? &options.match_conditions : nullptr;
+  state.new_uid = [this] { return store.newUid(); };
 
   AdmissionAttributes& attributes = state.attributes;
   attributes.operation = request.operation;
@@ -260,60 +319,46 @@ AdmissionResult AdmissionChain::handle(const WriteRequest& request) {
                                              defaultOptions(request.operation, request.dry_run));
   if (request.operation == kOperationConnect) attributes.options.reset();
 
-  const core::GroupResource group_resource{request.resource.group, request.resource.resource};
-  const auto info = core::findResource(request.resource, request.subresource);
-  const bool namespaced = info ? info->namespaced : !request.namespace_name.empty();
-  // RequestInfo gives a request on namespaces/<n> the namespace <n>; cluster-scoped objects are
-  // stored without one.
-  const std::string storage_namespace = namespaced ? request.namespace_name : std::string();
+  run.group_resource = {request.resource.group, request.resource.resource};
+  run.info = core::findResource(request.resource, request.subresource);
+  run.namespaced = run.info ? run.info->namespaced : !request.namespace_name.empty();
+  run.storage_namespace = run.namespaced ? request.namespace_name : std::string();
 
-  AuditRecorder audit(options_, result, verb, request, attributes);
-  audit.requestReceived();
+  run.audit.emplace(options, run.result, run.verb, request, attributes);
+  run.audit->requestReceived();
+}
 
-  auto finish = [&](std::optional<Failure> failure) -> AdmissionResult {
-    if (failure) {
-      result.allowed = false;
-      result.status = failure->status.withTypeMeta();
-      result.code = failure->status.code;
-      result.stage = failure->stage;
-    } else {
-      result.allowed = true;
-      result.stage = "done";
-    }
-    result.duration = Clock::now() - started;
-    audit.responseComplete(result);
-    return std::move(result);
-  };
-
-  // --- decode and defaulting of the body ---
+// Decoding and defaulting of the body, the client's namespace against the object's, the old
+// object of an UPDATE or DELETE; then LogRequestObject.
+std::optional<Failure> AdmissionChain::Impl::decode(ChainRequest& run) {
+  const WriteRequest& request = run.request;
+  AdmissionAttributes& attributes = run.attributes();
+  const auto& info = run.info;
+  auto fail = [](core::Status status) { return Failure{std::move(status), "decode"}; };
   if (request.operation == kOperationCreate || request.operation == kOperationUpdate) {
     if (!request.object || !request.object->is_object()) {
-      return finish(Failure{core::newBadRequest("the body of the request was not a JSON object"),
-                            "decode"});
+      return fail(core::newBadRequest("the body of the request was not a JSON object"));
     }
     nlohmann::json object = *request.object;
     auto gvk = core::groupVersionKindOf(object);
-    if (!gvk.ok()) return finish(Failure{core::newBadRequest(gvk.error().message), "decode"});
+    if (!gvk.ok()) return fail(core::newBadRequest(gvk.error().message));
     if (info && (gvk->kind != info->kind.kind || gvk->group != info->kind.group)) {
       // The codec refuses a body of another kind (serializer/versioning: "<kind> in version
       // <v> cannot be handled as a <kind>").
-      return finish(Failure{
-          core::newBadRequest(fmt::format("{} in version {} cannot be handled as a {}: no kind "
-                                          "{} is registered for the resource",
-                                          gvk->kind, core::goQuote(gvk->version), info->kind.kind,
-                                          core::goQuote(gvk->kind))),
-          "decode"});
+      return fail(core::newBadRequest(fmt::format("{} in version {} cannot be handled as a {}: no "
+                                                  "kind {} is registered for the resource",
+                                                  gvk->kind, core::goQuote(gvk->version),
+                                                  info->kind.kind, core::goQuote(gvk->kind))));
     }
     attributes.kind = *gvk;
     const std::string object_namespace = stringAt(object, "metadata", "namespace");
-    if (namespaced) {
+    if (run.namespaced) {
       if (object_namespace.empty() && !request.namespace_name.empty()) {
         object["metadata"]["namespace"] = request.namespace_name;
       } else if (!object_namespace.empty() && object_namespace != request.namespace_name) {
         // pkg/registry/rest/meta.go EnsureObjectNamespaceMatchesRequestNamespace.
-        return finish(Failure{core::newBadRequest("the namespace of the provided object does not "
-                                                  "match the namespace sent on the request"),
-                              "decode"});
+        return fail(core::newBadRequest("the namespace of the provided object does not match the "
+                                        "namespace sent on the request"));
       }
     }
     if (attributes.name.empty()) attributes.name = stringAt(object, "metadata", "name");
@@ -324,18 +369,16 @@ AdmissionResult AdmissionChain::handle(const WriteRequest& request) {
       if (request.old_object) {
         attributes.old_object = *request.old_object;
       } else {
-        auto stored = impl_->store.get(group_resource, storage_namespace, attributes.name);
-        if (!stored) {
-          return finish(Failure{core::newNotFound(group_resource, attributes.name), "decode"});
-        }
+        auto stored = store.get(run.group_resource, run.storage_namespace, attributes.name);
+        if (!stored) return fail(core::newNotFound(run.group_resource, attributes.name));
         attributes.old_object = std::move(*stored);
       }
     }
   } else if (request.operation == kOperationDelete) {
     auto stored = request.old_object
                       ? request.old_object
-                      : impl_->store.get(group_resource, storage_namespace, request.name);
-    if (!stored) return finish(Failure{core::newNotFound(group_resource, request.name), "decode"});
+                      : store.get(run.group_resource, run.storage_namespace, request.name);
+    if (!stored) return fail(core::newNotFound(run.group_resource, request.name));
     attributes.old_object = std::move(*stored);
     if (auto gvk = core::groupVersionKindOf(*attributes.old_object); gvk.ok()) {
       attributes.kind = *gvk;
@@ -344,211 +387,239 @@ AdmissionResult AdmissionChain::handle(const WriteRequest& request) {
     attributes.object = request.object;
     if (info) attributes.kind = info->kind;
   } else {
-    return finish(Failure{core::newBadRequest(fmt::format("unsupported operation {}",
-                                                          core::goQuote(request.operation))),
-                          "decode"});
+    return fail(core::newBadRequest(
+        fmt::format("unsupported operation {}", core::goQuote(request.operation))));
   }
   if (attributes.kind.kind.empty() && info) attributes.kind = info->kind;
-  audit.setRequestObject(attributes.object);
+  run.audit->setRequestObject(attributes.object);
 
-  const bool exempt = isExemptFromWebhooks(attributes);
-  PluginContext plugin_context = impl_->pluginContext();
-  plugin_context.add_audit_annotation = [&state](const std::string& key, const std::string& value) {
+  run.exempt = isExemptFromWebhooks(attributes);
+  run.plugin_context = pluginContext();
+  run.plugin_context.add_audit_annotation = [&state = run.state](const std::string& key,
+                                                                 const std::string& value) {
     state.addAnnotation(key, value, audit::Level::kMetadata);
   };
+  return std::nullopt;
+}
 
-  // --- mutating admission: in-tree plugins, then the webhooks; one reinvocation pass ---
-  {
-    // The step's time: its plugins' measured time plus its webhooks' simulated time.
-    std::chrono::nanoseconds step_time{0};
-    detail::WebhookReinvocation reinvocation;
-    bool changed_any = false;
-    std::optional<Failure> failure;
-    for (int round = 0; round < 2 && !failure; ++round) {
-      if (round == 1 && !changed_any) break;
-      attributes.reinvoke = round == 1;
-      result.reinvoked = round == 1;
-      for (const auto& plugin : impl_->plugins) {
-        if (!plugin->mutating()) continue;
-        const auto before = attributes.object;
-        const auto plugin_started = Clock::now();
-        auto rejection = plugin->admit(attributes, plugin_context);
-        PluginRecord record{std::string(plugin->name()), round, false, false, rejection};
-        record.changed = before.has_value() != attributes.object.has_value() ||
-                         (before && !detail::semanticEqual(*before, *attributes.object));
-        const std::chrono::nanoseconds took = Clock::now() - plugin_started;
-        step_time += took;
-        impl_->metrics.observeController(plugin->name(), "admit", attributes.operation, took,
-                                         rejection.has_value());
-        result.plugins.push_back(std::move(record));
-        if (rejection) {
-          failure = Failure{*rejection, "mutating"};
-          break;
-        }
-      }
-      if (failure || exempt) continue;
-      impl_->refreshHooks();
-      std::vector<HookEntry> hooks;
-      {
-        std::lock_guard lock(impl_->hooks_mutex);
-        hooks = impl_->mutating;
-      }
-      const auto webhooks_started = state.elapsed;
-      auto error = detail::dispatchMutating(state, hooks, round, reinvocation, changed_any);
-      step_time += state.elapsed - webhooks_started;
-      impl_->metrics.observeController("MutatingAdmissionWebhook", "admit", attributes.operation,
-                                       state.elapsed - webhooks_started, error.has_value());
-      if (error) failure = Failure{*error, "mutating"};
-    }
-    audit.copyAnnotations();
-    impl_->metrics.observeStep("admit", attributes.operation, step_time, failure.has_value());
-    if (failure) return finish(failure);
+// Mutating admission: the in-tree mutating plugins, then the mutating webhooks, in round 0 and,
+// when a webhook changed the object, once more (reinvocation.h).
+std::optional<Failure> AdmissionChain::Impl::admitMutating(ChainRequest& run) {
+  // The step's time: its plugins' measured time plus its webhooks' simulated time.
+  std::chrono::nanoseconds step_time{0};
+  detail::ReinvocationContext reinvocation;
+  detail::DispatchError error = detail::admitWithReinvocation(
+      reinvocation, [&](detail::ReinvocationContext& context) {
+        return mutatingPass(run, context, step_time);
+      });
+  std::optional<Failure> failure;
+  if (error) failure = Failure{*error, "mutating"};
+  run.audit->copyAnnotations();
+  metrics.observeStep("admit", run.attributes().operation, step_time, failure.has_value());
+  return failure;
+}
+
+// One pass of the mutating chain (chain.go chainAdmissionHandler.Admit over the mutating plugins,
+// the MutatingAdmissionWebhook plugin last).
+detail::DispatchError AdmissionChain::Impl::mutatingPass(ChainRequest& run,
+                                                         detail::ReinvocationContext& context,
+                                                         std::chrono::nanoseconds& step_time) {
+  AdmissionAttributes& attributes = run.attributes();
+  const int round = context.round();
+  attributes.reinvoke = context.is_reinvoke;
+  run.result.reinvoked = context.is_reinvoke;
+  for (const auto& plugin : plugins) {
+    if (!plugin->mutating()) continue;
+    const auto before = attributes.object;
+    const auto plugin_started = Clock::now();
+    auto rejection = plugin->admit(attributes, run.plugin_context);
+    PluginRecord record{std::string(plugin->name()), round, false, false, rejection};
+    record.changed = before.has_value() != attributes.object.has_value() ||
+                     (before && !detail::semanticEqual(*before, *attributes.object));
+    const std::chrono::nanoseconds took = Clock::now() - plugin_started;
+    step_time += took;
+    metrics.observeController(plugin->name(), "admit", attributes.operation, took,
+                              rejection.has_value());
+    run.result.plugins.push_back(std::move(record));
+    if (rejection) return rejection;
   }
+  if (run.exempt) return std::nullopt;
+  const std::vector<HookEntry> webhooks = hooks(core::WebhookKind::kMutating);
+  detail::RequestState& state = run.state;
+  const auto webhooks_started = state.elapsed;
+  detail::DispatchError error = detail::dispatchMutating(state, webhooks, context);
+  step_time += state.elapsed - webhooks_started;
+  metrics.observeController("MutatingAdmissionWebhook", "admit", attributes.operation,
+                            state.elapsed - webhooks_started, error.has_value());
+  return error;
+}
 
-  // --- after mutation: ownerReferences, namespace, name generation, validation ---
-  if (attributes.object && (request.operation == kOperationCreate ||
-                            request.operation == kOperationUpdate)) {
-    nlohmann::json& object = *attributes.object;
-    std::vector<std::string> warnings;
-    dedupOwnerReferences(object, warnings);
-    for (const auto& warning : warnings) state.addWarning(warning);
-    const std::string object_namespace = stringAt(object, "metadata", "namespace");
-    if (namespaced && object_namespace != request.namespace_name) {
-      return finish(Failure{core::newBadRequest("the namespace of the provided object does not "
-                                                "match the namespace sent on the request"),
-                            "validation"});
+// Object validation after mutation (rest.BeforeCreate / BeforeUpdate): duplicate ownerReferences
+// removed, the namespace checked again, name generation, PrepareForCreate/Update, the resource's
+// validation (422) and, on a valid create, the strategy's warnings.
+std::optional<Failure> AdmissionChain::Impl::validateObject(ChainRequest& run) {
+  const WriteRequest& request = run.request;
+  AdmissionAttributes& attributes = run.attributes();
+  if (!attributes.object ||
+      (request.operation != kOperationCreate && request.operation != kOperationUpdate)) {
+    return std::nullopt;
+  }
+  auto fail = [](core::Status status) { return Failure{std::move(status), "validation"}; };
+  nlohmann::json& object = *attributes.object;
+  std::vector<std::string> warnings;
+  dedupOwnerReferences(object, warnings);
+  for (const auto& warning : warnings) run.state.addWarning(warning);
+  const std::string object_namespace = stringAt(object, "metadata", "namespace");
+  if (run.namespaced && object_namespace != request.namespace_name) {
+    return fail(core::newBadRequest(
+        "the namespace of the provided object does not match the namespace sent on the request"));
+  }
+  if (request.operation == kOperationCreate) {
+    if (stringAt(object, "metadata", "name").empty() &&
+        !stringAt(object, "metadata", "generateName").empty()) {
+      object["metadata"]["name"] =
+          stringAt(object, "metadata", "generateName") + store.randomSuffix();
     }
-    if (request.operation == kOperationCreate) {
-      if (stringAt(object, "metadata", "name").empty() &&
-          !stringAt(object, "metadata", "generateName").empty()) {
-        object["metadata"]["name"] =
-            stringAt(object, "metadata", "generateName") + impl_->store.randomSuffix();
-      }
-      prepareForCreate(object);
-    } else if (request.subresource == "status") {
-      prepareForStatusUpdate(object, *attributes.old_object);
-    } else {
-      prepareForUpdate(object, *attributes.old_object);
-    }
-    core::FieldErrors errors = validateObject(object, attributes.old_object
-                                                          ? &*attributes.old_object
-                                                          : nullptr);
-    auto is = [&](const core::GroupResource& r) {
-      return group_resource.group == r.group && group_resource.resource == r.resource;
-    };
-    if (is(kMutatingConfigs) || is(kValidatingConfigs)) {
-      if (auto parsed = core::parseWebhookConfiguration(object); parsed.ok()) {
-        core::applyV1Defaults(*parsed);
-        object = core::toJson(*parsed);
-        std::optional<core::WebhookConfiguration> old;
-        if (attributes.old_object) {
-          if (auto o = core::parseWebhookConfiguration(*attributes.old_object); o.ok()) {
-            core::applyV1Defaults(*o);
-            old = std::move(o).value();
-          }
-        }
-        auto config_errors = core::validateWebhookConfiguration(
-            *parsed, old ? core::ValidationMode::kUpdate : core::ValidationMode::kCreate,
-            old ? &*old : nullptr);
-        if (!config_errors.empty()) {
-          return finish(Failure{core::invalidConfigurationStatus(*parsed, config_errors),
-                                "validation"});
-        }
-      } else {
-        return finish(Failure{core::newBadRequest(parsed.error().message), "decode"});
+    prepareForCreate(object);
+  } else if (request.subresource == "status") {
+    prepareForStatusUpdate(object, *attributes.old_object);
+  } else {
+    prepareForUpdate(object, *attributes.old_object);
+  }
+  core::FieldErrors errors =
+      sim::validateObject(object, attributes.old_object ? &*attributes.old_object : nullptr);
+  auto is = [&](const core::GroupResource& r) {
+    return run.group_resource.group == r.group && run.group_resource.resource == r.resource;
+  };
+  if (is(kMutatingConfigs) || is(kValidatingConfigs)) {
+    auto parsed = core::parseWebhookConfiguration(object);
+    if (!parsed.ok()) return Failure{core::newBadRequest(parsed.error().message), "decode"};
+    core::applyV1Defaults(*parsed);
+    object = core::toJson(*parsed);
+    std::optional<core::WebhookConfiguration> old;
+    if (attributes.old_object) {
+      if (auto o = core::parseWebhookConfiguration(*attributes.old_object); o.ok()) {
+        core::applyV1Defaults(*o);
+        old = std::move(o).value();
       }
     }
-    if (!errors.empty()) {
-      const std::string name = stringAt(object, "metadata", "name");
-      return finish(Failure{
-          core::newInvalid(core::GroupKind{attributes.kind.group, attributes.kind.kind}, name,
-                           errors),
-          "validation"});
-    }
-    if (request.operation == kOperationCreate && request.subresource.empty()) {
-      for (const auto& warning : warningsOnCreate(object)) state.addWarning(warning);
+    auto config_errors = core::validateWebhookConfiguration(
+        *parsed, old ? core::ValidationMode::kUpdate : core::ValidationMode::kCreate,
+        old ? &*old : nullptr);
+    if (!config_errors.empty()) {
+      return fail(core::invalidConfigurationStatus(*parsed, config_errors));
     }
   }
-
-  // --- validating admission: in-tree validators, then the webhooks in parallel ---
-  {
-    std::chrono::nanoseconds step_time{0};  // as for the mutating step
-    std::optional<Failure> failure;
-    for (const auto& plugin : impl_->plugins) {
-      if (!plugin->validating()) continue;
-      const auto plugin_started = Clock::now();
-      auto rejection = plugin->validate(attributes, plugin_context);
-      const std::chrono::nanoseconds took = Clock::now() - plugin_started;
-      step_time += took;
-      impl_->metrics.observeController(plugin->name(), "validate", attributes.operation, took,
-                                       rejection.has_value());
-      result.plugins.push_back(PluginRecord{std::string(plugin->name()), 0, true, false, rejection});
-      if (rejection) {
-        failure = Failure{*rejection, "validating"};
-        break;
-      }
-    }
-    if (!failure && !exempt) {
-      const auto hooks = validatingHooks();
-      const auto webhooks_started = state.elapsed;
-      auto error = detail::dispatchValidating(state, hooks);
-      step_time += state.elapsed - webhooks_started;
-      impl_->metrics.observeController("ValidatingAdmissionWebhook", "validate",
-                                       attributes.operation, state.elapsed - webhooks_started,
-                                       error.has_value());
-      if (error) failure = Failure{*error, "validating"};
-    }
-    audit.copyAnnotations();
-    impl_->metrics.observeStep("validate", attributes.operation, step_time,
-                               failure.has_value());
-    if (failure) return finish(failure);
+  if (!errors.empty()) {
+    const std::string name = stringAt(object, "metadata", "name");
+    return fail(core::newInvalid(core::GroupKind{attributes.kind.group, attributes.kind.kind},
+                                 name, errors));
   }
+  if (request.operation == kOperationCreate && request.subresource.empty()) {
+    for (const auto& warning : warningsOnCreate(object)) run.state.addWarning(warning);
+  }
+  return std::nullopt;
+}
 
-  // --- storage ---
+// Validating admission: the in-tree validating plugins, then the validating webhooks in parallel.
+std::optional<Failure> AdmissionChain::Impl::admitValidating(ChainRequest& run) {
+  AdmissionAttributes& attributes = run.attributes();
+  std::chrono::nanoseconds step_time{0};  // as for the mutating step
+  std::optional<Failure> failure;
+  for (const auto& plugin : plugins) {
+    if (!plugin->validating()) continue;
+    const auto plugin_started = Clock::now();
+    auto rejection = plugin->validate(attributes, run.plugin_context);
+    const std::chrono::nanoseconds took = Clock::now() - plugin_started;
+    step_time += took;
+    metrics.observeController(plugin->name(), "validate", attributes.operation, took,
+                              rejection.has_value());
+    run.result.plugins.push_back(
+        PluginRecord{std::string(plugin->name()), 0, true, false, rejection});
+    if (rejection) {
+      failure = Failure{*rejection, "validating"};
+      break;
+    }
+  }
+  if (!failure && !run.exempt) {
+    const std::vector<HookEntry> webhooks = hooks(core::WebhookKind::kValidating);
+    detail::RequestState& state = run.state;
+    const auto webhooks_started = state.elapsed;
+    detail::DispatchError error = detail::dispatchValidating(state, webhooks);
+    step_time += state.elapsed - webhooks_started;
+    metrics.observeController("ValidatingAdmissionWebhook", "validate", attributes.operation,
+                              state.elapsed - webhooks_started, error.has_value());
+    if (error) failure = Failure{*error, "validating"};
+  }
+  run.audit->copyAnnotations();
+  metrics.observeStep("validate", attributes.operation, step_time, failure.has_value());
+  return failure;
+}
+
+// Persisting (the registry's Create/Update/Delete on the store, which stands for etcd), unless
+// dry run; the response code and object.
+std::optional<Failure> AdmissionChain::Impl::persist(ChainRequest& run) {
+  const WriteRequest& request = run.request;
+  const AdmissionAttributes& attributes = run.attributes();
+  AdmissionResult& result = run.result;
+  // The stored object, or the store's Status as the request's failure.
+  auto stored = [&result](StoreResult written) -> std::optional<Failure> {
+    if (auto* status = std::get_if<core::Status>(&written)) return Failure{*status, "storage"};
+    result.object = std::get<nlohmann::json>(std::move(written));
+    return std::nullopt;
+  };
   if (request.operation == kOperationCreate) {
     result.code = 201;
     if (request.dry_run) {
       result.object = attributes.object;
-    } else {
-      auto stored = impl_->store.create(group_resource, *attributes.object);
-      if (auto* status = std::get_if<core::Status>(&stored)) {
-        return finish(Failure{*status, "storage"});
-      }
-      result.object = std::get<nlohmann::json>(stored);
-      if (options_.default_service_accounts && group_resource.group.empty() &&
-          group_resource.resource == "namespaces" && request.subresource.empty()) {
-        if (auto name = core::nameOf(*result.object); name.ok()) {
-          createDefaultServiceAccount(impl_->store, *name);
-        }
+      return std::nullopt;
+    }
+    if (auto failure = stored(store.create(run.group_resource, *attributes.object))) {
+      return failure;
+    }
+    if (run.options.default_service_accounts && run.group_resource.group.empty() &&
+        run.group_resource.resource == "namespaces" && request.subresource.empty()) {
+      if (auto name = core::nameOf(*result.object); name.ok()) {
+        createDefaultServiceAccount(store, *name);
       }
     }
-  } else if (request.operation == kOperationUpdate) {
-    result.code = 200;
+    return std::nullopt;
+  }
+  result.code = 200;
+  if (request.operation == kOperationUpdate) {
     if (request.dry_run) {
       result.object = attributes.object;
-    } else {
-      auto stored = impl_->store.update(group_resource, *attributes.object);
-      if (auto* status = std::get_if<core::Status>(&stored)) {
-        return finish(Failure{*status, "storage"});
-      }
-      result.object = std::get<nlohmann::json>(stored);
+      return std::nullopt;
     }
-  } else if (request.operation == kOperationDelete) {
-    result.code = 200;
+    return stored(store.update(run.group_resource, *attributes.object));
+  }
+  if (request.operation == kOperationDelete) {
     if (request.dry_run) {
       result.object = attributes.old_object;
-    } else {
-      auto removed = impl_->store.remove(group_resource, storage_namespace, request.name);
-      if (auto* status = std::get_if<core::Status>(&removed)) {
-        return finish(Failure{*status, "storage"});
-      }
-      result.object = std::get<nlohmann::json>(removed);
+      return std::nullopt;
     }
-  } else {
-    result.code = 200;
-    result.object = attributes.object;
+    return stored(store.remove(run.group_resource, run.storage_namespace, request.name));
   }
-  return finish(std::nullopt);
+  result.object = attributes.object;
+  return std::nullopt;
+}
+
+// The response and the ResponseComplete audit event.
+AdmissionResult AdmissionChain::Impl::respond(ChainRequest& run,
+                                              std::optional<Failure> failure) {
+  AdmissionResult& result = run.result;
+  if (failure) {
+    result.allowed = false;
+    result.status = failure->status.withTypeMeta();
+    result.code = failure->status.code;
+    result.stage = failure->stage;
+  } else {
+    result.allowed = true;
+    result.stage = "done";
+  }
+  result.duration = Clock::now() - run.started;
+  run.audit->responseComplete(result);
+  return std::move(result);
 }
 
 void AdmissionChain::auditRead(const std::string& verb, const core::GroupVersionResource& resource,

@@ -1,7 +1,7 @@
 #pragma once
 
 // Internal to the admission module: the audit event of one request, as kube-apiserver's WithAudit
-// filter and the admission audit decorator build it (k8s-admission-chain.md §7).
+// filter and the admission audit decorator build it (docs/admission-chain.md §7).
 // Followed: apiserver pkg/endpoints/filters/audit.go (RequestReceived and ResponseComplete
 // stages, the response code when no Status was logged), pkg/endpoints/filters/authorization.go
 // (the decision annotations), pkg/endpoints/handlers/create.go (LogRequestObject after decoding),

@@ -19,7 +19,7 @@ using Clock = std::chrono::steady_clock;
 // client-go rest/with_retry.go: maxRetries for a rest.Request defaults to 10.
 constexpr int kMaxRetries = 10;
 
-// The Status attached to a calling error that is not a StatusError (k8s-admission-chain.md §4.4:
+// The Status attached to a calling error that is not a StatusError (docs/admission-chain.md §4.4:
 // transport errors count as 503 for the metrics).
 core::Status transportStatus() { return core::newServiceUnavailable("error calling webhook"); }
 

@@ -8,7 +8,6 @@
 #include <functional>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -23,6 +22,7 @@
 #include "harness/sim/caller.h"
 #include "harness/sim/matching.h"
 #include "harness/sim/webhook_source.h"
+#include "reinvocation_context.h"
 
 namespace harness::sim::detail {
 
@@ -32,7 +32,7 @@ using Clock = std::chrono::steady_clock;
 struct RequestState {
   AdmissionAttributes attributes;  // object = the current (possibly mutated) versioned object
   // The request's simulated clock (scenarios/FORMAT.md "Time"): the request deadline
-  // (k8s-admission-chain.md §4.3) and how much of it the webhook calls have taken so far. Only
+  // (docs/admission-chain.md §4.3) and how much of it the webhook calls have taken so far. Only
   // webhook calls advance it; the validating calls of a request run in parallel from one start.
   std::chrono::nanoseconds timeout{0};
   std::chrono::nanoseconds elapsed{0};
@@ -51,25 +51,15 @@ struct RequestState {
   bool addAnnotation(const std::string& key, const std::string& value, audit::Level level);
 };
 
-// Reinvocation bookkeeping of the webhook plugin (mutating/reinvocationcontext.go).
-struct WebhookReinvocation {
-  std::set<std::string> previously_invoked;
-  std::set<std::string> reinvoke;
-  std::optional<nlohmann::json> last_output;
-
-  void requireReinvokingPreviouslyInvoked() {
-    reinvoke.insert(previously_invoked.begin(), previously_invoked.end());
-    previously_invoked.clear();
-  }
-};
-
 // The outcome of a dispatcher: nullopt = admitted (continue), else the error Status for the
 // client.
 using DispatchError = std::optional<core::Status>;
 
-// Mutating webhooks, serially, one round (0 or 1).
-DispatchError dispatchMutating(RequestState& state, const std::vector<HookEntry>& hooks, int round,
-                               WebhookReinvocation& reinvocation, bool& changed_any);
+// Mutating webhooks, serially, one pass of the mutating chain (round 0, or 1 when
+// `reinvocation.is_reinvoke`); sets `reinvocation.should_reinvoke` when a webhook changed the
+// object.
+DispatchError dispatchMutating(RequestState& state, const std::vector<HookEntry>& hooks,
+                               ReinvocationContext& reinvocation);
 // Validating webhooks: matching serially, calls in parallel, the first error to arrive.
 DispatchError dispatchValidating(RequestState& state, const std::vector<HookEntry>& hooks);
 

@@ -1,4 +1,4 @@
-// The validating webhook dispatcher (k8s-admission-chain.md §2.2, §4.3, §7.1).
+// The validating webhook dispatcher (docs/admission-chain.md §2.2, §4.3, §7.1).
 // Followed: apiserver pkg/admission/plugin/webhook/validating/dispatcher.go: matching serially
 // (the first matching error aborts before any call), the 504 when the request is already done,
 // one concurrent call per matching webhook, and the first error to arrive returned. The calls
@@ -11,7 +11,8 @@
 #include <thread>
 
 #include "dispatch.h"
-#include "harness/audit/annotations.h"
+#include "failure_policy.h"
+#include "harness/sim/failure_policy.h"
 #include "webhook_call.h"
 
 namespace harness::sim::detail {
@@ -60,49 +61,11 @@ DispatchError dispatchValidating(RequestState& state, const std::vector<HookEntr
       record.uid = hook.webhook.uid;
       record.round = 0;
       record.index = j;  // failed-open keys use the index among matching webhooks
-      record.failure_policy =
-          hook.webhook.failure_policy.value_or(std::string(core::kFailurePolicyFail));
+      record.failure_policy = failurePolicyName(hook.webhook);
       record.invocation = relevant[j].invocation;
-      const bool ignore = hook.webhook.failure_policy &&
-                          *hook.webhook.failure_policy == core::kFailurePolicyIgnore;
       core::VerifiedResponse verified;
       HookError error = callWebhook(state, hook, relevant[j].invocation, record, verified);
-      const bool fail_open = error.error_class == HookErrorClass::kCalling && ignore;
-      observeAttempt(state, hook, error, fail_open, record.latency);
-      std::optional<core::Status> to_send;
-      switch (error.error_class) {
-        case HookErrorClass::kNone:
-          record.outcome = CallOutcome::kAllowed;
-          return;
-        case HookErrorClass::kCalling:
-          record.error = error.reason;
-          record.status = error.status;
-          if (fail_open) {
-            record.outcome = CallOutcome::kFailedOpen;
-            if (!error.canceled) {
-              state.metrics->observeWebhookFailOpen(hook.webhook.name, kWebhookTypeValidating);
-              state.addAnnotation(audit::failedOpenAnnotationKey(false, 0, j), hook.webhook.name,
-                                  audit::Level::kMetadata);
-            }
-            return;
-          }
-          record.outcome = CallOutcome::kCallingError;
-          to_send = core::newInternalError(callingErrorText(hook.webhook.name, error.reason));
-          break;
-        case HookErrorClass::kRejection:
-          record.outcome = CallOutcome::kDenied;
-          record.status = error.status;
-          to_send = error.status;
-          break;
-        case HookErrorClass::kInternal:
-          if (record.outcome != CallOutcome::kDryRunUnsupported) {
-            record.outcome = CallOutcome::kApplyError;
-          }
-          record.status = error.status;
-          to_send = error.status;
-          break;
-      }
-      errors[j] = std::move(to_send);
+      errors[j] = settleCall(state, hook, error, record);
     });
   }
   for (auto& thread : threads) thread.join();

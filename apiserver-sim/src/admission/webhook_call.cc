@@ -1,5 +1,5 @@
 // Followed: apiserver pkg/admission/plugin/webhook/mutating/dispatcher.go callAttrMutatingHook and
-// validating/dispatcher.go callHook (k8s-admission-chain.md §4, §4.6, §4.7).
+// validating/dispatcher.go callHook (docs/admission-chain.md §4, §4.6, §4.7).
 
 #include "webhook_call.h"
 

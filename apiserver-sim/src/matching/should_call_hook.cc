@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "harness/core/field_errors.h"
+#include "harness/sim/failure_policy.h"
 #include "harness/sim/matching.h"
 
 namespace harness::sim {
@@ -117,9 +118,10 @@ ConditionsVerdict evaluateConditions(const HookEntry& hook, const AdmissionAttri
                                      std::vector<std::string>& explanation) {
   const auto& webhook = hook.webhook;
   // NewMatcher: a nil failurePolicy is Fail.
-  const std::string policy = webhook.failure_policy.value_or(std::string(core::kFailurePolicyFail));
-  const bool fail = policy == core::kFailurePolicyFail;
-  const bool ignore = policy == core::kFailurePolicyIgnore;
+  const std::string policy = failurePolicyName(webhook);
+  const FailurePolicyDecision decision = decideOnFailure(webhook);
+  const bool fail = decision == FailurePolicyDecision::kFailClosed;
+  const bool ignore = decision == FailurePolicyDecision::kFailOpen;
 
   std::optional<std::string> evaluator_error;
   std::vector<std::variant<bool, std::string>> results;

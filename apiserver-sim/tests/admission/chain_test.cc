@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../../src/admission/dispatch.h"
+#include "configmap_fixture.h"
 #include "harness/core/metrics.h"
 #include "harness/sim/admission_chain.h"
 #include "harness/sim/caller.h"
@@ -50,27 +51,13 @@ TEST(GoDurationStringTest, FormatsLikeTimeDuration) {
 
 json webhook(const std::string& name, int timeout_seconds, const std::string& reinvocation,
              const std::string& failure_policy = "Fail") {
-  json hook = {{"name", name},
-               {"clientConfig", {{"url", "https://" + name + "/"}}},
-               {"rules",
-                json::array({{{"operations", {"CREATE"}},
-                              {"apiGroups", {""}},
-                              {"apiVersions", {"v1"}},
-                              {"resources", {"configmaps"}}}})},
-               {"sideEffects", "None"},
-               {"admissionReviewVersions", {"v1"}},
-               {"timeoutSeconds", timeout_seconds},
-               {"failurePolicy", failure_policy}};
+  json hook = fixture::configMapWebhook(name, timeout_seconds);
+  hook["failurePolicy"] = failure_policy;
   if (!reinvocation.empty()) hook["reinvocationPolicy"] = reinvocation;
   return hook;
 }
 
-json configuration(const std::string& kind, const std::string& name, json hooks) {
-  return {{"apiVersion", "admissionregistration.k8s.io/v1"},
-          {"kind", kind},
-          {"metadata", {{"name", name}}},
-          {"webhooks", std::move(hooks)}};
-}
+using fixture::configuration;
 
 // What an in-process webhook does: the time its answer takes (declared, on the simulated clock),
 // an optional label to set, or a denial; `running` is real time spent in the handler, which
@@ -84,12 +71,7 @@ struct Behaviour {
 
 class ChainTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    store_.put({"", "namespaces"}, {{"apiVersion", "v1"},
-                                    {"kind", "Namespace"},
-                                    {"metadata", {{"name", "demo"}}},
-                                    {"status", {{"phase", "Active"}}}});
-  }
+  void SetUp() override { fixture::putDemoNamespace(store_); }
 
   void addWebhook(const std::string& name, Behaviour behaviour) {
     caller_.handle("https://" + name + "/", [this, name, behaviour](
@@ -100,19 +82,8 @@ class ChainTest : public ::testing::Test {
         calls_[name]++;
       }
       if (behaviour.running.count() > 0) std::this_thread::sleep_for(behaviour.running);
-      core::AdmissionReview answer;
-      answer.api_version = review.api_version;
-      answer.kind = review.kind;
-      core::AdmissionResponse response;
-      response.uid = review.request->uid;
-      response.allowed = behaviour.deny.empty();
-      if (!behaviour.deny.empty()) {
-        core::Status status;
-        status.status = std::string(core::kStatusFailure);
-        status.message = behaviour.deny;
-        status.code = 403;
-        response.status = status;
-      }
+      core::AdmissionReview answer = fixture::answerTo(review, behaviour.deny);
+      core::AdmissionResponse& response = *answer.response;
       if (!behaviour.label.empty()) {
         const auto eq = behaviour.label.find('=');
         const std::string key = behaviour.label.substr(0, eq);
@@ -127,23 +98,12 @@ class ChainTest : public ::testing::Test {
           response.patch_type = "JSONPatch";
         }
       }
-      answer.response = response;
       return answer;
     }, behaviour.takes);
   }
 
   AdmissionResult create(std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
-    WriteRequest request;
-    request.operation = "CREATE";
-    request.resource = {"", "v1", "configmaps"};
-    request.namespace_name = "demo";
-    request.name = "settings";
-    request.object = json{{"apiVersion", "v1"},
-                          {"kind", "ConfigMap"},
-                          {"metadata", {{"name", "settings"}, {"labels", {{"app", "web"}}}}},
-                          {"data", {{"k", "v"}}}};
-    request.timeout = timeout;
-    return chain().handle(request);
+    return chain().handle(fixture::configMapCreate(timeout));
   }
 
   AdmissionChain& chain() {

@@ -4,7 +4,7 @@
 
 // Followed: istio/istio pkg/kube/inject/inject.go (Config, UnmarshalConfig, parseDryTemplate),
 // pkg/kube/inject/webhook.go (NewValuesConfig), pkg/config/mesh/mesh.go (DefaultProxyConfig,
-// DefaultMeshConfig, ApplyMeshConfig). See istio-injector.md §4.1.
+// DefaultMeshConfig, ApplyMeshConfig). See docs/istio-injector.md §4.1.
 
 namespace harness::injector::istio {
 

@@ -3,7 +3,7 @@
 // Followed: istio/istio pkg/kube/inject/inject.go injectRequired (order of the checks, the
 // label-over-annotation rule, selector.Empty() skipping, the policy switch and its error log),
 // pkg/kube/inject/initializer.go IgnoredNamespaces, webhook_test.go TestInjectRequired.
-// The 1.27+ value switch is istio-injector.md §1 item 3 (commit 331d32e).
+// The 1.27+ value switch is docs/istio-injector.md §1 item 3 (commit 331d32e).
 
 namespace harness::injector::istio {
 

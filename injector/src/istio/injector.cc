@@ -27,7 +27,7 @@
 // applyMetadata, reorderPod/modifyContainers, getInjectionStatus, applyOverlayYAML),
 // pkg/kube/inject/inject.go (RunTemplate, selectTemplates, resolveAliases, stripPod, ProxyImage,
 // imageURL, InboundTrafficPolicyMode, IntoObject), pkg/kube/util.go (GetDeployMetaFromPod),
-// prometheus util/strutil SanitizeLabelName. See istio-injector.md §2-§5.1.
+// prometheus util/strutil SanitizeLabelName. See docs/istio-injector.md §2-§5.1.
 
 namespace harness::injector::istio {
 

@@ -12,7 +12,7 @@
 // Followed: istio/istio pkg/kube/inject/validate.go (the validator table and every message,
 // validateProxyConfig), go-multierror's ListFormatFunc, Go's net/netip ParsePrefix messages
 // (the common ones). The resource-quantity and interface-name checks are in the table at the
-// reference's commit (istio-injector.md §4.3) but not in the validate.go we could read, so their
+// reference's commit (docs/istio-injector.md §4.3) but not in the validate.go we could read, so their
 // texts are ours: the quantity errors are apimachinery's, the interface rule is the kernel's
 // (dev_valid_name: 1-15 bytes, not "." or "..", no '/', ':' or whitespace).
 

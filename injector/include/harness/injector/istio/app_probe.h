@@ -2,7 +2,7 @@
 
 // Application probe rewriting: pkg/kube/inject/app_probe.go (DumpAppProbers,
 // patchRewriteProbe, ShouldRewriteAppHTTPProbers) and webhook.go applyRewrite /
-// mergeOrAppendProbers. See istio-injector.md §2.6.
+// mergeOrAppendProbers. See docs/istio-injector.md §2.6.
 
 #include <map>
 #include <string>

@@ -3,7 +3,7 @@
 // The sidecar injector's configuration: the `istio-sidecar-injector` ConfigMap (`config` and
 // `values` keys) and the mesh config, loaded the way istiod loads them
 // (pkg/kube/inject/inject.go UnmarshalConfig, webhook.go NewValuesConfig, pkg/config/mesh
-// DefaultMeshConfig/DefaultProxyConfig). See istio-injector.md §4.1.
+// DefaultMeshConfig/DefaultProxyConfig). See docs/istio-injector.md §4.1.
 // Pure: the caller reads the files; this parses text.
 
 #include <map>

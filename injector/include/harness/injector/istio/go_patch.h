@@ -3,7 +3,7 @@
 // The JSON patch Istio's webhook returns: webhook.go createPatch runs gomodules.xyz/jsonpatch/v2
 // CreatePatch over json.Marshal of the original and of the injected corev1.Pod. Both halves are
 // reproduced here: the Go-typed JSON of a pod (goTypedPod) and the diff (createPatchGomodules).
-// See istio-injector.md §3 step 7.
+// See docs/istio-injector.md §3 step 7.
 
 #include <nlohmann/json.hpp>
 

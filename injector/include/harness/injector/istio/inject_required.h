@@ -1,6 +1,6 @@
 #pragma once
 
-// The injection decision, pkg/kube/inject/inject.go injectRequired (istio-injector.md §1),
+// The injection decision, pkg/kube/inject/inject.go injectRequired (docs/istio-injector.md §1),
 // with Istio 1.27+ value semantics for sidecar.istio.io/inject.
 
 #include <string>

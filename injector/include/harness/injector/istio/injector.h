@@ -3,7 +3,7 @@
 // Istio's sidecar injection as a pure function: the decision (inject.go injectRequired), the
 // template rendering and strategic merge (inject.go RunTemplate), re-injection
 // (stripPod/reinsertOverrides/reapplyOverwrittenContainers), post-processing (webhook.go
-// postProcessPod) and the JSON patch (webhook.go createPatch). See istio-injector.md §1-§4.
+// postProcessPod) and the JSON patch (webhook.go createPatch). See docs/istio-injector.md §1-§4.
 // The HTTP shell (AdmissionReview decoding, paths, response codes) is not here.
 
 #include <map>

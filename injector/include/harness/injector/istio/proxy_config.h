@@ -4,7 +4,7 @@
 // YAML or JSON. Decoding follows protomarshal.ApplyYAML (sigs.k8s.io/yaml, then the legacy
 // golang/protobuf jsonpb unmarshaler, retried with unknown fields allowed); merging follows
 // mesh.MergeProxyConfig; checking follows agent.ValidateMeshConfigProxyConfig. Every error
-// carries Go's text. See istio-injector.md §4.3.
+// carries Go's text. See docs/istio-injector.md §4.3.
 // ProxyConfig values are JSON with proto JSON names (configPath, statusPort, ...), durations
 // as jsonpb writes them ("45s", "1.500s") and enums as their names.
 

@@ -1,7 +1,7 @@
 #pragma once
 
 // Annotation validation before rendering: pkg/kube/inject/validate.go (validateAnnotations,
-// AnnotationValidation) with Istio's messages. See istio-injector.md §4.3.
+// AnnotationValidation) with Istio's messages. See docs/istio-injector.md §4.3.
 
 #include <map>
 #include <string>
