@@ -1695,4 +1695,33 @@ std::string toYamlDocuments(const std::vector<nlohmann::json>& documents) {
   return out;
 }
 
+Result<std::vector<std::string>> splitYamlDocuments(std::string_view text) {
+  constexpr std::string_view kSeparator = "---";
+  std::vector<std::string> documents;
+  std::string buffer;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const std::size_t newline = text.find('\n', pos);
+    const std::size_t end = newline == std::string_view::npos ? text.size() : newline + 1;
+    const std::string_view line = text.substr(pos, end - pos);
+    pos = end;
+    if (line.starts_with(kSeparator)) {
+      // strings.TrimSpace of what follows the separator.
+      std::string_view rest = line.substr(kSeparator.size());
+      const auto first = rest.find_first_not_of(" \t\n\r\v\f");
+      rest = first == std::string_view::npos ? std::string_view{} : rest.substr(first);
+      const auto last = rest.find_last_not_of(" \t\n\r\v\f");
+      rest = last == std::string_view::npos ? std::string_view{} : rest.substr(0, last + 1);
+      if (!rest.empty() && rest.front() != '#') {
+        return makeError("invalid Yaml document separator: " + std::string(rest));
+      }
+      if (!buffer.empty()) documents.push_back(std::exchange(buffer, {}));
+      continue;
+    }
+    buffer += line;
+  }
+  if (!buffer.empty()) documents.push_back(std::move(buffer));
+  return documents;
+}
+
 }  // namespace harness::core

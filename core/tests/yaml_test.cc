@@ -649,3 +649,33 @@ TEST(ToYamlTest, RoundTripOfNumbersAndStructure) {
 
 }  // namespace
 }  // namespace harness::core
+
+namespace harness::core {
+namespace {
+
+// apimachinery's YAMLReader.Read: what kube-inject and kubectl split a stream into.
+TEST(SplitYamlDocuments, KeepsEachDocumentsBytesAndDropsTheSeparators) {
+  auto docs = splitYamlDocuments("a: 1\n---\nb:   2\n# c\n--- # comment\n\n---\n---\nlast: x");
+  ASSERT_TRUE(docs.ok()) << docs.error().message;
+  EXPECT_EQ(*docs, (std::vector<std::string>{"a: 1\n", "b:   2\n# c\n", "\n", "last: x"}));
+}
+
+TEST(SplitYamlDocuments, ALeadingSeparatorAndATrailingOneAddNothing) {
+  auto docs = splitYamlDocuments("---\nkind: Pod\n---\n");
+  ASSERT_TRUE(docs.ok());
+  EXPECT_EQ(*docs, (std::vector<std::string>{"kind: Pod\n"}));
+  auto none = splitYamlDocuments("");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
+TEST(SplitYamlDocuments, ContentAfterTheSeparatorIsGosError) {
+  auto docs = splitYamlDocuments("a: 1\n--- {b: 2}\n");
+  ASSERT_FALSE(docs.ok());
+  EXPECT_EQ(docs.error().message, "invalid Yaml document separator: {b: 2}");
+  // "----" is a separator followed by "-".
+  EXPECT_FALSE(splitYamlDocuments("----\n").ok());
+}
+
+}  // namespace
+}  // namespace harness::core

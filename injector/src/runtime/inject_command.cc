@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string_view>
 
@@ -163,6 +164,140 @@ ResultWriter::Shape resultShape(const std::string& output) {
   return output == "json" ? ResultWriter::Shape::kObjectOrList : ResultWriter::Shape::kYaml;
 }
 
+// The kinds istioctl kube-inject injects (pkg/kube/inject/initializer.go `kinds`). They are
+// registered as unversioned types too, and runtime.Scheme.New looks those up by kind alone, so
+// "Deployment" of any apiVersion is one of them.
+bool kubeInjectKnows(const nlohmann::json& object) {
+  static const std::set<std::string, std::less<>> kKinds = {
+      "ReplicationController", "Pod",     "Deployment", "DaemonSet", "ReplicaSet",
+      "Job",                   "CronJob", "StatefulSet", "List",     "DeploymentConfig"};
+  const auto kind = object.find("kind");
+  return kind != object.end() && kind->is_string() && kKinds.contains(kind->get<std::string>());
+}
+
+// Why kube-inject cannot read a document's TypeMeta (yaml.Unmarshal into metav1.TypeMeta).
+std::optional<std::string> typeMetaError(const nlohmann::json& object) {
+  if (object.is_null()) return std::nullopt;
+  if (!object.is_object()) {
+    return "a document is not an object (got " + std::string(core::jsonTypeName(object)) + ")";
+  }
+  for (const char* field : {"kind", "apiVersion"}) {
+    const auto it = object.find(field);
+    if (it != object.end() && !it->is_string() && !it->is_null()) {
+      return std::string(field) + " is not a string (got " + std::string(core::jsonTypeName(*it)) + ")";
+    }
+  }
+  return std::nullopt;
+}
+
+// IntoObject: a List item by item (items kube-inject does not know are kept as they are), any
+// other known kind through the webhook's injection path. The List is written as corev1.List
+// encodes: its TypeMeta, `metadata` always (ListMeta is a struct), `items`.
+core::Result<nlohmann::json> intoObject(const istio::InjectorSettings& settings,
+                                        const nlohmann::json& object, bool native_sidecars,
+                                        std::vector<std::string>& warnings) {
+  if (object.value("kind", "") != "List") {
+    return istio::kubeInject(settings, object, &warnings, native_sidecars);
+  }
+  nlohmann::json list = nlohmann::json::object();
+  for (const char* field : {"apiVersion", "kind"}) {
+    if (auto it = object.find(field); it != object.end() && it->is_string() && !it->empty()) {
+      list[field] = *it;
+    }
+  }
+  nlohmann::json meta = nlohmann::json::object();
+  if (auto m = object.find("metadata"); m != object.end() && m->is_object()) {
+    for (const char* field : {"selfLink", "resourceVersion", "continue", "remainingItemCount"}) {
+      if (auto it = m->find(field); it != m->end() && !it->is_null() && *it != "") {
+        meta[field] = *it;
+      }
+    }
+  }
+  list["metadata"] = std::move(meta);
+  const auto items = object.find("items");
+  if (items == object.end() || items->is_null()) {
+    list["items"] = nullptr;
+    return list;
+  }
+  if (!items->is_array()) {
+    return core::makeError("items is not an array (got " +
+                           std::string(core::jsonTypeName(*items)) + ")");
+  }
+  list["items"] = nlohmann::json::array();
+  for (std::size_t i = 0; i < items->size(); ++i) {
+    const auto& item = (*items)[i];
+    if (auto bad = typeMetaError(item)) {
+      return core::makeError("items[" + std::to_string(i) + "]: " + *bad);
+    }
+    if (!item.is_object() || !kubeInjectKnows(item)) {
+      list["items"].push_back(item);
+      continue;
+    }
+    auto injected = intoObject(settings, item, native_sidecars, warnings);
+    if (!injected) return injected.error().within("items[" + std::to_string(i) + "]");
+    list["items"].push_back(std::move(*injected));
+  }
+  return list;
+}
+
+// istioctl kube-inject's output, byte for byte (pkg/kube/inject/inject.go IntoResourceFile): the
+// stream split as apimachinery's YAMLReader splits it; a document of a kind kube-inject knows is
+// injected and written as its Go type encodes it; any other document (a Service, a ConfigMap, a
+// comment) is written back exactly as it was read; "---" follows every document. Where
+// kube-inject stops at the first object it cannot inject, this goes on, writes that document
+// unchanged and exits 1.
+int writeAsKubeInject(const istio::InjectorSettings& settings, const InjectOptions& o,
+                      std::istream& in, std::ostream& out, std::ostream& err) {
+  int exit_code = 0;
+  for (const auto& name : o.inputs.empty() ? std::vector<std::string>{"-"} : o.inputs) {
+    const std::string where = name == "-" ? "<stdin>" : name;
+    auto text = readInput(name, in);
+    if (!text) {
+      err << "injector inject: " << text.error().message << "\n";
+      return 2;
+    }
+    auto raws = core::splitYamlDocuments(*text);
+    if (!raws) {
+      err << "injector inject: " << where << ": " << raws.error().message << "\n";
+      return 2;
+    }
+    for (std::size_t i = 0; i < raws->size(); ++i) {
+      const std::string& raw = (*raws)[i];
+      auto object = core::parseYaml(raw);
+      std::optional<std::string> bad;
+      if (!object) {
+        bad = object.error().message;
+      } else {
+        bad = typeMetaError(*object);
+      }
+      if (bad) {
+        err << "injector inject: " << where << ": document " << i + 1 << ": " << *bad << "\n";
+        return 2;
+      }
+      if (!kubeInjectKnows(*object)) {
+        out << raw << "---\n";
+        continue;
+      }
+      auto ns = core::namespaceOf(*object);
+      const std::string what =
+          describeObject(*object, ns && !ns->empty() ? *ns : o.default_namespace);
+      std::vector<std::string> warnings;
+      auto injected = intoObject(settings, *object, o.istio.native_sidecars, warnings);
+      for (const auto& w : warnings) err << "injector inject: " << what << ": " << w << "\n";
+      if (!injected) {
+        err << "injector inject: " << what << ": the webhook would deny it: "
+            << injected.error().message << "\n";
+        exit_code = 1;
+        out << raw << "---\n";
+        continue;
+      }
+      out << core::toYaml(*injected) << "---\n";
+    }
+  }
+  out.flush();
+  return exit_code;
+}
+
 // istioctl kube-inject: every object through the same injection path as the webhook.
 int runIstioInject(const InjectOptions& o, std::istream& in, std::ostream& out,
                    std::ostream& err) {
@@ -170,6 +305,9 @@ int runIstioInject(const InjectOptions& o, std::istream& in, std::ostream& out,
   if (!settings) {
     err << "injector inject: " << settings.error().message << "\n";
     return 2;
+  }
+  if (!o.explain && !o.patch && o.output != "json") {
+    return writeAsKubeInject(*settings, o, in, out, err);
   }
   auto objects = readObjects(o.inputs.empty() ? std::vector<std::string>{"-"} : o.inputs, in);
   if (!objects) {

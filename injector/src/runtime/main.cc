@@ -106,17 +106,20 @@ int main(int argc, char** argv) {
   inject_cmd->footer("Exit status: 0 every object processed, 1 the webhook would deny an object, "
                      "2 bad input (bad flags, unreadable or malformed files).");
   inject_cmd->add_option("inputs", inject.inputs, "Files (YAML or JSON; '-' for stdin)");
+  // istioctl kube-inject's spellings (istioctl/pkg/kubeinject/kubeinject.go) work as well.
+  inject_cmd->add_option("-f,--filename", inject.inputs, "Same as inputs (istioctl's -f)");
   inject_cmd->add_option("--profile", inject.profile, "linkerd or istio")
       ->check(CLI::IsMember({"linkerd", "istio"}))
       ->capture_default_str();
   inject.istio.config_file = serve.istio.config_file;
   inject.istio.values_file = serve.istio.values_file;
   inject.istio.mesh_file = serve.istio.mesh_file;
-  inject_cmd->add_option("--istio-config", inject.istio.config_file, "Istio injection config")
+  inject_cmd->add_option("--istio-config,--injectConfigFile", inject.istio.config_file,
+                         "Istio injection config")
       ->capture_default_str();
-  inject_cmd->add_option("--istio-values", inject.istio.values_file, "Istio values")
+  inject_cmd->add_option("--istio-values,--valuesFile", inject.istio.values_file, "Istio values")
       ->capture_default_str();
-  inject_cmd->add_option("--istio-mesh", inject.istio.mesh_file, "Istio mesh config")
+  inject_cmd->add_option("--istio-mesh,--meshConfigFile", inject.istio.mesh_file, "Istio mesh config")
       ->capture_default_str();
   inject_cmd->add_flag("--istio-native-sidecars", inject.istio.native_sidecars,
                        "ENABLE_NATIVE_SIDECARS=true");

@@ -99,6 +99,19 @@ TEST(InjectorCli, InjectExitStatuses) {
   EXPECT_EQ(runInjector(dir, "inject " + (dir / "bad.yaml").string()).status, 2);
 }
 
+// istioctl kube-inject's command line works as it is: -f and its three configuration flags.
+TEST(InjectorCli, InjectTakesKubeInjectsFlags) {
+  t::ScratchDir dir("cli-kube-inject");
+  const auto up = t::sourceDir() / "injector/tests/istio/testdata/upstream-1.31-dev";
+  const std::string cm = (up / "istio-sidecar-injector.yaml").string();
+  const auto got = runInjector(
+      dir, "inject --profile istio --istio-native-sidecars --injectConfigFile " + cm +
+               " --valuesFile " + cm + " --meshConfigFile " + (up / "istio.yaml").string() +
+               " -f " + (up / "inject/list-frontend.yaml").string());
+  EXPECT_EQ(got.status, 0) << got.err;
+  EXPECT_EQ(got.out, t::readFile(up / "inject/list-frontend.yaml.injected"));
+}
+
 TEST(InjectorCli, UsageErrorsAreExit2ForEveryCommand) {
   t::ScratchDir dir("cli-usage");
   const std::vector<std::string> usage_errors = {

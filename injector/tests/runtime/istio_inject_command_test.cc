@@ -30,14 +30,16 @@ TEST(IstioInjectCommand, CronJobGetsTheJobTemplateMetadataQuirk) {
   std::istringstream in;
   std::ostringstream out, err;
   EXPECT_EQ(runInject(istioOptions("cronjob.yaml"), in, out, err), 0) << err.str();
-  EXPECT_EQ(out.str(), t::readFile(goldenDir() / "cronjob.yaml.injected"));
+  // kube-inject writes "---" after every document.
+  EXPECT_EQ(out.str(), t::readFile(goldenDir() / "cronjob.yaml.injected") + "---\n");
 }
 
 TEST(IstioInjectCommand, DeploymentMatchesTheLibraryGolden) {
   std::istringstream in;
   std::ostringstream out, err;
   EXPECT_EQ(runInject(istioOptions("deployment.yaml"), in, out, err), 0) << err.str();
-  EXPECT_EQ(out.str(), t::readFile(goldenDir() / "deployment.yaml.injected"));
+  // kube-inject writes "---" after every document.
+  EXPECT_EQ(out.str(), t::readFile(goldenDir() / "deployment.yaml.injected") + "---\n");
 }
 
 TEST(IstioInjectCommand, AnInvalidAnnotationIsReportedAndExitsOne) {
@@ -55,6 +57,60 @@ TEST(IstioInjectCommand, HostNetworkIsSkippedWithIstiosWarning) {
   EXPECT_EQ(runInject(istioOptions("host-network.yaml"), in, out, err), 0) << err.str();
   EXPECT_NE(err.str().find("===> Skipping injection because Pod"), std::string::npos)
       << err.str();
+}
+
+// Istio's own goldens as whole files: what `istioctl kube-inject -f <input>` prints with the
+// chart's ConfigMaps, "---" after every document, a Service written back as it was read, a List
+// injected item by item and written as a List (pkg/kube/inject/inject.go IntoResourceFile).
+class UpstreamKubeInjectFile : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(UpstreamKubeInjectFile, PrintsIstiosGoldenByteForByte) {
+  const auto dir = t::sourceDir() / "injector" / "tests" / "istio" / "testdata" / "upstream-1.31-dev";
+  InjectOptions o;
+  o.profile = "istio";
+  o.inputs = {(dir / "inject" / (GetParam() + ".yaml")).string()};
+  o.istio = {dir / "istio-sidecar-injector.yaml", dir / "istio-sidecar-injector.yaml",
+             dir / "istio.yaml"};
+  o.istio.native_sidecars = true;  // TestInjection's nodes run kubelet 1.33 and 1.34
+  std::istringstream in;
+  std::ostringstream out, err;
+  ASSERT_EQ(runInject(o, in, out, err), 0) << err.str();
+  EXPECT_EQ(out.str(), t::readFile(dir / "inject" / (GetParam() + ".yaml.injected")));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    IstioTestInjection, UpstreamKubeInjectFile,
+    ::testing::Values("hello", "pod", "daemonset", "statefulset", "job", "replicaset",
+                      "replicationcontroller", "cronjob", "multi-container", "multi-init",
+                      "hello-probes", "traffic-annotations", "native-sidecar-opt-out",
+                      "native-sidecar-opt-in", "prometheus-scrape", "resource_annotations",
+                      "grpc-agent", "grpc-simple", "gateway", "user-volume", "two_container",
+                      "status_annotations", "https-probes", "tcp-probes", "hello-multi",
+                      "truncate-canonical-name-pod", "hello-service", "frontend", "list",
+                      "list-frontend", "kubevirtInterfaces_list",
+                      "reroute-virtual-interfaces_list"),
+    [](const ::testing::TestParamInfo<std::string>& info) {
+      std::string n = info.param;
+      for (char& c : n) {
+        if (c == '-') c = '_';
+      }
+      return n;
+    });
+
+// A document kube-inject cannot read stops the run with the file and document named; a
+// separator followed by content is apimachinery's error.
+TEST(IstioInjectCommand, AnUnreadableDocumentIsNamed) {
+  std::istringstream in("kind: Service\n---\n- 1\n");
+  std::ostringstream out, err;
+  auto o = istioOptions("deployment.yaml");
+  o.inputs = {"-"};
+  EXPECT_EQ(runInject(o, in, out, err), 2);
+  EXPECT_EQ(err.str(),
+            "injector inject: <stdin>: document 2: a document is not an object (got array)\n");
+  std::istringstream bad_separator("kind: Service\n--- x\n");
+  std::ostringstream out2, err2;
+  EXPECT_EQ(runInject(o, bad_separator, out2, err2), 2);
+  EXPECT_EQ(err2.str(), "injector inject: <stdin>: invalid Yaml document separator: x\n");
 }
 
 }  // namespace

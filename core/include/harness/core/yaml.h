@@ -59,4 +59,12 @@ std::string toYaml(const nlohmann::json& value);
 // Documents joined by "---\n".
 std::string toYamlDocuments(const std::vector<nlohmann::json>& documents);
 
+// The raw text of every document of a YAML stream, split as apimachinery's YAMLReader splits it
+// (k8s.io/apimachinery pkg/util/yaml/decoder.go YAMLReader.Read): a line that starts with "---"
+// ends a document and is not part of either; only spaces or a comment may follow the "---" on
+// that line ("invalid Yaml document separator: <rest>" otherwise); an empty document between two
+// separators is skipped, but one of blank lines or comments is returned as it is; a last line
+// without a newline is kept as it is. Each piece is the input's bytes, unchanged.
+Result<std::vector<std::string>> splitYamlDocuments(std::string_view text);
+
 }  // namespace harness::core
