@@ -63,10 +63,7 @@
 #include "harness/core/result.h"
 #include "harness/net/certificates.h"
 #include "harness/net/http.h"
-
-namespace harness::net {
-class Server;
-}
+#include "harness/net/server.h"
 
 namespace harness::sim {
 
