@@ -523,12 +523,14 @@ core::Result<ReplayResult> replayChain(const MutationChain& chain, const ReplayO
   const std::optional<json>& base =
       options.base_object ? options.base_object : chain.request_object;
   if (!base) {
-    return core::Error{"audit " + chain.audit_id +
-                       ": no requestObject (the event's level is below Request)"};
+    return core::makeError(
+        "audit " + chain.audit_id + ": no requestObject (the event's level is below Request)",
+        core::ErrorCode::kFailedPrecondition);
   }
   if (!chain.response_object) {
-    return core::Error{"audit " + chain.audit_id +
-                       ": no responseObject (the event's level is below RequestResponse)"};
+    return core::makeError("audit " + chain.audit_id +
+                               ": no responseObject (the event's level is below RequestResponse)",
+                           core::ErrorCode::kFailedPrecondition);
   }
   // The first patch applies to the base itself: the only copies are those applyPatch makes.
   std::optional<json> object;
@@ -536,8 +538,9 @@ core::Result<ReplayResult> replayChain(const MutationChain& chain, const ReplayO
     const std::string label = stepLabel(step) + " (webhook " + step.webhook + ")";
     if (!step.patch) {
       if (step.mutated) {
-        return core::Error{label +
-                           ": mutated but no patch recorded (the event's level is below Request)"};
+        return core::makeError(
+            label + ": mutated but no patch recorded (the event's level is below Request)",
+            core::ErrorCode::kFailedPrecondition);
       }
       continue;
     }
@@ -709,7 +712,8 @@ std::string formatChain(const MutationChain& chain) {
     auto replay = replayChain(chain, options);
     if (!replay.ok()) {
       out += "  replay: not possible: " + replay.error().message + "\n";
-      if (replay.error().message.find("does not apply") != std::string::npos) {
+      // A path the patch needs is missing from the requestObject.
+      if (replay.error().code == core::ErrorCode::kNotFound) {
         // docs/admission-chain.md §7.2: requestObject is the body as received.
         out += "    (the requestObject is the request as the client sent it, before defaulting "
                "and the in-tree plugins the webhooks saw; see ReplayOptions::base_object)\n";

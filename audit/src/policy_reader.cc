@@ -146,7 +146,18 @@ struct LocatedError {
   std::string message;  // "<path>: <text>"
   Path location;
   bool at_key = false;
+  std::string field;  // <path> (empty when the message names none)
+  std::string text;   // <text>
 };
+
+// An error about the field at `location`, printed as "<field>: <text>".
+LocatedError fieldLocated(std::string field, std::string text, Path location) {
+  return LocatedError{field + ": " + text, std::move(location), false, field, std::move(text)};
+}
+
+LocatedError fieldLocated(const core::FieldError& error, Path location) {
+  return LocatedError{error.toString(), std::move(location), false, error.field, error.body()};
+}
 
 // Decodes the Policy fields with encoding/json semantics: null leaves the zero value, unknown
 // fields are recorded as warnings, a value of the wrong type is an error (the first one stops).
@@ -157,8 +168,8 @@ class Decoder {
 
   void typeError(const Path& path, const json& v, std::string_view expected) {
     if (error) return;
-    error = LocatedError{
-        fieldPath(path) + ": expected " + std::string(expected) + ", got " + kindOf(v), path};
+    error = fieldLocated(fieldPath(path),
+                         "expected " + std::string(expected) + ", got " + kindOf(v), path);
   }
 
   void checkKnown(const json& object, const Path& path, const std::set<std::string>& known) {
@@ -313,39 +324,35 @@ std::optional<LocatedError> checkTypeMeta(const json& doc) {
   const bool has_api_version = api_version != doc.end() && !api_version->is_null();
   const bool has_kind = kind != doc.end() && !kind->is_null();
   if (has_api_version && !api_version->is_string()) {
-    return LocatedError{"apiVersion: expected a string, got " + kindOf(*api_version),
-                        api_version_path};
+    return fieldLocated("apiVersion", "expected a string, got " + kindOf(*api_version),
+                        api_version_path);
   }
   if (has_kind && !kind->is_string()) {
-    return LocatedError{"kind: expected a string, got " + kindOf(*kind), kind_path};
+    return fieldLocated("kind", "expected a string, got " + kindOf(*kind), kind_path);
   }
   const std::vector<std::string> supported_versions{std::string(kPolicyApiVersion)};
   if (!has_api_version || api_version->get_ref<const std::string&>().empty()) {
-    return LocatedError{
+    return fieldLocated(
         core::FieldError::required("apiVersion", "an audit policy must have apiVersion " +
                                                      std::string(kPolicyApiVersion) + " and kind " +
-                                                     std::string(kPolicyKind))
-            .toString(),
-        {}};
+                                                     std::string(kPolicyKind)),
+        {});
   }
   if (api_version->get_ref<const std::string&>() != kPolicyApiVersion) {
-    return LocatedError{
+    return fieldLocated(
         core::FieldError::notSupported("apiVersion", api_version->get_ref<const std::string&>(),
-                                       supported_versions)
-            .toString(),
-        api_version_path};
+                                       supported_versions),
+        api_version_path);
   }
   if (!has_kind || kind->get_ref<const std::string&>().empty()) {
-    return LocatedError{core::FieldError::required(
-                            "kind", "an audit policy must have kind " + std::string(kPolicyKind))
-                            .toString(),
-                        {}};
+    return fieldLocated(core::FieldError::required(
+                            "kind", "an audit policy must have kind " + std::string(kPolicyKind)),
+                        {});
   }
   if (kind->get_ref<const std::string&>() != kPolicyKind) {
-    return LocatedError{core::FieldError::notSupported("kind", kind->get_ref<const std::string&>(),
-                                                       {std::string(kPolicyKind)})
-                            .toString(),
-                        kind_path};
+    return fieldLocated(core::FieldError::notSupported("kind", kind->get_ref<const std::string&>(),
+                                                       {std::string(kPolicyKind)}),
+                        kind_path);
   }
   return std::nullopt;
 }
@@ -509,35 +516,47 @@ core::Result<Policy> parsePolicy(std::string_view text, std::string_view file_na
   auto parsed = core::parseYaml(text);
   if (!parsed.ok()) return parsed.error().within(std::string(file_name));
   const json& doc = *parsed;
+  // Every error carries the policy's field it is about and its text without the file and
+  // position, so that a caller that placed the policy inside another file (a scenario) can
+  // locate it there.
   if (doc.is_null()) {
-    return core::Error{std::string(file_name) + ": empty document, expected an " +
-                       std::string(kPolicyApiVersion) + " " + std::string(kPolicyKind)};
+    return core::makeError("empty document, expected an " + std::string(kPolicyApiVersion) + " " +
+                               std::string(kPolicyKind),
+                           core::ErrorCode::kInvalid)
+        .within(std::string(file_name));
   }
   const Locator locator(text);
+  const auto located = [&](const LocatedError& error, core::ErrorCode code) {
+    return core::Error{prefixed(file_name, locator.value(error.location), error.message), code,
+                       error.field, error.text.empty() ? error.message : error.text};
+  };
   if (!doc.is_object()) {
-    return core::Error{
-        prefixed(file_name, locator.value({}), "expected a Policy object, got " + kindOf(doc))};
+    return located(LocatedError{"expected a Policy object, got " + kindOf(doc), {}},
+                   core::ErrorCode::kDecode);
   }
-  if (auto error = checkTypeMeta(doc)) {
-    return core::Error{prefixed(file_name, locator.value(error->location), error->message)};
-  }
+  if (auto error = checkTypeMeta(doc)) return located(*error, core::ErrorCode::kInvalid);
 
   Decoder decoder;
   RawPolicy raw;
   if (auto error = decodePolicy(decoder, doc, raw)) {
-    return core::Error{prefixed(file_name, locator.value(error->location), error->message)};
+    return located(*error, core::ErrorCode::kDecode);
   }
 
   if (const auto errors = validateRaw(raw); !errors.empty()) {
-    std::string message;
-    for (const auto& e : errors) {
-      if (!message.empty()) message += "; ";
-      message += prefixed(file_name, locator.value(e.location), e.error.toString());
+    // All of them in one message; the field is the first one's, the text what follows it.
+    core::Error out = located(fieldLocated(errors.front().error, errors.front().location),
+                              core::ErrorCode::kInvalid);
+    for (std::size_t i = 1; i < errors.size(); ++i) {
+      const std::string next = "; " + prefixed(file_name, locator.value(errors[i].location),
+                                               errors[i].error.toString());
+      out.message += next;
+      out.detail += next;
     }
-    return core::Error{std::move(message)};
+    return out;
   }
   if (raw.rules.empty()) {
-    return core::Error{std::string(file_name) + ": loaded illegal policy with 0 rules"};
+    return core::makeError("loaded illegal policy with 0 rules", core::ErrorCode::kInvalid)
+        .within(std::string(file_name));
   }
 
   Policy policy;

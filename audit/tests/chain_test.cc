@@ -354,5 +354,56 @@ TEST(FormatChain, MutationWithoutPatchSaysTheLevelWasTooLow) {
   EXPECT_THAT(text, ::testing::HasSubstr("  replay: not possible: "));
 }
 
+// One webhook step with `patch` over a Pod without labels.
+MutationChain chainWithPatch(const std::string& webhook, const nlohmann::json& patch) {
+  MutationChain chain;
+  chain.audit_id = "a";
+  chain.verb = "create";
+  chain.resource = "pods";
+  chain.namespace_name = "ns";
+  chain.name = "p";
+  chain.request_object = nlohmann::json{{"kind", "Pod"}, {"metadata", {{"name", "p"}}}};
+  chain.response_object = chain.request_object;
+  MutationStep step;
+  step.webhook = webhook;
+  step.configuration = "c";
+  step.mutated = true;
+  step.patch = patch;
+  chain.steps.push_back(step);
+  return chain;
+}
+
+constexpr std::string_view kBaseObjectHint = "(the requestObject is the request as the client sent";
+
+// The hint about the requestObject follows the error's code (a path the patch needs is missing,
+// kNotFound), not its text: a webhook named "does not apply" whose test operation fails gets none.
+TEST(FormatChain, TheBaseObjectHintFollowsTheErrorCode) {
+  const auto missing = chainWithPatch(
+      "w.example.com",
+      nlohmann::json::parse(R"([{"op":"add","path":"/metadata/labels/x","value":"1"}])"));
+  auto replay = replayChain(missing);
+  ASSERT_FALSE(replay.ok());
+  EXPECT_EQ(replay.error().code, core::ErrorCode::kNotFound);
+  EXPECT_EQ(replay.error().field, "/metadata/labels/x");
+  EXPECT_THAT(formatChain(missing), ::testing::HasSubstr(kBaseObjectHint));
+
+  const auto failed_test = chainWithPatch(
+      "does not apply",
+      nlohmann::json::parse(R"([{"op":"test","path":"/kind","value":"Service"}])"));
+  replay = replayChain(failed_test);
+  ASSERT_FALSE(replay.ok());
+  EXPECT_NE(replay.error().code, core::ErrorCode::kNotFound);
+  EXPECT_THAT(replay.error().message, ::testing::HasSubstr("does not apply"));
+  EXPECT_THAT(formatChain(failed_test), ::testing::Not(::testing::HasSubstr(kBaseObjectHint)));
+}
+
+TEST(ReplayChain, MissingRecordsAreAFailedPrecondition) {
+  auto chain = chainWithPatch("w.example.com", nlohmann::json::array());
+  chain.request_object.reset();
+  auto replay = replayChain(chain);
+  ASSERT_FALSE(replay.ok());
+  EXPECT_EQ(replay.error().code, core::ErrorCode::kFailedPrecondition);
+}
+
 }  // namespace
 }  // namespace harness::audit

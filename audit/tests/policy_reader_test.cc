@@ -109,6 +109,37 @@ TEST(PolicyReader, UnknownLevelNamesFileLineColumnAndPath) {
             "values: \"None\", \"Metadata\", \"Request\", \"RequestResponse\"");
 }
 
+// The field and the text without file and position are data beside the message: the scenario
+// loader locates an inline policy's error in its own file with them.
+TEST(PolicyReader, ErrorsCarryTheFieldAndTheirText) {
+  auto policy = parsePolicy(std::string(kHeader) + "rules:\n  - level: Verbose\n", "p.yaml");
+  ASSERT_FALSE(policy.ok());
+  EXPECT_EQ(policy.error().code, core::ErrorCode::kInvalid);
+  EXPECT_EQ(policy.error().field, "rules[0].level");
+  EXPECT_EQ(policy.error().text(),
+            "Unsupported value: \"Verbose\": supported values: \"None\", \"Metadata\", "
+            "\"Request\", \"RequestResponse\"");
+
+  policy = parsePolicy(std::string(kHeader) + "rules:\n  - level: Metadata\n    verbs: get\n",
+                       "p.yaml");
+  ASSERT_FALSE(policy.ok());
+  EXPECT_EQ(policy.error().code, core::ErrorCode::kDecode);
+  EXPECT_EQ(policy.error().field, "rules[0].verbs");
+  EXPECT_EQ(policy.error().text(), "expected a list of strings, got string \"get\"");
+
+  policy = parsePolicy(std::string(kHeader) + "rules: []\n", "p.yaml");
+  ASSERT_FALSE(policy.ok());
+  EXPECT_EQ(policy.error().field, "");
+  EXPECT_EQ(policy.error().text(), "loaded illegal policy with 0 rules");
+
+  // Several errors: the first one's field, the text after it (the others with their places).
+  policy = parsePolicy(
+      std::string(kHeader) + "rules:\n  - level: Metadata\n  - {}\n  - level: Loud\n", "p.yaml");
+  ASSERT_FALSE(policy.ok());
+  EXPECT_EQ(policy.error().field, "rules[1].level");
+  EXPECT_THAT(policy.error().text(), StartsWith("Required value; p.yaml:6:12: rules[2].level: "));
+}
+
 TEST(PolicyReader, MissingApiVersionIsRejected) {
   EXPECT_THAT(errorOf("kind: Policy\nrules:\n  - level: Metadata\n"),
               StartsWith("p.yaml:1:1: apiVersion: Required value"));

@@ -69,8 +69,10 @@ std::string_view fieldErrorTypeText(FieldErrorType type) {
   return "Invalid value";
 }
 
-std::string FieldError::toString() const {
-  std::string s = field + ": " + std::string(fieldErrorTypeText(type));
+std::string FieldError::toString() const { return field + ": " + body(); }
+
+std::string FieldError::body() const {
+  std::string s(fieldErrorTypeText(type));
   const bool value_printed = type != FieldErrorType::kRequired &&
                              type != FieldErrorType::kForbidden &&
                              type != FieldErrorType::kTooLong && type != FieldErrorType::kInternal;
@@ -140,6 +142,24 @@ std::string aggregate(const FieldErrors& errors) {
     out += messages[i];
   }
   return out + "]";
+}
+
+Error toError(const FieldError& error) {
+  return Error{error.toString(),
+               error.type == FieldErrorType::kInternal ? ErrorCode::kInternal : ErrorCode::kInvalid,
+               error.field, error.body()};
+}
+
+Error toError(const FieldErrors& errors) {
+  if (errors.empty()) return makeError({}, ErrorCode::kInvalid);
+  Error out = toError(errors.front());
+  out.message = aggregate(errors);
+  // Several distinct errors: the message lists them all, so it is about no single field.
+  if (out.message != errors.front().toString()) {
+    out.field.clear();
+    out.detail.clear();
+  }
+  return out;
 }
 
 std::string invalidObjectMessage(std::string_view kind, std::string_view group,

@@ -437,10 +437,20 @@ std::string goTimeQuote(std::string_view s) {
   return out;
 }
 
+namespace {
+
+// time.ParseDuration's errors: "time: <text>", with the text (without Go's package prefix) as
+// the detail.
+Error durationError(std::string text) {
+  return makeError(std::move(text), ErrorCode::kDecode).within("time");
+}
+
+}  // namespace
+
 Result<std::int64_t> goParseDuration(std::string_view s) {
   constexpr std::uint64_t kLimit = std::uint64_t{1} << 63;
   const std::string_view orig = s;
-  auto invalid = [&] { return Error{"time: invalid duration " + goTimeQuote(orig)}; };
+  auto invalid = [&] { return durationError("invalid duration " + goTimeQuote(orig)); };
   std::uint64_t d = 0;
   bool neg = false;
   if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
@@ -496,7 +506,7 @@ Result<std::int64_t> goParseDuration(std::string_view s) {
       const char c = s[i];
       if (c == '.' || (c >= '0' && c <= '9')) break;
     }
-    if (i == 0) return Error{"time: missing unit in duration " + goTimeQuote(orig)};
+    if (i == 0) return durationError("missing unit in duration " + goTimeQuote(orig));
     const std::string_view u = s.substr(0, i);
     s.remove_prefix(i);
     std::uint64_t unit = 0;
@@ -513,7 +523,8 @@ Result<std::int64_t> goParseDuration(std::string_view s) {
     } else if (u == "h") {
       unit = 3600ULL * 1000000000;
     } else {
-      return Error{"time: unknown unit " + goTimeQuote(u) + " in duration " + goTimeQuote(orig)};
+      return durationError("unknown unit " + goTimeQuote(u) + " in duration " +
+                           goTimeQuote(orig));
     }
     if (v > kLimit / unit) return invalid();
     v *= unit;

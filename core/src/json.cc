@@ -38,11 +38,20 @@ class DepthLimitedDomParser : public nlohmann::detail::json_sax_dom_parser<Basic
   bool parse_error(std::size_t position, const std::string& last_token, const Exception& ex) {
     syntax_error_ = true;
     position_ = position;
+    // nlohmann's exceptions carry only their what() text, "[json.exception.parse_error.101]
+    // parse error at line 1, column 2: <description>" (nlohmann/detail/exceptions.hpp,
+    // parse_error::create): split here, where it enters the project, once. Drop the tag; keep
+    // "parse error at line 1, ..." as the message and the text after its ": " as the description.
     message_ = ex.what();
-    // Drop nlohmann's "[json.exception.parse_error.101] " tag; keep "parse error at line 1, ...".
     if (const auto pos = message_.find("] ");
         message_.rfind("[json.exception.", 0) == 0 && pos != std::string::npos) {
       message_.erase(0, pos + 2);
+    }
+    description_.clear();
+    if (message_.rfind("parse error", 0) == 0) {
+      if (const auto colon = message_.find(": "); colon != std::string::npos) {
+        description_ = message_.substr(colon + 2);
+      }
     }
     return Base::parse_error(position, last_token, ex);
   }
@@ -52,6 +61,7 @@ class DepthLimitedDomParser : public nlohmann::detail::json_sax_dom_parser<Basic
   // nlohmann's position: the number of characters read, so 1-based.
   [[nodiscard]] std::size_t position() const { return position_; }
   [[nodiscard]] const std::string& message() const { return message_; }
+  [[nodiscard]] const std::string& description() const { return description_; }
 
  private:
   bool enter() {
@@ -67,6 +77,7 @@ class DepthLimitedDomParser : public nlohmann::detail::json_sax_dom_parser<Basic
   bool syntax_error_ = false;
   std::size_t position_ = 0;
   std::string message_;
+  std::string description_;
 };
 
 // A read-only stream over a string_view, so that a stream of values is parsed without copies
@@ -95,8 +106,9 @@ Error failure(const DepthLimitedDomParser<BasicJson>& sax, std::string_view text
   } else {
     error.offset = start + (sax.position() > 0 ? sax.position() - 1 : 0);
     error.message = sax.syntaxError() ? sax.message() : "invalid JSON";
+    if (sax.syntaxError()) error.description = sax.description();
   }
-  Error out{error.message};
+  Error out{error.message, ErrorCode::kDecode, {}, error.description};
   if (detail != nullptr) *detail = std::move(error);
   return out;
 }

@@ -21,6 +21,12 @@ namespace {
 
 using json = nlohmann::json;
 
+// An operation whose path (or from) the document does not have: evanphx/json-patch's
+// "<op> operation does not apply: ..." (ErrMissing). Code kNotFound, field the pointer.
+Error missingPath(const std::string& pointer, std::string message) {
+  return Error{std::move(message), ErrorCode::kNotFound, pointer, {}};
+}
+
 // ---------------------------------------------------------------------------------------------
 // Go encoding/json syntax checking (encoding/json/scanner.go). Go validates the whole input before
 // decoding, so a syntax error always wins over a type error, and its texts are what kube-apiserver
@@ -608,8 +614,8 @@ class Engine {
     if (!path.ok()) return Error{"add operation failed to decode path: missing value"};
     auto loc = findObject(*path);
     if (!loc) {
-      return Error{"add operation does not apply: doc is missing path: \"" + *path +
-                   "\": missing value"};
+      return missingPath(*path,
+          "add operation does not apply: doc is missing path: \"" + *path + "\": missing value");
     }
     auto added = containerAdd(*loc->container, loc->key, valueOrNull(op));
     if (!added.ok())
@@ -622,8 +628,8 @@ class Engine {
     if (!path.ok()) return Error{"remove operation failed to decode path: missing value"};
     auto loc = findObject(*path);
     if (!loc) {
-      return Error{"remove operation does not apply: doc is missing path: \"" + *path +
-                   "\": missing value"};
+      return missingPath(*path,
+          "remove operation does not apply: doc is missing path: \"" + *path + "\": missing value");
     }
     auto removed = containerRemove(*loc->container, loc->key);
     if (!removed.ok()) {
@@ -653,8 +659,8 @@ class Engine {
     }
     auto loc = findObject(*path);
     if (!loc) {
-      return Error{"replace operation does not apply: doc is missing path: " + *path +
-                   ": missing value"};
+      return missingPath(*path,
+          "replace operation does not apply: doc is missing path: " + *path + ": missing value");
     }
     json& container = *loc->container;
     if (container.is_object()) {
@@ -664,8 +670,8 @@ class Engine {
     }
     auto idx = existingIndex(container, loc->key);
     if (!idx.ok()) {
-      return Error{"replace operation does not apply: doc is missing key: " + *path +
-                   ": missing value"};
+      return missingPath(*path,
+          "replace operation does not apply: doc is missing key: " + *path + ": missing value");
     }
     container[*idx] = valueOrNull(op);
     return {};
@@ -676,8 +682,8 @@ class Engine {
     if (!from.ok()) return Error{"move operation failed to decode from: " + from.error().message};
     auto loc = findObject(*from);
     if (!loc) {
-      return Error{"move operation does not apply: doc is missing from path: " + *from +
-                   ": missing value"};
+      return missingPath(*from,
+          "move operation does not apply: doc is missing from path: " + *from + ": missing value");
     }
     json value;
     {
@@ -696,8 +702,9 @@ class Engine {
     if (!path.ok()) return Error{"move operation failed to decode path: " + path.error().message};
     auto dest = findObject(*path);
     if (!dest) {
-      return Error{"move operation does not apply: doc is missing destination path: " + *path +
-                   ": missing value"};
+      return missingPath(*path,
+          "move operation does not apply: doc is missing destination path: " + *path +
+              ": missing value");
     }
     auto added = containerAdd(*dest->container, dest->key, std::move(value));
     if (!added.ok()) {
@@ -724,7 +731,8 @@ class Engine {
     }
     auto loc = findObject(*path);
     if (!loc) {
-      return Error{"test operation does not apply: is missing path: " + *path + ": missing value"};
+      return missingPath(
+          *path, "test operation does not apply: is missing path: " + *path + ": missing value");
     }
     auto got = get(*loc->container, loc->key);
     if (!got.ok()) return Error{"error in test for path: '" + *path + "': " + got.error().message};
@@ -744,8 +752,8 @@ class Engine {
     if (!from.ok()) return Error{"copy operation failed to decode from: " + from.error().message};
     auto loc = findObject(*from);
     if (!loc) {
-      return Error{"copy operation does not apply: doc is missing from path: " + *from +
-                   ": missing value"};
+      return missingPath(*from,
+          "copy operation does not apply: doc is missing from path: " + *from + ": missing value");
     }
     auto got = get(*loc->container, loc->key);
     if (!got.ok()) return Error{"error in copy for from: '" + *from + "': " + got.error().message};
@@ -756,8 +764,9 @@ class Engine {
     if (!path.ok()) return Error{"copy operation failed to decode path: missing value"};
     auto dest = findObject(*path);
     if (!dest) {
-      return Error{"copy operation does not apply: doc is missing destination path: " + *path +
-                   ": missing value"};
+      return missingPath(*path,
+          "copy operation does not apply: doc is missing destination path: " + *path +
+              ": missing value");
     }
     accumulated_copy_size_ += size;
     if (options_.accumulated_copy_size_limit > 0 &&

@@ -1339,8 +1339,9 @@ Result<json> strategicMerge(const json& original, const json& patch, const Strat
 }
 
 Result<json> jsonMergePatch(const json& original, const json& patch) {
-  if (original.is_null()) return Error{"Invalid JSON Document"};
-  if (patch.is_null()) return Error{"Invalid JSON Patch"};
+  // merge.go's errBadJSONDoc / errBadJSONPatch: the apiserver answers 400 for the latter only.
+  if (original.is_null()) return makeError("Invalid JSON Document", ErrorCode::kInternal);
+  if (patch.is_null()) return makeError("Invalid JSON Patch", ErrorCode::kInvalid);
   try {
     if (original.is_object() && patch.is_object()) {
       json doc = original;
@@ -1354,13 +1355,13 @@ Result<json> jsonMergePatch(const json& original, const json& patch) {
       pruneDocNulls(result);
       return result;
     }
-    if (!result.is_array()) return Error{"Invalid JSON Patch"};
+    if (!result.is_array()) return makeError("Invalid JSON Patch", ErrorCode::kInvalid);
     for (json& element : result) {
       if (!element.is_null()) pruneNulls(element);
     }
     return result;
   } catch (const std::exception& e) {
-    return Error{std::string("json merge patch: ") + e.what()};
+    return makeError(std::string("json merge patch: ") + e.what(), ErrorCode::kInternal);
   }
 }
 

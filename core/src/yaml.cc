@@ -1068,10 +1068,8 @@ Result<std::vector<json>> parseJsonStream(std::string_view text) {
     if (!value) {
       if (error.too_deep) return tooDeep();
       const TextPosition pos = positionOf(text, error.offset);
-      std::string what = error.message;
-      const size_t colon = what.find(": ", what.find("parse error"));
-      if (colon != std::string::npos) what = what.substr(colon + 2);
-      return makeError(locate(document, pos.line, pos.column, what));
+      const std::string& what = error.description.empty() ? error.message : error.description;
+      return makeError(locate(document, pos.line, pos.column, what), ErrorCode::kDecode);
     }
     if (jsonDepth(*value) > kMaxYamlDepth) return tooDeep();
     if (!isSkippableDocument(*value)) docs.push_back(std::move(*value));

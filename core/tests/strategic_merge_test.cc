@@ -742,6 +742,10 @@ TEST(JsonMergePatchTest, NullOrScalarInputsAreErrors) {
   EXPECT_EQ(jsonMergePatch(nullptr, json::object()).error().message, "Invalid JSON Document");
   EXPECT_EQ(jsonMergePatch(json::object(), nullptr).error().message, "Invalid JSON Patch");
   EXPECT_EQ(jsonMergePatch(json::object(), 5).error().message, "Invalid JSON Patch");
+  // The REST API's 400 (bad patch) or 500 (anything else) follows the code.
+  EXPECT_EQ(jsonMergePatch(nullptr, json::object()).error().code, ErrorCode::kInternal);
+  EXPECT_EQ(jsonMergePatch(json::object(), nullptr).error().code, ErrorCode::kInvalid);
+  EXPECT_EQ(jsonMergePatch(json::object(), 5).error().code, ErrorCode::kInvalid);
 }
 
 }  // namespace

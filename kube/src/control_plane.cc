@@ -148,7 +148,8 @@ core::Result<void> Binaries::check() const {
     std::error_code ec;
     if (::access(binary->c_str(), X_OK) != 0 || fs::is_directory(*binary, ec)) {
       return core::makeError(fmt::format("{} is not built ({} builds it; needs Go 1.26)",
-                                         binary->string(), kBuildCommand));
+                                         binary->string(), kBuildCommand),
+                             core::ErrorCode::kNotFound);
     }
   }
   return {};
@@ -189,7 +190,8 @@ core::Result<std::unique_ptr<ControlPlane>> ControlPlane::start(ControlPlaneOpti
   for (const auto& [port, flag] : {std::pair{options.apiserver_port, "apiserver port"},
                                    std::pair{options.etcd_port, "etcd port"}}) {
     if (port != 0 && !loopbackPortFree(port)) {
-      return core::makeError(fmt::format("127.0.0.1:{} ({}) is in use", port, flag));
+      return core::makeError(fmt::format("127.0.0.1:{} ({}) is in use", port, flag),
+                             core::ErrorCode::kFailedPrecondition);
     }
   }
   if (auto r = options.binaries.check(); !r) return r.error();
@@ -247,8 +249,8 @@ core::Result<void> ControlPlane::prepare() {
     } else {
       work_dir_ = fs::absolute(options_.work_dir);
       if (fs::exists(work_dir_, ec) && !fs::is_empty(work_dir_, ec)) {
-        return core::makeError(
-            fmt::format("work directory {} is not empty", work_dir_.string()));
+        return core::makeError(fmt::format("work directory {} is not empty", work_dir_.string()),
+                               core::ErrorCode::kFailedPrecondition);
       }
       fs::create_directories(work_dir_, ec);
       if (ec) {
@@ -276,14 +278,16 @@ core::Result<void> ControlPlane::prepare() {
     if (::access(options_.audit_policy_file.c_str(), R_OK) != 0) {
       return core::makeError(fmt::format("audit policy {}: {}",
                                          options_.audit_policy_file.string(),
-                                         std::strerror(errno)));
+                                         std::strerror(errno)),
+                             core::ErrorCode::kInvalid);
     }
     if (!options_.admission_config_file.empty()) {
       options_.admission_config_file = fs::absolute(options_.admission_config_file);
       if (::access(options_.admission_config_file.c_str(), R_OK) != 0) {
         return core::makeError(fmt::format("admission configuration {}: {}",
                                            options_.admission_config_file.string(),
-                                           std::strerror(errno)));
+                                           std::strerror(errno)),
+                               core::ErrorCode::kInvalid);
       }
     }
   }

@@ -58,12 +58,13 @@ struct UpArgs {
   bool connect_proxy = false;
 };
 
-// Input errors (binaries, ports, files) exit 2; a component that fails exits 1.
-bool isBadInput(const std::string& message) {
-  return message.find("is not built") != std::string::npos ||
-         message.find("is in use") != std::string::npos ||
-         message.find("audit policy") == 0 || message.find("admission configuration") == 0 ||
-         message.find("work directory") == 0;
+// Input errors exit 2: a binary that is not built (kNotFound), a port in use or a work directory
+// that is not empty (kFailedPrecondition), an unreadable policy or configuration file
+// (kInvalid). A component that fails exits 1.
+bool isBadInput(const harness::core::Error& error) {
+  using harness::core::ErrorCode;
+  return error.code == ErrorCode::kNotFound || error.code == ErrorCode::kFailedPrecondition ||
+         error.code == ErrorCode::kInvalid;
 }
 
 int up(const UpArgs& args) {
@@ -96,7 +97,7 @@ int up(const UpArgs& args) {
   auto plane = kube::ControlPlane::start(std::move(options));
   if (!plane) {
     std::cerr << "kube-local: " << plane.error().message << "\n";
-    return isBadInput(plane.error().message) ? kExitBadInput : kExitFailed;
+    return isBadInput(plane.error()) ? kExitBadInput : kExitFailed;
   }
   auto& cp = **plane;
   const fs::path pid_file = cp.workDir() / "kube-local.pid";

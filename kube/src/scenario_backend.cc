@@ -817,6 +817,10 @@ class KubeSession : public sim::BackendSession {
         R"(^mutation\.webhook\.admission\.k8s\.io/round_(\d+)_index_(\d+)$)");
     static const std::regex kFailedOpenValidating(
         R"(^failed-open\.validating\.webhook\.admission\.k8s\.io/round_0_index_(\d+)$)");
+    // The real kube-apiserver's Status names the webhook only in its message (webhook/errors
+    // ToStatusErr: `admission webhook "<name>" denied the request: ...`; the dispatchers'
+    // `failed calling webhook "<name>": ...`), with no cause or field for it: this text from
+    // outside the project is the only record of which webhook ended the request.
     const std::string message = result.status ? result.status->message : "";
     auto failedHere = [&](const std::string& webhook, sim::CallRecord& call) {
       if (result.allowed) return;

@@ -83,6 +83,8 @@ TEST_F(ControlPlaneStartTest, RefusesAPortInUse) {
     ASSERT_FALSE(plane.ok());
     EXPECT_EQ(plane.error().message,
               "127.0.0.1:" + std::to_string(held.port()) + " (" + name + ") is in use");
+    // kube-local exits 2 (bad input) on this code.
+    EXPECT_EQ(plane.error().code, core::ErrorCode::kFailedPrecondition);
     expectNoWorkDir();
   }
 }
@@ -96,6 +98,7 @@ TEST_F(ControlPlaneStartTest, RefusesUnbuiltBinaries) {
   EXPECT_NE(plane.error().message.find("is not built (bash scripts/build-kube.sh builds it"),
             std::string::npos)
       << plane.error().message;
+  EXPECT_EQ(plane.error().code, core::ErrorCode::kNotFound);
   expectNoWorkDir();
 }
 
@@ -106,6 +109,7 @@ TEST_F(ControlPlaneStartTest, RefusesAMissingAuditPolicyAndANonEmptyWorkDir) {
   ASSERT_FALSE(plane.ok());
   EXPECT_EQ(plane.error().message,
             "audit policy " + (scratch_ / "no-policy.yaml").string() + ": No such file or directory");
+  EXPECT_EQ(plane.error().code, core::ErrorCode::kInvalid);
   expectNoWorkDir();
 
   testing::writeFile(scratch_ / "work" / "something", "x");
@@ -113,6 +117,7 @@ TEST_F(ControlPlaneStartTest, RefusesAMissingAuditPolicyAndANonEmptyWorkDir) {
   ASSERT_FALSE(plane.ok());
   EXPECT_EQ(plane.error().message,
             "work directory " + (scratch_ / "work").string() + " is not empty");
+  EXPECT_EQ(plane.error().code, core::ErrorCode::kFailedPrecondition);
   EXPECT_TRUE(fs::exists(scratch_ / "work" / "something"));  // not ours: left alone
 }
 
@@ -125,6 +130,8 @@ TEST_F(ControlPlaneStartTest, AnEtcdThatExitsIsReportedWithItsLogAndNothingIsLef
                           0),
             0u)
       << message;
+  // A component that fails is no input error: kube-local exits 1.
+  EXPECT_EQ(plane.error().code, core::ErrorCode::kUnknown);
   expectNoWorkDir();
 }
 

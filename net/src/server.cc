@@ -61,22 +61,43 @@ constexpr std::size_t kRetainedReadBuffer = 16 * 1024;
 // ---------------------------------------------------------------------------------------------
 // Router
 
+namespace {
+
+// A plain handler answers at once.
+FaultHandler withoutFaults(Handler handler) {
+  return [handler = std::move(handler)](const Request& request) {
+    return Reply{handler(request)};
+  };
+}
+
+}  // namespace
+
 Router& Router::exact(std::string path, Handler handler) {
+  return exact(std::move(path), withoutFaults(std::move(handler)));
+}
+
+Router& Router::prefix(std::string path_prefix, Handler handler) {
+  return prefix(std::move(path_prefix), withoutFaults(std::move(handler)));
+}
+
+Router& Router::fallback(Handler handler) { return fallback(withoutFaults(std::move(handler))); }
+
+Router& Router::exact(std::string path, FaultHandler handler) {
   routes_.push_back({std::move(path), false, std::move(handler)});
   return *this;
 }
 
-Router& Router::prefix(std::string path_prefix, Handler handler) {
+Router& Router::prefix(std::string path_prefix, FaultHandler handler) {
   routes_.push_back({std::move(path_prefix), true, std::move(handler)});
   return *this;
 }
 
-Router& Router::fallback(Handler handler) {
+Router& Router::fallback(FaultHandler handler) {
   fallback_ = std::move(handler);
   return *this;
 }
 
-Response Router::dispatch(const Request& request) const {
+Reply Router::dispatch(const Request& request) const {
   const Route* best = nullptr;
   for (const auto& route : routes_) {
     if (!route.is_prefix) {
@@ -90,7 +111,7 @@ Response Router::dispatch(const Request& request) const {
   }
   if (best) return best->handler(request);
   if (fallback_) return fallback_(request);
-  return Response::text(404, "404 page not found\n");
+  return Reply{Response::text(404, "404 page not found\n")};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -440,18 +461,18 @@ struct Server::Impl {
     return out;
   }
 
-  Response handle(const Request& request) {
+  Reply handle(const Request& request) {
     ++requests;
     try {
       return router.dispatch(request);
     } catch (const std::exception& e) {
       spdlog::error("{}: handler for {} failed: {}", options.name, request.path, e.what());
-      return Response::text(500, "internal server error\n");
+      return Reply{Response::text(500, "internal server error\n")};
     }
   }
 
   // Runs the handler on a worker pool and resumes on the connection's strand with its answer.
-  asio::awaitable<Response> handleOnWorker(Request request, bool large) {
+  asio::awaitable<Reply> handleOnWorker(Request request, bool large) {
     WorkerPool& pool = large ? large_workers : workers;
     pool.reserve();
     co_return co_await asio::co_spawn(pool.executor(), handleReserved(std::move(request), pool),
@@ -460,7 +481,7 @@ struct Server::Impl {
 
   // A member coroutine with the request as a parameter, which lives in the coroutine frame (a
   // coroutine lambda's captures live in the closure object, outside it).
-  asio::awaitable<Response> handleReserved(Request request, WorkerPool& pool) {
+  asio::awaitable<Reply> handleReserved(Request request, WorkerPool& pool) {
     struct Release {
       WorkerPool& pool;
       ~Release() { pool.release(); }
@@ -560,21 +581,21 @@ struct Server::Impl {
       Request request = toRequest(beast_request, peer, tls);
       request.client_certificate_subject = client_subject;
       const bool is_large = large.count(request.body.size());
-      Response response = co_await handleOnWorker(std::move(request), is_large);
-      large.count(response.body.size());
-      if (response.delay.count() > 0) {
+      Reply reply = co_await handleOnWorker(std::move(request), is_large);
+      large.count(reply.response.body.size());
+      if (reply.delay.count() > 0) {
         asio::steady_timer timer(co_await asio::this_coro::executor);
-        timer.expires_after(response.delay);
+        timer.expires_after(reply.delay);
         control.delay_timer = &timer;
         co_await timer.async_wait(kNoThrow);
         control.delay_timer = nullptr;
       }
-      if (response.close_without_response) {
+      if (reply.close_without_response) {
         lowest.close();
         co_return;
       }
       const bool keep_alive = beast_request.keep_alive() && !stopping;
-      auto res = toBeast(std::move(response), beast_request.version(), keep_alive);
+      auto res = toBeast(std::move(reply.response), beast_request.version(), keep_alive);
       lowest.expires_after(options.write_timeout);
       auto [wec, wn] = co_await http::async_write(stream, res, kNoThrow);
       if (wec || !keep_alive) co_return;

@@ -33,21 +33,15 @@ class TlsServerTest : public ::testing::Test {
       if (r.client_certificate_subject) res.headers.set("X-Client", *r.client_certificate_subject);
       return res;
     });
-    router.exact("/slow", [](const Request&) {
-      Response res = Response::text(200, "slow");
-      res.delay = 1500ms;
-      return res;
-    });
+    router.exact("/slow",
+                 [](const Request&) { return Reply{Response::text(200, "slow"), 1500ms}; });
     // Answers only after two minutes: a call that returns early was ended by its own deadline.
-    router.exact("/never", [](const Request&) {
-      Response res = Response::text(200, "too late");
-      res.delay = 120s;
-      return res;
-    });
+    router.exact("/never",
+                 [](const Request&) { return Reply{Response::text(200, "too late"), 120s}; });
     router.exact("/hangup", [](const Request&) {
-      Response res;
-      res.close_without_response = true;
-      return res;
+      Reply reply;
+      reply.close_without_response = true;
+      return reply;
     });
     return router;
   }

@@ -68,7 +68,7 @@ TEST(Router, ExactBeatsPrefixAndLongestPrefixWins) {
   auto call = [&](std::string path) {
     Request r;
     r.path = std::move(path);
-    return router.dispatch(r);
+    return router.dispatch(r).response;
   };
   EXPECT_EQ(call("/inject").body, "exact");
   EXPECT_EQ(call("/inject/x").body, "short");

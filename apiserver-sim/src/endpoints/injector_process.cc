@@ -66,16 +66,16 @@ core::Result<std::vector<std::string>> parseProfiles(const nlohmann::json& value
   } else {
     return detail::typeError(path, "a string or a list of strings", value);
   }
-  if (profiles.empty()) return core::makeError(path + ": must name at least one profile");
+  if (profiles.empty()) return detail::invalidField(path, "must name at least one profile");
   // The profiles `injector serve` knows (injector/src/runtime/serve.cc runServe).
   const std::vector<std::string> known = {"linkerd", "istio"};
   for (std::size_t i = 0; i < profiles.size(); ++i) {
     if (std::find(known.begin(), known.end(), profiles[i]) == known.end()) {
-      return core::makeError(core::FieldError::notSupported(path, profiles[i], known).toString());
+      return core::toError(core::FieldError::notSupported(path, profiles[i], known));
     }
     if (std::find(profiles.begin(), profiles.begin() + static_cast<std::ptrdiff_t>(i),
                   profiles[i]) != profiles.begin() + static_cast<std::ptrdiff_t>(i)) {
-      return core::makeError(core::FieldError::duplicate(path, profiles[i]).toString());
+      return core::toError(core::FieldError::duplicate(path, profiles[i]));
     }
   }
   return profiles;
@@ -87,18 +87,18 @@ core::Result<fs::path> readableFile(ObjectFields& fields, std::string_view key,
   if (!text) return text.error();
   if (!*text) return fs::path();
   const std::string field = fields.pathOf(key);
-  if (text->value().empty()) return core::makeError(field + ": must not be empty");
+  if (text->value().empty()) return detail::invalidField(field, "must not be empty");
   fs::path path = **text;
   if (path.is_relative()) path = base_dir / path;
   path = path.lexically_normal();
   std::ifstream in(path);
   if (!in) {
-    return core::makeError(fmt::format("{}: cannot read \"{}\": {}", field, path.string(),
-                                       std::strerror(errno)));
+    return detail::invalidField(field, fmt::format("cannot read \"{}\": {}", path.string(),
+                                                 std::strerror(errno)));
   }
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
-    return core::makeError(fmt::format("{}: \"{}\" is a directory", field, path.string()));
+    return detail::invalidField(field, fmt::format("\"{}\" is a directory", path.string()));
   }
   return path;
 }
@@ -148,7 +148,7 @@ core::Result<InjectorSpec> parseInjectorSpec(const nlohmann::json& json, const f
     if (!file) return file.error();
     *target = std::move(*file);
   }
-  if (auto r = fields->rejectUnknown(); !r) return r.error();
+  HARNESS_TRY(fields->rejectUnknown());
   return out;
 }
 

@@ -26,7 +26,12 @@ std::string jsonTypeName(const nlohmann::json& value) {
 }
 
 core::Error typeError(std::string_view path, std::string_view what, const nlohmann::json& value) {
-  return core::makeError(fmt::format("{}: must be {}, got {}", path, what, jsonTypeName(value)));
+  return invalidField(std::string(path),
+                      fmt::format("must be {}, got {}", what, jsonTypeName(value)));
+}
+
+core::Error invalidField(std::string path, std::string detail) {
+  return core::fieldError(core::ErrorCode::kInvalid, std::move(path), std::move(detail));
 }
 
 core::Result<ObjectFields> ObjectFields::open(const nlohmann::json& value, std::string path) {
@@ -99,7 +104,7 @@ std::vector<std::string> ObjectFields::unknownKeys() const {
 core::Result<void> ObjectFields::rejectUnknown() const {
   auto unknown = unknownKeys();
   if (unknown.empty()) return {};
-  return core::makeError(fmt::format("{}: unknown field \"{}\"", path_, unknown.front()));
+  return invalidField(path_, fmt::format("unknown field \"{}\"", unknown.front()));
 }
 
 std::vector<std::string> ObjectFields::presentKeys() const {

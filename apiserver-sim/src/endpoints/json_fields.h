@@ -23,6 +23,10 @@ namespace harness::sim::detail {
 // "string", "number", "boolean", "null", "array", "object".
 std::string jsonTypeName(const nlohmann::json& value);
 
+// `<path>: <detail>` with code kInvalid and `path` as the field, so that the scenario loader
+// locates it without reading the message.
+core::Error invalidField(std::string path, std::string detail);
+
 // `<path>: must be <what>, got <type>`.
 core::Error typeError(std::string_view path, std::string_view what, const nlohmann::json& value);
 

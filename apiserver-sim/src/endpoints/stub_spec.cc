@@ -15,12 +15,13 @@ namespace harness::sim {
 namespace {
 
 using detail::ObjectFields;
+using detail::invalidField;
 using detail::typeError;
 using nlohmann::json;
 
 core::Error notSupported(const std::string& path, std::string_view value,
                          const std::vector<std::string>& supported) {
-  return core::makeError(core::FieldError::notSupported(path, value, supported).toString());
+  return core::toError(core::FieldError::notSupported(path, value, supported));
 }
 
 // An HTTP field name is an RFC 9110 token; a value may not contain CR, LF or NUL (they would end
@@ -62,8 +63,8 @@ core::Result<StubHttpAnswer> parseHttpAnswer(const json& value, const std::strin
   if (*status) {
     // Beast writes any three-digit code; Go's client reads any three-digit code.
     if (**status < 100 || **status > 999) {
-      return core::makeError(fmt::format("{}: must be between 100 and 999, got {}",
-                                         fields->pathOf("status"), **status));
+      return invalidField(fields->pathOf("status"),
+                          fmt::format("must be between 100 and 999, got {}", **status));
     }
     out.status = static_cast<int>(**status);
   }
@@ -74,8 +75,7 @@ core::Result<StubHttpAnswer> parseHttpAnswer(const json& value, const std::strin
   if (!content_type) return content_type.error();
   if (*content_type) {
     if (!isFieldValue(**content_type)) {
-      return core::makeError(
-          fmt::format("{}: must not contain CR, LF or NUL", fields->pathOf("contentType")));
+      return invalidField(fields->pathOf("contentType"), "must not contain CR, LF or NUL");
     }
     out.content_type = **content_type;
   }
@@ -84,14 +84,14 @@ core::Result<StubHttpAnswer> parseHttpAnswer(const json& value, const std::strin
   for (auto& [name, header_value] : *headers) {
     const std::string header_path = fmt::format("{}[{}]", fields->pathOf("headers"), name);
     if (!isToken(name)) {
-      return core::makeError(fmt::format("{}: invalid header name", header_path));
+      return invalidField(header_path, "invalid header name");
     }
     if (!isFieldValue(header_value)) {
-      return core::makeError(fmt::format("{}: must not contain CR, LF or NUL", header_path));
+      return invalidField(header_path, "must not contain CR, LF or NUL");
     }
     out.headers.emplace_back(name, header_value);
   }
-  if (auto r = fields->rejectUnknown(); !r) return r.error();
+  HARNESS_TRY(fields->rejectUnknown());
   return out;
 }
 
@@ -120,8 +120,7 @@ core::Result<StubBehaviour> parseBehaviour(const json& value, const std::string&
   if (!raw_patch) return raw_patch.error();
   if (*raw_patch) {
     if (out.patch) {
-      return core::makeError(
-          fmt::format("{}: may not be combined with patch", fields->pathOf("rawPatch")));
+      return invalidField(fields->pathOf("rawPatch"), "may not be combined with patch");
     }
     out.patch = **raw_patch;
   }
@@ -150,13 +149,11 @@ core::Result<StubBehaviour> parseBehaviour(const json& value, const std::string&
     auto ns = core::goParseDuration(**delay);
     if (!ns) {
       // Go's text without its package prefix: `invalid duration "2 seconds"`.
-      std::string_view message = ns.error().message;
-      if (message.starts_with("time: ")) message.remove_prefix(6);
-      return core::makeError(fmt::format("{}: {}", delay_path, message));
+      return invalidField(delay_path, ns.error().text());
     }
     if (*ns < 0) {
-      return core::makeError(fmt::format("{}: must not be negative, got {}", delay_path,
-                                         core::goTimeQuote(**delay)));
+      return invalidField(delay_path,
+                          fmt::format("must not be negative, got {}", core::goTimeQuote(**delay)));
     }
     out.delay = std::chrono::nanoseconds(*ns);
   }
@@ -182,7 +179,7 @@ core::Result<StubBehaviour> parseBehaviour(const json& value, const std::string&
   if (!close) return close.error();
   out.close = close->value_or(false);
 
-  if (auto r = fields->rejectUnknown(); !r) return r.error();
+  HARNESS_TRY(fields->rejectUnknown());
 
   // A raw HTTP answer or a hang-up replaces the review: the review fields would be ignored, which
   // is never what a scenario author means.
@@ -191,8 +188,8 @@ core::Result<StubBehaviour> parseBehaviour(const json& value, const std::string&
     for (const auto& key : fields->presentKeys()) {
       if (key == mode || key == "delay") continue;
       if (key == "close" && !out.close) continue;  // close: false next to http
-      return core::makeError(fmt::format("{}: {} may only be combined with delay, not {}",
-                                         path, mode, key));
+      return invalidField(std::string(path),
+                          fmt::format("{} may only be combined with delay, not {}", mode, key));
     }
   }
   return out;
@@ -205,14 +202,14 @@ core::Result<std::vector<std::size_t>> parseCalls(const json& value, const std::
       if (n >= 1) return static_cast<std::size_t>(n);
     }
     if (item.is_number()) {
-      return core::makeError(
-          fmt::format("{}: must be a positive integer, got {}", item_path, item.dump()));
+      return invalidField(item_path,
+                          fmt::format("must be a positive integer, got {}", item.dump()));
     }
     return typeError(item_path, "a positive integer", item);
   };
   std::vector<std::size_t> out;
   if (value.is_array()) {
-    if (value.empty()) return core::makeError(fmt::format("{}: must not be empty", path));
+    if (value.empty()) return invalidField(path, "must not be empty");
     for (std::size_t i = 0; i < value.size(); ++i) {
       auto n = one(value[i], fmt::format("{}[{}]", path, i));
       if (!n) return n.error();
@@ -255,8 +252,8 @@ core::Result<StubCondition> parseCondition(const json& value, const std::string&
     *target = std::move(*text);
   }
   if (out.path && !out.path->starts_with('/')) {
-    return core::makeError(fmt::format("{}: must start with \"/\", got {}",
-                                       fields->pathOf("path"), core::goQuote(*out.path)));
+    return invalidField(fields->pathOf("path"),
+                        fmt::format("must start with \"/\", got {}", core::goQuote(*out.path)));
   }
 
   if (const json* call = fields->get("call"); call && !call->is_null()) {
@@ -272,14 +269,13 @@ core::Result<StubCondition> parseCondition(const json& value, const std::string&
     }
     for (auto it = pointers->begin(); it != pointers->end(); ++it) {
       if (auto parsed = core::JsonPointer::parse(it.key()); !parsed) {
-        return core::makeError(
-            fmt::format("{}[{}]: {}", pointers_path, it.key(), parsed.error().message));
+        return invalidField(fmt::format("{}[{}]", pointers_path, it.key()), parsed.error().message);
       }
       out.pointers.emplace_back(it.key(), *it);
     }
   }
 
-  if (auto r = fields->rejectUnknown(); !r) return r.error();
+  HARNESS_TRY(fields->rejectUnknown());
   return out;
 }
 
@@ -295,13 +291,12 @@ core::Result<StubRule> parseRule(const json& value, const std::string& path) {
   const json* respond = fields->get("respond");
   const json* sequence = fields->get("sequence");
   if (respond && !respond->is_null() && sequence && !sequence->is_null()) {
-    return core::makeError(
-        fmt::format("{}: may not be combined with respond", fields->pathOf("sequence")));
+    return invalidField(fields->pathOf("sequence"), "may not be combined with respond");
   }
   if (sequence && !sequence->is_null()) {
     const std::string sequence_path = fields->pathOf("sequence");
     if (!sequence->is_array()) return typeError(sequence_path, "a list of behaviours", *sequence);
-    if (sequence->empty()) return core::makeError(sequence_path + ": must not be empty");
+    if (sequence->empty()) return invalidField(sequence_path, "must not be empty");
     for (std::size_t i = 0; i < sequence->size(); ++i) {
       auto behaviour = parseBehaviour((*sequence)[i], fmt::format("{}[{}]", sequence_path, i));
       if (!behaviour) return behaviour.error();
@@ -315,7 +310,7 @@ core::Result<StubRule> parseRule(const json& value, const std::string& path) {
   } else {
     out.sequence.emplace_back();  // neither: allow
   }
-  if (auto r = fields->rejectUnknown(); !r) return r.error();
+  HARNESS_TRY(fields->rejectUnknown());
   return out;
 }
 
@@ -347,7 +342,7 @@ core::Result<StubSpec> parseStubSpec(const nlohmann::json& json, std::string_vie
       out.responses.push_back(std::move(*rule));
     }
   }
-  if (auto r = fields->rejectUnknown(); !r) return r.error();
+  HARNESS_TRY(fields->rejectUnknown());
   return out;
 }
 

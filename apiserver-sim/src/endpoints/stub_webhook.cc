@@ -129,18 +129,23 @@ json reviewAnswer(const StubBehaviour& behaviour, const json& request_review) {
   return review;
 }
 
-net::Response respond(const StubBehaviour& behaviour, const json& request_review,
-                      double time_scale) {
-  net::Response out;
+// The stub's faults (a slow answer, a hang-up) are the server's Reply controls, not part of the
+// HTTP response.
+net::Reply respond(const StubBehaviour& behaviour, const json& request_review,
+                   double time_scale) {
+  net::Reply out;
   if (behaviour.close) {
     out.close_without_response = true;
   } else if (behaviour.http) {
-    out.status = behaviour.http->status;
-    out.body = behaviour.http->body;
-    if (behaviour.http->content_type) out.headers.set("Content-Type", *behaviour.http->content_type);
-    for (const auto& [name, value] : behaviour.http->headers) out.headers.add(name, value);
+    net::Response& response = out.response;
+    response.status = behaviour.http->status;
+    response.body = behaviour.http->body;
+    if (behaviour.http->content_type) {
+      response.headers.set("Content-Type", *behaviour.http->content_type);
+    }
+    for (const auto& [name, value] : behaviour.http->headers) response.headers.add(name, value);
   } else {
-    out = net::Response::json(
+    out.response = net::Response::json(
         200, reviewAnswer(behaviour, request_review)
                  .dump(-1, ' ', false, json::error_handler_t::replace));
   }
@@ -242,7 +247,7 @@ void StubWebhook::stop() {
   if (server_) server_->stop(std::chrono::milliseconds(0));
 }
 
-net::Response StubWebhook::answer(const net::Request& request) {
+net::Reply StubWebhook::answer(const net::Request& request) {
   StubCall call;
   call.received = std::chrono::steady_clock::now();
   call.path = request.path;

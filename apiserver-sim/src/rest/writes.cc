@@ -497,10 +497,11 @@ net::Response RestApiHandler::Impl::patch(const Call& call) {
       } else if (content_type == kContentMergePatch) {
         auto merged = core::jsonMergePatch(current, document);
         if (!merged) {
-          const std::string& message = merged.error().message;
-          return rest::statusResponse(message == "Invalid JSON Patch"
-                                          ? core::newBadRequest(message)
-                                          : core::newInternalError(message));
+          // patch.go: jsonpatch.ErrBadJSONPatch is a 400, anything else a 500.
+          const core::Error& error = merged.error();
+          return rest::statusResponse(error.code == core::ErrorCode::kInvalid
+                                          ? core::newBadRequest(error.message)
+                                          : core::newInternalError(error.message));
         }
         patched = std::move(*merged);
       } else {

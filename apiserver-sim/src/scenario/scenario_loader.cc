@@ -120,14 +120,13 @@ class Reader {
     }
   }
 
-  // For messages that start with a field path at or below `base` ("<path>: <what>", as the
-  // endpoints and audit parsers write them): located at that field.
-  void failWithPath(const std::string& message, const std::string& base) {
-    const auto colon = message.find(": ");
-    if (colon != std::string::npos && message.compare(0, base.size(), base) == 0) {
-      fail(message.substr(0, colon), message.substr(colon + 2));
+  // An error of a parser that names fields by their path in the scenario (the endpoint
+  // parsers): located at its field when that is at or below `base`, else at `base`.
+  void failAtField(const core::Error& error, const std::string& base) {
+    if (!error.field.empty() && error.field.starts_with(base)) {
+      fail(error.field, error.text());
     } else {
-      fail(base, message);
+      fail(base, error.message);
     }
   }
 
@@ -550,7 +549,7 @@ void readEndpoints(Reader& reader, const View& spec, Scenario& scenario) {
         if (parsed.ok()) {
           endpoint.stub = std::move(*parsed);
         } else {
-          reader.failWithPath(parsed.error().message, stub->path);
+          reader.failAtField(parsed.error(), stub->path);
         }
       }
     } else if (injector) {
@@ -560,7 +559,7 @@ void readEndpoints(Reader& reader, const View& spec, Scenario& scenario) {
         if (parsed.ok()) {
           endpoint.injector = std::move(*parsed);
         } else {
-          reader.failWithPath(parsed.error().message, injector->path);
+          reader.failAtField(parsed.error(), injector->path);
         }
       }
     } else {
@@ -570,7 +569,7 @@ void readEndpoints(Reader& reader, const View& spec, Scenario& scenario) {
         if (parsed.ok()) {
           endpoint.external = std::move(*parsed);
         } else {
-          reader.failWithPath(parsed.error().message, external->path);
+          reader.failAtField(parsed.error(), external->path);
         }
       }
     }
@@ -1038,25 +1037,12 @@ void readSpec(Reader& reader, const View& spec, Scenario& scenario) {
       }
     } else if ((*policy)->is_object()) {
       // Positions in the parser's message refer to the re-serialized policy: keep only its
-      // field path and locate that in the scenario file.
+      // field path (relative to the policy) and locate that in the scenario file.
       auto parsed = audit::parsePolicy((*policy)->dump(), policy->path);
       if (!parsed.ok()) {
-        std::string message = parsed.error().message.substr(
-            std::min(parsed.error().message.size(), policy->path.size()));
-        std::size_t skip = 0;
-        while (skip < message.size() && (message[skip] == ':' || std::isdigit(
-                                             static_cast<unsigned char>(message[skip])))) {
-          ++skip;
-        }
-        message = message.substr(std::min(message.size(), skip + 1));
-        const auto colon = message.find(": ");
-        const bool has_field = colon != std::string::npos &&
-                               message.find(' ') == colon + 1 && colon > 0;
-        if (has_field) {
-          reader.fail(policy->path + "." + message.substr(0, colon), message.substr(colon + 2));
-        } else {
-          reader.fail(policy->path, message);
-        }
+        const core::Error& error = parsed.error();
+        reader.fail(error.field.empty() ? policy->path : policy->path + "." + error.field,
+                    error.text());
       } else {
         scenario.audit_policy = std::move(*parsed);
         scenario.audit_policy_text = (*policy)->dump();

@@ -1,6 +1,7 @@
 // parseStubSpec: the scenario's stub format, read from YAML as a scenario would, and the errors
 // that name the field path.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -171,6 +172,25 @@ responses:
 - respond: {delay: soon}
 )"),
             "stub.responses[1].respond.delay: invalid duration \"soon\"");
+}
+
+// The scenario loader locates the error by its field, never by reading the message.
+TEST(ParseStubSpecErrors, ErrorsCarryTheirFieldAndText) {
+  auto spec = parse("responses: [{respond: {delay: soon}}]");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.error().code, core::ErrorCode::kInvalid);
+  EXPECT_EQ(spec.error().field, "stub.responses[0].respond.delay");
+  EXPECT_EQ(spec.error().text(), "invalid duration \"soon\"");
+
+  spec = parse("tls: expired");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.error().field, "stub.tls");
+  EXPECT_THAT(spec.error().text(), ::testing::StartsWith("Unsupported value: \"expired\""));
+
+  spec = parse("responses: [{respond: {colour: red}}]");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.error().field, "stub.responses[0].respond");
+  EXPECT_EQ(spec.error().text(), "unknown field \"colour\"");
 }
 
 // Go's time.ParseDuration reads "2" and then the unit " seconds".

@@ -541,8 +541,35 @@ TEST_F(StubWebhookTest, ASpecBuiltInCodeWithAnEmptySequenceAllows) {
   net::Request request;
   request.path = "/";
   request.body = podReview().dump();
-  auto response = (*stub)->answer(request);
-  EXPECT_EQ(json::parse(response.body)["response"]["allowed"], true);
+  auto reply = (*stub)->answer(request);
+  EXPECT_EQ(json::parse(reply.response.body)["response"]["allowed"], true);
+  EXPECT_EQ(reply.delay.count(), 0);
+  EXPECT_FALSE(reply.close_without_response);
+}
+
+// The stub's faults travel as the server's Reply controls beside the response: the delay scaled
+// by the time scale, a hang-up as close_without_response.
+TEST_F(StubWebhookTest, FaultsAreRepliedBesideTheResponse) {
+  StubSpec spec;
+  StubBehaviour slow;
+  slow.delay = std::chrono::seconds(4);
+  StubBehaviour hangup;
+  hangup.close = true;
+  StubRule rule;
+  rule.sequence = {slow, hangup};
+  rule.is_sequence = true;
+  spec.responses.push_back(rule);
+  auto stub = StubWebhook::start("faults", std::move(spec), *ca_, dir_.path(), {}, 0.25);
+  ASSERT_TRUE(stub.ok()) << stub.error().message;
+  net::Request request;
+  request.path = "/";
+  request.body = podReview().dump();
+  auto first = (*stub)->answer(request);
+  EXPECT_EQ(first.delay, std::chrono::milliseconds(1000));
+  EXPECT_FALSE(first.close_without_response);
+  EXPECT_EQ(json::parse(first.response.body)["response"]["allowed"], true);
+  auto second = (*stub)->answer(request);
+  EXPECT_TRUE(second.close_without_response);
 }
 
 }  // namespace

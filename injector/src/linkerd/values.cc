@@ -13,12 +13,6 @@ namespace {
 using detail::GoField;
 using nlohmann::json;
 
-#define HARNESS_TRY(expr)                                  \
-  do {                                                     \
-    auto harness_try_r = (expr);                           \
-    if (!harness_try_r.ok()) return harness_try_r.error(); \
-  } while (0)
-
 // One Go struct being decoded: its JSON object, its Go type name and its path.
 class StructReader {
  public:

@@ -15,12 +15,6 @@ namespace {
 using detail::GoField;
 using nlohmann::json;
 
-#define HARNESS_TRY(expr)                                  \
-  do {                                                     \
-    auto harness_try_r = (expr);                           \
-    if (!harness_try_r.ok()) return harness_try_r.error(); \
-  } while (0)
-
 const json& member(const json& obj, std::string_view key) {
   static const json kNull;
   if (!obj.is_object()) return kNull;

@@ -166,7 +166,9 @@ struct ReplayResult {
 // members: metadata.uid, resourceVersion, creationTimestamp, managedFields, generation, status,
 // and metadata.name/namespace when the request did not carry them. Errors: no requestObject or
 // responseObject (level below RequestResponse), a step that mutated without a recorded patch
-// (level below Request), or a patch that does not apply ("round 0 index 1 (webhook x): ...").
+// (level below Request) -- code kFailedPrecondition --, or a patch that does not apply ("round 0
+// index 1 (webhook x): ..."; code kNotFound with the pointer as the field when the document lacks
+// a path the patch needs, as applyPatch reports it).
 core::Result<ReplayResult> replayChain(const MutationChain& chain,
                                        const ReplayOptions& options = {});
 

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/core/result.h"
+
 namespace harness::core {
 
 // Go's strconv.Quote / fmt "%q" for a UTF-8 string.
@@ -41,6 +43,8 @@ struct FieldError {
 
   // "<field>: <Type text>[: <value>][: <detail>]"
   [[nodiscard]] std::string toString() const;
+  // "<Type text>[: <value>][: <detail>]" (field.Error.ErrorBody).
+  [[nodiscard]] std::string body() const;
 
   static FieldError invalid(std::string field, std::string_view value, std::string detail);
   static FieldError invalid(std::string field, std::int64_t value, std::string detail);
@@ -58,6 +62,13 @@ using FieldErrors = std::vector<FieldError>;
 // "e" for one error, "[e1, e2]" for several (apimachinery utilerrors.NewAggregate; duplicates
 // collapsed), "" for none.
 std::string aggregate(const FieldErrors& errors);
+
+// The FieldError as an Error: code kInvalid (kInternal for an InternalError), its field, its body
+// as the detail, and toString() as the message.
+Error toError(const FieldError& error);
+// The FieldErrors as one Error with the aggregate() message; field and detail are those of the
+// error when there is only one (after de-duplication), empty otherwise.
+Error toError(const FieldErrors& errors);
 
 // `<kind>.<group> "<name>" is invalid: <aggregate>`; the group part is omitted for the core group
 // (apimachinery errors.NewInvalid).

@@ -62,7 +62,8 @@ std::string goFormatFloat(double v);
 // time.ParseDuration, returning nanoseconds. Accepts "[-+]?([0-9]*(\.[0-9]*)?[a-z]+)+" with the
 // units ns, us, µs, μs, ms, s, m, h, and the bare "0". Errors are Go's
 // (`time: invalid duration "x"`, `time: missing unit in duration "1"`,
-// `time: unknown unit "x" in duration "1x"`).
+// `time: unknown unit "x" in duration "1x"`), code kDecode, with the text after Go's "time: " as
+// the detail.
 Result<std::int64_t> goParseDuration(std::string_view s);
 
 // time.Duration.Seconds(): whole seconds plus the nanosecond remainder as a float64.

@@ -35,10 +35,15 @@ struct JsonError {
   // Otherwise nlohmann's description, e.g. "parse error at line 1, column 2: syntax error while
   // parsing value - invalid literal; last read: 'x'".
   std::string message;
+  // A syntax error's description without nlohmann's "parse error at line 1, column 2: " prefix
+  // ("syntax error while parsing value - ..."); empty when there is none. Also the Error's
+  // detail.
+  std::string description;
 };
 
 // One JSON value, alone in `text` but for surrounding whitespace. The Error carries
-// JsonError::message; `detail`, when given, receives the whole JsonError.
+// JsonError::message (code kDecode, detail JsonError::description); `detail`, when given,
+// receives the whole JsonError.
 Result<nlohmann::json> parseJson(std::string_view text, JsonError* detail = nullptr);
 Result<nlohmann::ordered_json> parseOrderedJson(std::string_view text,
                                                 JsonError* detail = nullptr);

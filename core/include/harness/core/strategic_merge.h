@@ -139,8 +139,8 @@ Result<nlohmann::json> strategicMerge(const nlohmann::json& original, const nloh
 // RFC 7386 JSON merge patch with evanphx/json-patch v4 MergePatch's details (merge.go): null
 // deletes; a value added where there was nothing (or null) has its null members pruned, also
 // inside objects in arrays (null array elements stay); a non-object patch replaces a non-object
-// document. Errors: `Invalid JSON Document` (null document), `Invalid JSON Patch` (null or scalar
-// patch).
+// document. Errors: `Invalid JSON Document` (null document; code kInternal), `Invalid JSON Patch`
+// (null or scalar patch; code kInvalid, the only one).
 Result<nlohmann::json> jsonMergePatch(const nlohmann::json& original, const nlohmann::json& patch);
 
 }  // namespace harness::core

@@ -52,12 +52,6 @@ struct Response {
   Headers headers;
   std::string body;
 
-  // Test and fault-injection controls (used by scripted stub webhooks):
-  // wait this long before answering (the connection stays open, like a slow webhook);
-  std::chrono::milliseconds delay{0};
-  // close the connection without sending any response.
-  bool close_without_response = false;
-
   static Response text(int status, std::string body);
   static Response json(int status, std::string body);
 };

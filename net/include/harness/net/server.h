@@ -69,22 +69,39 @@ struct ServerOptions {
 
 using Handler = std::function<Response(const Request&)>;
 
+// A handler's answer with faults injected by the endpoint (the stub webhooks' slow answers and
+// hang-ups): the response, sent only after `delay` (the connection stays open meanwhile, like a
+// slow webhook), or nothing at all when `close_without_response` (the connection is closed).
+// The faults belong to the endpoint that injects them, not to the HTTP message: Envoy keeps
+// fault injection in a filter (envoy.filters.http.fault), not in its message type.
+struct Reply {
+  Response response;
+  std::chrono::milliseconds delay{0};
+  bool close_without_response = false;
+};
+
+// A handler that may inject faults.
+using FaultHandler = std::function<Reply(const Request&)>;
+
 // Routes by exact path or by path prefix (longest prefix wins); unknown paths get 404.
 class Router {
  public:
   Router& exact(std::string path, Handler handler);
   Router& prefix(std::string path_prefix, Handler handler);
   Router& fallback(Handler handler);
-  [[nodiscard]] Response dispatch(const Request& request) const;
+  Router& exact(std::string path, FaultHandler handler);
+  Router& prefix(std::string path_prefix, FaultHandler handler);
+  Router& fallback(FaultHandler handler);
+  [[nodiscard]] Reply dispatch(const Request& request) const;
 
  private:
   struct Route {
     std::string path;
     bool is_prefix;
-    Handler handler;
+    FaultHandler handler;
   };
   std::vector<Route> routes_;
-  Handler fallback_;
+  FaultHandler fallback_;
 };
 
 struct ServerStats {

@@ -63,10 +63,7 @@
 #include "harness/core/result.h"
 #include "harness/net/certificates.h"
 #include "harness/net/http.h"
-
-namespace harness::net {
-class Server;
-}
+#include "harness/net/server.h"
 
 namespace harness::sim {
 
@@ -184,8 +181,9 @@ class StubWebhook {
   // Stops serving (the port refuses connections afterwards). Idempotent; the destructor stops.
   void stop();
 
-  // The answer to one request (exposed for unit tests of the rules without a socket).
-  net::Response answer(const net::Request& request);
+  // The answer to one request with its faults (delay, hang-up) for the server (exposed for unit
+  // tests of the rules without a socket).
+  net::Reply answer(const net::Request& request);
 
  private:
   StubWebhook(std::string name, StubSpec spec, double time_scale);
