@@ -188,8 +188,8 @@ sim::AdmissionAttributes syncAttributes(const SyncResource& resource) {
 
 // The endpoint of the scenario a webhook's clientConfig addresses (nullptr: none), and the
 // address ("host:port").
-std::pair<const sim::EndpointSpec*, std::string> endpointOf(const sim::Scenario& scenario,
-                                                            const core::WebhookClientConfig& client) {
+std::pair<const sim::EndpointSpec*, std::string> endpointOf(
+    const sim::Scenario& scenario, const core::WebhookClientConfig& client) {
   std::string address;
   if (client.service) {
     address = fmt::format("{}.{}.svc:{}", client.service->name, client.service->namespace_name,
@@ -241,8 +241,9 @@ std::string syncBlocker(const sim::Scenario& scenario, const core::Webhook& webh
                                                                       : "an external webhook");
   }
   if (endpoint->stub.tls != sim::StubTls::kValid && !ignore) {
-    return fmt::format("endpoint {} serves a certificate kube-apiserver refuses, failurePolicy Fail",
-                       endpoint->name);
+    return fmt::format(
+        "endpoint {} serves a certificate kube-apiserver refuses, failurePolicy Fail",
+        endpoint->name);
   }
   return "";
 }
@@ -299,7 +300,7 @@ bool reachedByIdentityLease(const sim::Scenario& scenario) {
   const SyncResource lease = syncCandidates().front();
   sim::AdmissionAttributes attributes;
   attributes.operation = std::string(sim::kOperationUpdate);
-  attributes.kind = {lease.resource.resource.group, lease.resource.resource.version, lease.kind};
+  attributes.kind = {lease.resource.group, lease.resource.version, lease.kind};
   attributes.resource = lease.resource;
   attributes.namespace_name = "kube-system";
   attributes.name = "apiserver-identity";
@@ -447,7 +448,9 @@ class KubeSession : public sim::BackendSession {
         "--request-timeout=" + durationParam(scenario_.request_timeout));
     if (reachedByIdentityLease(scenario_)) {
       // A catch-all webhook would see the identity Lease's renewals during the steps.
-      plane_options.extra_apiserver_args.push_back("--feature-gates=APIServerIdentity=false");
+      // (UnknownVersionInteroperabilityProxy depends on it: pkg/features/kube_features.go.)
+      plane_options.extra_apiserver_args.push_back(
+          "--feature-gates=APIServerIdentity=false,UnknownVersionInteroperabilityProxy=false");
     }
     if (scenario_.plugins) {
       // The scenario's in-tree plugins; the webhook plugins stay on (they are what is played).
@@ -542,7 +545,9 @@ class KubeSession : public sim::BackendSession {
     std::string path = resourcePath(request.resource, request.namespace_name, name,
                                     request.subresource);
     std::vector<std::string> query;
-    if (request.operation == "CONNECT" && request.object) query = connectParameters(*request.object);
+    if (request.operation == "CONNECT" && request.object) {
+      query = connectParameters(*request.object);
+    }
     if (request.dry_run) query.push_back("dryRun=All");
     if (request.timeout) query.push_back("timeout=" + durationParam(*request.timeout));
     for (std::size_t i = 0; i < query.size(); ++i) path += (i == 0 ? "?" : "&") + query[i];

@@ -160,10 +160,10 @@ TEST_F(KubeBackendTest, PlaysAScenarioAgainstTheRealServer) {
 
 
 // Catch-all webhooks: a mutating one matching every resource (the sync request too) whose stub
-// answers by call number and sequence position, and a validating one a step creates. The sync
-// request reaches both; their stubs recognise it and neither record nor count it, so the
-// scenario's first call is still call 1. CONNECT is admitted before kube-apiserver looks for a
-// node (the Pod has none).
+// answers by call number and sequence position, and a validating one a step creates (its empty
+// caBundle cannot verify the stub: it fails open). The sync request reaches both; the stub
+// recognises it and neither records nor counts it, so the scenario's first call is still call 1.
+// CONNECT is admitted before kube-apiserver looks for a node (the Pod has none).
 constexpr const char* kCatchAllScenario = R"(apiVersion: apiserver-sim.harness.dev/v1alpha1
 kind: Scenario
 metadata:
@@ -216,18 +216,19 @@ spec:
             - name: vall.example.com
               clientConfig: {service: {namespace: webhooks, name: vall}}
               rules: [{operations: ["*"], apiGroups: ["*"], apiVersions: ["*"], resources: ["*/*"]}]
+              failurePolicy: Ignore
               sideEffects: None
               admissionReviewVersions: [v1]
       expect: {code: 201, stub: {all: {calls: 0}, vall: {calls: 0}}}
-    - name: the second call is allowed and validated
+    - name: the second call is allowed, the validating webhook fails open
       request:
         object: {apiVersion: v1, kind: ConfigMap, metadata: {name: b, namespace: demo}}
       expect:
         code: 201
-        stub: {all: {calls: 1}, vall: {calls: 1}}
+        stub: {all: {calls: 1}, vall: {calls: 0}}
         calls:
           - {webhook: all.example.com, round: 0, index: 0, outcome: Allowed}
-          - {webhook: vall.example.com, index: 0, outcome: Allowed}
+          - {webhook: vall.example.com, index: 0, outcome: FailedOpen}
     - name: exec is admitted, then refused for want of a node
       request:
         operation: CONNECT
@@ -235,9 +236,10 @@ spec:
         subresource: exec
         namespace: demo
         name: web
-        object: {apiVersion: v1, kind: PodExecOptions, container: app, command: [ls, -l], stdout: true}
+        object:
+          {apiVersion: v1, kind: PodExecOptions, container: app, command: [ls, -l], stdout: true}
       expect:
-        stub: {all: {calls: 1, lastOperation: CONNECT}, vall: {calls: 1}}
+        stub: {all: {calls: 1, lastOperation: CONNECT}, vall: {calls: 0}}
     - name: the third CREATE is denied
       request:
         object: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: demo}}
