@@ -5,6 +5,7 @@
 #include <stdlib.h>  // mkdtemp
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -13,6 +14,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <fmt/format.h>
@@ -29,6 +31,7 @@
 #include "harness/net/url.h"
 #include "harness/sim/builtin_plugins.h"
 #include "harness/sim/injector_process.h"
+#include "harness/sim/matching.h"
 #include "harness/sim/scenario_runner.h"
 #include "harness/sim/stub_webhook.h"
 
@@ -51,8 +54,8 @@ constexpr std::string_view kSyncNamespace = "apiserver-sim-sync";
 constexpr std::string_view kSyncService = "sync";
 constexpr std::string_view kSyncHost = "sync.apiserver-sim-sync.svc";
 
-// A resource for the sync request: one no webhook of the scenario may match (checked per
-// scenario), so the scenario's webhooks and stubs never see it.
+// A resource for the sync request (a dry-run CREATE, labelled, in kSyncNamespace when
+// namespaced).
 struct SyncResource {
   core::GroupVersionResource resource;
   std::string kind;
@@ -73,39 +76,36 @@ const std::vector<SyncResource>& syncCandidates() {
   return kCandidates;
 }
 
-bool listHas(const json& list, std::string_view value) {
-  if (!list.is_array()) return false;
-  return std::any_of(list.begin(), list.end(), [&](const json& item) {
-    return item.is_string() && (item == "*" || item == value);
-  });
+std::string syncObjectName(int token) { return fmt::format("apiserver-sim-sync-{}", token); }
+
+json syncObject(const SyncResource& resource, int token) {
+  json metadata = {{"name", syncObjectName(token)},
+                   {"labels", {{kSyncLabel, std::to_string(token)}}}};
+  if (resource.namespaced) metadata["namespace"] = kSyncNamespace;
+  json object = {{"apiVersion", resource.resource.apiVersion()},
+                 {"kind", resource.kind},
+                 {"metadata", std::move(metadata)}};
+  for (const auto& [key, value] : resource.spec.items()) object[key] = value;
+  return object;
 }
 
-// Whether any rule of a webhook configuration could match a CREATE of `resource` (conservative:
-// scope and selectors are not looked at).
-bool configMayMatch(const json& config, const core::GroupVersionResource& resource) {
-  if (!config.is_object() || !config.contains("webhooks") || !config["webhooks"].is_array()) {
-    return false;
+// The sync label's value on the object of an AdmissionReview a stub receives, or nullopt when
+// the review is one of the scenario's (its object lacks the sync label or name).
+std::optional<std::string> syncToken(const json& review) {
+  if (!review.is_object() || !review.contains("request") || !review["request"].is_object()) {
+    return std::nullopt;
   }
-  for (const auto& webhook : config["webhooks"]) {
-    if (!webhook.is_object() || !webhook.contains("rules")) continue;
-    for (const auto& rule : webhook["rules"]) {
-      if (!rule.is_object()) continue;
-      const json& resources = rule.value("resources", json::array());
-      const bool resource_matches =
-          resources.is_array() &&
-          std::any_of(resources.begin(), resources.end(), [&](const json& r) {
-            return r.is_string() && (r == "*" || r == "*/*" || r == resource.resource ||
-                                     r == resource.resource + "/*");
-          });
-      if (listHas(rule.value("operations", json::array()), "CREATE") &&
-          listHas(rule.value("apiGroups", json::array()), resource.group) &&
-          listHas(rule.value("apiVersions", json::array()), resource.version) &&
-          resource_matches) {
-        return true;
-      }
-    }
+  const json& request = review["request"];
+  if (!request.contains("object") || !request["object"].is_object()) return std::nullopt;
+  const json metadata = request["object"].value("metadata", json::object());
+  if (!metadata.is_object()) return std::nullopt;
+  const json labels = metadata.value("labels", json::object());
+  if (!labels.is_object() || !labels.contains(std::string(kSyncLabel)) ||
+      !labels[std::string(kSyncLabel)].is_string() ||
+      metadata.value("name", "").rfind("apiserver-sim-sync-", 0) != 0) {
+    return std::nullopt;
   }
-  return false;
+  return labels[std::string(kSyncLabel)].get<std::string>();
 }
 
 bool isDefaultServiceAccount(const json& object) {
@@ -138,7 +138,18 @@ bool writesWebhookConfiguration(const sim::RequestSpec& request) {
           request.resource.resource == "validatingwebhookconfigurations");
 }
 
-std::optional<SyncResource> pickSyncResource(const sim::Scenario& scenario) {
+// The informer sync's request, chosen per scenario (see KubeSession::sync).
+struct SyncPlan {
+  SyncResource resource;
+  // Webhooks of the scenario the request reaches anyway, "<configuration>/<webhook>" (when no
+  // candidate is excluded by all of them): each is answered by a stub of the scenario, which
+  // recognises the request (syncToken) and answers it allowed without recording it, or fails open.
+  std::vector<std::string> reached;
+};
+
+// Every webhook of the scenario: its configurations and those its steps write, v1-defaulted.
+// A configuration a step writes that does not parse is refused by the server and reaches nothing.
+std::vector<sim::HookEntry> scenarioHooks(const sim::Scenario& scenario) {
   std::vector<const json*> configs;
   for (const auto& sourced : scenario.webhook_configurations) configs.push_back(&sourced.object);
   for (const auto& step : scenario.steps) {
@@ -146,14 +157,174 @@ std::optional<SyncResource> pickSyncResource(const sim::Scenario& scenario) {
       configs.push_back(&*step.request.object);
     }
   }
-  for (const auto& candidate : syncCandidates()) {
-    if (std::none_of(configs.begin(), configs.end(), [&](const json* config) {
-          return configMayMatch(*config, candidate.resource);
-        })) {
-      return candidate;
+  std::vector<sim::HookEntry> hooks;
+  for (const json* object : configs) {
+    auto config = core::parseWebhookConfiguration(*object);
+    if (!config.ok()) continue;
+    core::applyV1Defaults(*config);
+    for (const auto& webhook : config->webhooks) {
+      hooks.push_back({webhook, config->name, config->kind, 0});
     }
   }
-  return std::nullopt;
+  return hooks;
+}
+
+// The sync request as kube-apiserver's webhook dispatchers see it (admission.Attributes).
+sim::AdmissionAttributes syncAttributes(const SyncResource& resource) {
+  sim::AdmissionAttributes attributes;
+  attributes.operation = std::string(sim::kOperationCreate);
+  attributes.kind = {resource.resource.group, resource.resource.version, resource.kind};
+  attributes.resource = resource.resource;
+  if (resource.namespaced) attributes.namespace_name = kSyncNamespace;
+  attributes.name = syncObjectName(1);
+  attributes.object = syncObject(resource, 1);
+  attributes.options = json{
+      {"apiVersion", "meta.k8s.io/v1"}, {"kind", "CreateOptions"}, {"dryRun", {"All"}}};
+  attributes.dry_run = true;
+  attributes.user_info.username = "kube-local-admin";
+  attributes.user_info.groups = {"system:masters", "system:authenticated"};
+  return attributes;
+}
+
+// The endpoint of the scenario a webhook's clientConfig addresses (nullptr: none), and the
+// address ("host:port").
+std::pair<const sim::EndpointSpec*, std::string> endpointOf(
+    const sim::Scenario& scenario, const core::WebhookClientConfig& client) {
+  std::string address;
+  if (client.service) {
+    address = fmt::format("{}.{}.svc:{}", client.service->name, client.service->namespace_name,
+                          client.service->port.value_or(443));
+  } else if (client.url) {
+    auto url = net::parseUrl(*client.url);
+    address = url.ok() ? url->hostPort() : *client.url;
+  }
+  for (const auto& endpoint : scenario.endpoints) {
+    for (const auto& service : endpoint.services) {
+      if (client.service && service.hostPort() == address) return {&endpoint, address};
+    }
+    for (const auto& host : endpoint.hosts) {
+      if (client.url && host == address) return {&endpoint, address};
+    }
+    if (client.url && endpoint.type == sim::EndpointType::kExternal &&
+        endpoint.external.url == *client.url) {
+      return {&endpoint, address};
+    }
+  }
+  return {nullptr, address};
+}
+
+// Why the sync request cannot pass a webhook that is called for it ("" when it can): the chain
+// must go on to the sentinels, so the webhook must answer it allowed without a patch, or fail
+// open.
+std::string syncBlocker(const sim::Scenario& scenario, const core::Webhook& webhook) {
+  const bool ignore = webhook.failure_policy.value_or("Fail") == "Ignore";
+  const std::string side_effects = webhook.side_effects.value_or("");
+  if (side_effects != "None" && side_effects != "NoneOnDryRun") {
+    // Refused for a dry-run request whatever the failurePolicy (k8s.io/apiserver
+    // pkg/admission/plugin/webhook/mutating/dispatcher.go callAttrMutatingHook,
+    // webhookerrors.NewDryRunUnsupportedErr).
+    return fmt::format("sideEffects {}: kube-apiserver refuses a dry-run request it matches",
+                       side_effects.empty() ? "unset" : side_effects);
+  }
+  if (!webhook.match_conditions.empty() && !ignore) {
+    return "matchConditions under failurePolicy Fail (an evaluation error would deny the request)";
+  }
+  const auto [endpoint, address] = endpointOf(scenario, webhook.client_config);
+  if (endpoint == nullptr) {
+    return ignore ? "" : fmt::format("no endpoint of the scenario serves {}", address);
+  }
+  if (endpoint->type != sim::EndpointType::kStub) {
+    return fmt::format("endpoint {} is {}, which would receive it (only the harness's stubs "
+                       "recognise it)",
+                       endpoint->name,
+                       endpoint->type == sim::EndpointType::kInjector ? "the injector"
+                                                                      : "an external webhook");
+  }
+  if (endpoint->stub.tls != sim::StubTls::kValid && !ignore) {
+    return fmt::format(
+        "endpoint {} serves a certificate kube-apiserver refuses, failurePolicy Fail",
+        endpoint->name);
+  }
+  return "";
+}
+
+// The sync request for a scenario: a candidate no webhook of the scenario is called for (its
+// rules, scope, namespaceSelector or objectSelector exclude it, as ShouldCallHook decides), else
+// the candidate reaching the fewest, all of which it passes; or why none can be used.
+std::variant<SyncPlan, std::string> planSync(const sim::Scenario& scenario) {
+  const auto hooks = scenarioHooks(scenario);
+  const sim::NamespaceLabelsLookup namespaces =
+      [](const std::string& name) -> std::variant<core::StringMap, core::Status> {
+    // The label kube-apiserver gives every namespace is the sync namespace's only one.
+    if (name == kSyncNamespace) return core::StringMap{{"kubernetes.io/metadata.name", name}};
+    return core::newNotFound({"", "namespaces"}, name);
+  };
+  std::optional<SyncPlan> best;
+  std::vector<std::string> blocked;
+  for (const auto& candidate : syncCandidates()) {
+    const auto attributes = syncAttributes(candidate);
+    SyncPlan plan{candidate, {}};
+    std::string blocker;
+    for (const auto& hook : hooks) {
+      // Without a CEL evaluator a webhook with matchConditions is an error here: called, then.
+      if (sim::shouldCallHook(hook, attributes, namespaces).outcome == sim::MatchOutcome::kSkip) {
+        continue;
+      }
+      const std::string name = hook.configuration + "/" + hook.webhook.name;
+      if (const std::string why = syncBlocker(scenario, hook.webhook); !why.empty()) {
+        blocker = fmt::format("{} reaches {}: {}", candidate.resource.resource, name, why);
+        break;
+      }
+      plan.reached.push_back(name);
+    }
+    if (!blocker.empty()) {
+      blocked.push_back(std::move(blocker));
+      continue;
+    }
+    if (!best || plan.reached.size() < best->reached.size()) best = std::move(plan);
+    if (best->reached.empty()) break;
+  }
+  if (best) return *best;
+  std::string reason = "the informer sync request (a labelled dry-run CREATE) cannot pass the "
+                       "scenario's webhooks: ";
+  for (std::size_t i = 0; i < blocked.size(); ++i) reason += (i ? "; " : "") + blocked[i];
+  return reason;
+}
+
+// Whether a webhook of the scenario is called for kube-apiserver's identity Lease heartbeat: an
+// UPDATE of kube-system/apiserver-<hash> by system:apiserver every 10 s
+// (k8s.io/kubernetes pkg/controlplane/apiserver/server.go, the APIServerIdentity lease
+// controller; IdentityLeaseRenewIntervalPeriod). Its calls would land in steps' stub
+// observations and counters at random; the simulator has no such lease.
+bool reachedByIdentityLease(const sim::Scenario& scenario) {
+  const SyncResource lease = syncCandidates().front();
+  sim::AdmissionAttributes attributes;
+  attributes.operation = std::string(sim::kOperationUpdate);
+  attributes.kind = {lease.resource.group, lease.resource.version, lease.kind};
+  attributes.resource = lease.resource;
+  attributes.namespace_name = "kube-system";
+  attributes.name = "apiserver-identity";
+  const json object = {
+      {"apiVersion", lease.resource.apiVersion()},
+      {"kind", lease.kind},
+      {"metadata",
+       {{"name", attributes.name},
+        {"namespace", attributes.namespace_name},
+        {"labels",
+         {{"apiserver.kubernetes.io/identity", "kube-apiserver"},
+          {"kubernetes.io/hostname", "localhost"}}}}}};
+  attributes.object = object;
+  attributes.old_object = object;
+  attributes.user_info.username = "system:apiserver";
+  attributes.user_info.groups = {"system:masters", "system:authenticated"};
+  const sim::NamespaceLabelsLookup namespaces =
+      [](const std::string& name) -> std::variant<core::StringMap, core::Status> {
+    return core::StringMap{{"kubernetes.io/metadata.name", name}};
+  };
+  const auto hooks = scenarioHooks(scenario);
+  return std::any_of(hooks.begin(), hooks.end(), [&](const sim::HookEntry& hook) {
+    return sim::shouldCallHook(hook, attributes, namespaces).outcome != sim::MatchOutcome::kSkip;
+  });
 }
 
 std::string resourcePath(const core::GroupVersionResource& resource, const std::string& ns,
@@ -183,6 +354,38 @@ std::string warningText(const std::string& header) {
   return out;
 }
 
+// Go's url.QueryEscape.
+std::string queryEscape(std::string_view text) {
+  std::string out;
+  for (const unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else if (c == ' ') {
+      out += '+';
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out;
+}
+
+// The query parameters a client sends for the options of a CONNECT (PodExecOptions,
+// PodAttachOptions, PodPortForwardOptions, PodProxyOptions...): kube-apiserver decodes them into
+// the options object its webhooks receive (k8s.io/apiserver pkg/endpoints/handlers/rest.go
+// ConnectResource, getRequestOptions; runtime.ParameterCodec), a list as the key repeated.
+std::vector<std::string> connectParameters(const json& options) {
+  std::vector<std::string> out;
+  if (!options.is_object()) return out;
+  for (const auto& [key, value] : options.items()) {
+    if (key == "apiVersion" || key == "kind") continue;
+    for (const json& item : value.is_array() ? value : json::array({value})) {
+      const std::string text = item.is_string() ? item.get<std::string>() : item.dump();
+      out.push_back(queryEscape(key) + "=" + queryEscape(text));
+    }
+  }
+  return out;
+}
+
 std::string durationParam(std::chrono::milliseconds timeout) {
   if (timeout.count() % 1000 == 0) return fmt::format("{}s", timeout.count() / 1000);
   return fmt::format("{}ms", timeout.count());
@@ -203,8 +406,8 @@ class KubeSession : public sim::BackendSession {
       : options_(std::move(options)), scenario_(scenario), run_options_(std::move(run_options)) {}
   ~KubeSession() override { stop(); }
 
-  core::Result<void> start(const SyncResource& sync_resource) {
-    sync_resource_ = sync_resource;
+  core::Result<void> start(SyncPlan sync_plan) {
+    sync_plan_ = std::move(sync_plan);
     // Short: the egress proxy's Unix socket lives in it (107 bytes at most).
     std::string pattern = "/tmp/apiserver-sim-kube-XXXXXX";
     if (::mkdtemp(pattern.data()) == nullptr) {
@@ -243,6 +446,12 @@ class KubeSession : public sim::BackendSession {
     plane_options.audit_policy_file = policy_file;
     plane_options.extra_apiserver_args.push_back(
         "--request-timeout=" + durationParam(scenario_.request_timeout));
+    if (reachedByIdentityLease(scenario_)) {
+      // A catch-all webhook would see the identity Lease's renewals during the steps.
+      // (UnknownVersionInteroperabilityProxy depends on it: pkg/features/kube_features.go.)
+      plane_options.extra_apiserver_args.push_back(
+          "--feature-gates=APIServerIdentity=false,UnknownVersionInteroperabilityProxy=false");
+    }
     if (scenario_.plugins) {
       // The scenario's in-tree plugins; the webhook plugins stay on (they are what is played).
       const std::set<std::string> wanted(scenario_.plugins->begin(), scenario_.plugins->end());
@@ -336,6 +545,9 @@ class KubeSession : public sim::BackendSession {
     std::string path = resourcePath(request.resource, request.namespace_name, name,
                                     request.subresource);
     std::vector<std::string> query;
+    if (request.operation == "CONNECT" && request.object) {
+      query = connectParameters(*request.object);
+    }
     if (request.dry_run) query.push_back("dryRun=All");
     if (request.timeout) query.push_back("timeout=" + durationParam(*request.timeout));
     for (std::size_t i = 0; i < query.size(); ++i) path += (i == 0 ? "?" : "&") + query[i];
@@ -344,7 +556,7 @@ class KubeSession : public sim::BackendSession {
       json options = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
       if (request.dry_run) options["dryRun"] = json::array({"All"});
       body = options.dump();
-    } else if (request.object) {
+    } else if (request.object && request.operation != "CONNECT") {
       body = request.object->dump();
     }
     net::Headers headers;
@@ -568,6 +780,9 @@ class KubeSession : public sim::BackendSession {
                                               dns_names, /*time_scale=*/1.0);
           if (!stub.ok()) return stub.error().within(where);
           port = (*stub)->port();
+          // The sync request reaches the stubs of catch-all webhooks (SyncPlan::reached).
+          (*stub)->setHarnessRequestFilter(
+              [](const json& review) { return syncToken(review).has_value(); });
           stubs_[endpoint.name] = std::move(*stub);
           break;
         }
@@ -657,9 +872,9 @@ class KubeSession : public sim::BackendSession {
               {"caBundle", core::base64Encode(ca_.certificate_pem)}}},
             {"rules",
              json::array({{{"operations", json::array({"CREATE"})},
-                           {"apiGroups", json::array({sync_resource_.resource.group})},
-                           {"apiVersions", json::array({sync_resource_.resource.version})},
-                           {"resources", json::array({sync_resource_.resource.resource})}}})},
+                           {"apiGroups", json::array({sync_plan_.resource.resource.group})},
+                           {"apiVersions", json::array({sync_plan_.resource.resource.version})},
+                           {"resources", json::array({sync_plan_.resource.resource.resource})}}})},
             {"objectSelector", {{"matchLabels", {{kSyncLabel, std::to_string(token)}}}}},
             {"failurePolicy", "Fail"},
             {"sideEffects", "None"},
@@ -687,16 +902,10 @@ class KubeSession : public sim::BackendSession {
                                            describe(patched)));
       }
     }
-    json object = {{"apiVersion", sync_resource_.resource.group + "/" +
-                                      sync_resource_.resource.version},
-                   {"kind", sync_resource_.kind},
-                   {"metadata",
-                    {{"name", fmt::format("apiserver-sim-sync-{}", token)},
-                     {"labels", {{kSyncLabel, std::to_string(token)}}}}}};
-    for (const auto& [key, value] : sync_resource_.spec.items()) object[key] = value;
+    const json object = syncObject(sync_plan_.resource, token);
     const std::string path =
-        resourcePath(sync_resource_.resource, sync_resource_.namespaced ? "default" : "", "",
-                     "") +
+        resourcePath(sync_plan_.resource.resource,
+                     sync_plan_.resource.namespaced ? std::string(kSyncNamespace) : "", "", "") +
         "?dryRun=All";
     const auto deadline = Clock::now() + options_.wait_timeout;
     ApiResponse last;
@@ -704,17 +913,7 @@ class KubeSession : public sim::BackendSession {
       last = call("POST", path, object.dump());
       bool mutated = false, validated = false;
       for (const auto& seen : sync_stub_->calls()) {
-        const json* labels = nullptr;
-        if (seen.review.is_object() && seen.review.contains("request")) {
-          const auto& request = seen.review["request"];
-          if (request.contains("object") && request["object"].contains("metadata")) {
-            labels = &request["object"]["metadata"]["labels"];
-          }
-        }
-        if (labels == nullptr || !labels->is_object() ||
-            labels->value(std::string(kSyncLabel), "") != std::to_string(token)) {
-          continue;
-        }
+        if (syncToken(seen.review) != std::to_string(token)) continue;
         (seen.path == "/mutate" ? mutated : validated) = true;
       }
       if (mutated && validated) return {};
@@ -913,7 +1112,7 @@ class KubeSession : public sim::BackendSession {
   KubeBackendOptions options_;
   const sim::Scenario& scenario_;
   sim::BackendOptions run_options_;
-  SyncResource sync_resource_;
+  SyncPlan sync_plan_;
   fs::path work_dir_;
   std::unique_ptr<ControlPlane> plane_;
   std::unique_ptr<net::HttpClient> client_;
@@ -949,19 +1148,14 @@ class KubeBackend : public sim::Backend {
     if (auto object = objectWithoutNamespace(scenario)) {
       return "spec.objects: " + *object + " (kube-apiserver refuses objects in missing namespaces)";
     }
-    if (!pickSyncResource(scenario)) {
-      return "every candidate resource for the informer sync request (leases, runtimeclasses, "
-             "priorityclasses, storageclasses) is matched by a webhook of the scenario";
+    if (auto plan = planSync(scenario); std::holds_alternative<std::string>(plan)) {
+      return std::get<std::string>(plan);
     }
     return std::nullopt;
   }
 
   [[nodiscard]] std::optional<std::string> unsupportedStep(const sim::Step& step) const override {
     const auto& request = step.request;
-    if (request.operation == "CONNECT") {
-      return "request.operation CONNECT: kube-apiserver connects to the kubelet after admission, "
-             "and this control plane has no node";
-    }
     if (request.old_object) {
       return "request.oldObject: a real server admits against the stored object; another "
              "oldObject cannot be sent";
@@ -975,10 +1169,10 @@ class KubeBackend : public sim::Backend {
 
   core::Result<std::unique_ptr<sim::BackendSession>> start(
       const sim::Scenario& scenario, const sim::BackendOptions& options) override {
-    auto sync_resource = pickSyncResource(scenario);
-    if (!sync_resource) return core::makeError("no resource for the sync request");
+    auto plan = planSync(scenario);
+    if (auto* reason = std::get_if<std::string>(&plan)) return core::makeError(*reason);
     auto session = std::make_unique<KubeSession>(options_, scenario, options);
-    if (auto r = session->start(*sync_resource); !r) return r.error();
+    if (auto r = session->start(std::get<SyncPlan>(std::move(plan))); !r) return r.error();
     return std::unique_ptr<sim::BackendSession>(std::move(session));
   }
 

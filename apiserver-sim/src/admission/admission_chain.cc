@@ -454,6 +454,30 @@ detail::DispatchError AdmissionChain::Impl::mutatingPass(ChainRequest& run,
   return error;
 }
 
+// The strategies whose AllowUnconditionalUpdate is false (k8s.io/kubernetes pkg/registry:
+// admissionregistration's webhook configurations and policies, coordination leases,
+// node runtimeclasses, policy poddisruptionbudgets, storage csidrivers, csinodes,
+// csistoragecapacities and volumeattachments, certificates clustertrustbundles).
+static bool allowsUnconditionalUpdate(const core::GroupResource& resource) {
+  static const std::set<std::pair<std::string, std::string>> kConditional = {
+      {"admissionregistration.k8s.io", "mutatingwebhookconfigurations"},
+      {"admissionregistration.k8s.io", "validatingwebhookconfigurations"},
+      {"admissionregistration.k8s.io", "validatingadmissionpolicies"},
+      {"admissionregistration.k8s.io", "validatingadmissionpolicybindings"},
+      {"admissionregistration.k8s.io", "mutatingadmissionpolicies"},
+      {"admissionregistration.k8s.io", "mutatingadmissionpolicybindings"},
+      {"coordination.k8s.io", "leases"},
+      {"node.k8s.io", "runtimeclasses"},
+      {"policy", "poddisruptionbudgets"},
+      {"storage.k8s.io", "csidrivers"},
+      {"storage.k8s.io", "csinodes"},
+      {"storage.k8s.io", "csistoragecapacities"},
+      {"storage.k8s.io", "volumeattachments"},
+      {"certificates.k8s.io", "clustertrustbundles"},
+  };
+  return !kConditional.contains({resource.group, resource.resource});
+}
+
 // Object validation after mutation (rest.BeforeCreate / BeforeUpdate): duplicate ownerReferences
 // removed, the namespace checked again, name generation, PrepareForCreate/Update, the resource's
 // validation (422) and, on a valid create, the strategy's warnings.
@@ -466,6 +490,19 @@ std::optional<Failure> AdmissionChain::Impl::validateObject(ChainRequest& run) {
   }
   auto fail = [](core::Status status) { return Failure{std::move(status), "validation"}; };
   nlohmann::json& object = *attributes.object;
+  if (request.operation == kOperationUpdate && !allowsUnconditionalUpdate(run.group_resource)) {
+    // registry/generic/registry/store.go Store.Update: after the mutating admission
+    // (UpdatedObject) and before BeforeUpdate, an update without a resourceVersion is refused
+    // when the strategy's AllowUnconditionalUpdate is false.
+    const std::string given = stringAt(object, "metadata", "resourceVersion");
+    if (given.empty() || given == "0") {
+      return fail(core::newInvalid(
+          core::GroupKind{run.group_resource.group, run.group_resource.resource},
+          stringAt(object, "metadata", "name"),
+          {core::FieldError::invalid("metadata.resourceVersion", std::int64_t{0},
+                                     "must be specified for an update")}));
+    }
+  }
   std::vector<std::string> warnings;
   dedupOwnerReferences(object, warnings);
   for (const auto& warning : warnings) run.state.addWarning(warning);

@@ -82,11 +82,19 @@ std::string webhookUrl(const core::WebhookClientConfig& config, std::string_view
   std::string url;
   if (config.url) {
     url = *config.url;
+    // The path becomes the REST client's APIPath, joined to "/" (k8s.io/client-go rest
+    // NewRequest, path.Join): a URL without one is requested as "/".
+    const auto authority = url.find("://");
+    if (authority != std::string::npos && url.find('/', authority + 3) == std::string::npos) {
+      url += "/";
+    }
   } else if (config.service) {
-    // apiserver pkg/util/webhook/client.go: https://<name>.<namespace>.svc:<port><path>.
+    // apiserver pkg/util/webhook/client.go: https://<name>.<namespace>.svc:<port><path>, the
+    // path joined to "/" as above.
     const auto& service = *config.service;
+    const std::string path = service.path.value_or("");
     url = fmt::format("https://{}.{}.svc:{}{}", service.name, service.namespace_name,
-                      service.port.value_or(443), service.path.value_or(""));
+                      service.port.value_or(443), path.empty() ? "/" : path);
   }
   if (!timeout_param.empty()) {
     url += url.find('?') == std::string::npos ? "?" : "&";

@@ -258,6 +258,14 @@ void prepareForStatusUpdate(json& object, const json& old_object) {
   } else {
     updated.erase("status");
   }
+  // podStatusStrategy.PrepareForUpdate: the QoS class is set at creation and backfilled when
+  // the new status has none.
+  if (builtin_internal::typeKey(old_object) == "v1/Pod" && old_object.contains("status") &&
+      old_object["status"].is_object() && old_object["status"].contains("qosClass") &&
+      updated.contains("status") && updated["status"].is_object() &&
+      updated["status"].value("qosClass", json("")) == "") {
+    updated["status"]["qosClass"] = old_object["status"]["qosClass"];
+  }
   if (object.contains("metadata") && object["metadata"].is_object()) {
     // Labels and annotations may change through status like through the main resource, except
     // on the apps workloads, whose status strategies keep the old labels

@@ -247,6 +247,17 @@ void StubWebhook::stop() {
   if (server_) server_->stop(std::chrono::milliseconds(0));
 }
 
+void StubWebhook::setHarnessRequestFilter(
+    std::function<bool(const nlohmann::json& review)> filter) {
+  std::lock_guard lock(mutex_);
+  harness_filter_ = std::move(filter);
+}
+
+std::size_t StubWebhook::harnessRequests() const {
+  std::lock_guard lock(mutex_);
+  return harness_requests_;
+}
+
 net::Reply StubWebhook::answer(const net::Request& request) {
   StubCall call;
   call.received = std::chrono::steady_clock::now();
@@ -261,6 +272,10 @@ net::Reply StubWebhook::answer(const net::Request& request) {
   const StubBehaviour* behaviour = &defaultBehaviour();
   {
     std::lock_guard lock(mutex_);
+    if (harness_filter_ && harness_filter_(call.review)) {
+      ++harness_requests_;
+      return respond(defaultBehaviour(), call.review, 0);
+    }
     call.number = calls_.size() + 1;
     call.rule_description = "default (no rule matched)";
     for (std::size_t i = 0; i < spec_.responses.size(); ++i) {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/core/base64.h"
+#include "harness/sim/caller.h"
 #include "harness/testing/support.h"
 
 namespace harness::sim {
@@ -31,6 +32,21 @@ WebhookKubeconfig kubeconfig(const t::ScratchDir& dir, const std::string& users,
 std::string tokenFor(const WebhookKubeconfig& config, const std::string& host_port) {
   const auto* found = config.forHostPort(host_port);
   return found ? found->bearer_token : "<anonymous>";
+}
+
+// The URL kube-apiserver posts to (and names in its errors): an empty path is requested as "/".
+TEST(WebhookUrl, AnEmptyPathIsTheRoot) {
+  core::WebhookClientConfig service;
+  service.service = core::ServiceReference{"ns", "hook", std::nullopt, std::nullopt};
+  EXPECT_EQ(webhookUrl(service, "10s"), "https://hook.ns.svc:443/?timeout=10s");
+  service.service->path = "/mutate";
+  service.service->port = 8443;
+  EXPECT_EQ(webhookUrl(service, ""), "https://hook.ns.svc:8443/mutate");
+  core::WebhookClientConfig url;
+  url.url = "https://127.0.0.1:1";
+  EXPECT_EQ(webhookUrl(url, "5s"), "https://127.0.0.1:1/?timeout=5s");
+  url.url = "https://hook.example.com/validate";
+  EXPECT_EQ(webhookUrl(url, "5s"), "https://hook.example.com/validate?timeout=5s");
 }
 
 TEST(WebhookKubeconfig, MatchesExactThenStarDomainsThenWithoutPort443ThenStar) {

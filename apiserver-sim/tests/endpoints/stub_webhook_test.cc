@@ -396,6 +396,36 @@ TEST_F(StubWebhookTest, ResetCallsRestartsNumbersAndSequences) {
   EXPECT_EQ(stub_->calls().at(0).number, 1u);
 }
 
+TEST_F(StubWebhookTest, HarnessRequestsAreAllowedAtOnceAndNeitherRecordedNorCounted) {
+  start(R"(
+responses:
+- when: {call: 1}
+  respond: {uid: first}
+- sequence: [{allowed: false}, {uid: b}]
+)");
+  stub_->setHarnessRequestFilter([](const json& review) {
+    return review.is_object() && review["request"].value("name", "") == "harness";
+  });
+  json harness_review = podReview("h-1");
+  harness_review["request"]["name"] = "harness";
+  // Before and between the scenario's calls: allowed without a patch, and the
+  // scenario's first call is still call 1, its second the sequence's first entry.
+  json answer = review(harness_review);
+  EXPECT_EQ(answer["response"]["uid"], "h-1");
+  EXPECT_EQ(answer["response"]["allowed"], true);
+  EXPECT_FALSE(answer["response"].contains("patch"));
+  EXPECT_EQ(review()["response"]["uid"], "first");
+  harness_review["request"]["uid"] = "h-2";
+  EXPECT_EQ(review(harness_review)["response"]["allowed"], true);
+  EXPECT_EQ(review()["response"]["allowed"], false);
+  EXPECT_EQ(stub_->harnessRequests(), 2u);
+  auto calls = stub_->calls();
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0].uid, "uid-1");
+  EXPECT_EQ(calls[1].number, 2u);
+  EXPECT_EQ(calls[1].rule_description, "responses[1].sequence[0]");
+}
+
 // --- delays ---
 
 TEST_F(StubWebhookTest, DelayOutlastsAShorterClientDeadline) {

@@ -49,6 +49,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -178,6 +179,14 @@ class StubWebhook {
                                                                       int attempt) const;
   // Forgets the calls and starts over: call numbers and sequence positions restart at 1.
   void resetCalls();
+  // Requests that are the harness's own rather than the scenario's (the kube backend's informer
+  // sync, a dry-run request the scenario's catch-all webhooks are called for too): `filter`
+  // receives the review (null when the body is not JSON); those it accepts are answered allowed
+  // at once, without a patch, and are neither recorded nor counted, so calls(), call numbers and
+  // sequence positions stay those of the scenario's requests. Thread-safe.
+  void setHarnessRequestFilter(std::function<bool(const nlohmann::json& review)> filter);
+  // How many requests the filter took.
+  [[nodiscard]] std::size_t harnessRequests() const;
   // Stops serving (the port refuses connections afterwards). Idempotent; the destructor stops.
   void stop();
 
@@ -196,6 +205,8 @@ class StubWebhook {
   mutable std::mutex mutex_;
   std::vector<StubCall> calls_;
   std::vector<std::size_t> rule_hits_;  // per rule: calls it answered (sequence position)
+  std::function<bool(const nlohmann::json&)> harness_filter_;
+  std::size_t harness_requests_ = 0;
 };
 
 }  // namespace harness::sim
