@@ -5,8 +5,9 @@
 #include <fmt/format.h>
 
 #include "harness/core/field_errors.h"
-#include "harness/core/go_strconv.h"
 #include "harness/core/json_pointer.h"
+#include "harness/go/strconv.h"
+#include "harness/go/time.h"
 #include "harness/sim/stub_webhook.h"
 #include "json_fields.h"
 
@@ -147,7 +148,7 @@ core::Result<StubBehaviour> parseBehaviour(const json& value, const std::string&
   if (!delay) return delay.error();
   if (*delay) {
     const std::string delay_path = fields->pathOf("delay");
-    auto ns = core::goParseDuration(**delay);
+    auto ns = go::parseDuration(**delay);
     if (!ns) {
       // Go's text without its package prefix: `invalid duration "2 seconds"`.
       std::string_view message = ns.error().message;
@@ -156,7 +157,7 @@ core::Result<StubBehaviour> parseBehaviour(const json& value, const std::string&
     }
     if (*ns < 0) {
       return core::makeError(fmt::format("{}: must not be negative, got {}", delay_path,
-                                         core::goTimeQuote(**delay)));
+                                         go::timeQuote(**delay)));
     }
     out.delay = std::chrono::nanoseconds(*ns);
   }
@@ -256,7 +257,7 @@ core::Result<StubCondition> parseCondition(const json& value, const std::string&
   }
   if (out.path && !out.path->starts_with('/')) {
     return core::makeError(fmt::format("{}: must start with \"/\", got {}",
-                                       fields->pathOf("path"), core::goQuote(*out.path)));
+                                       fields->pathOf("path"), go::quote(*out.path)));
   }
 
   if (const json* call = fields->get("call"); call && !call->is_null()) {

@@ -1,9 +1,12 @@
-#include "harness/core/base64.h"
+#include "harness/go/base64.h"
 
 #include <array>
 #include <cstdint>
 
-namespace harness::core {
+namespace harness::go {
+
+using core::Error;
+using core::Result;
 
 namespace {
 
@@ -114,4 +117,4 @@ Result<std::string> base64Decode(std::string_view src) {
   return out;
 }
 
-}  // namespace harness::core
+}  // namespace harness::go
