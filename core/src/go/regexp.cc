@@ -147,7 +147,7 @@ struct Regexp::Impl {
               const std::vector<std::ptrdiff_t>& match) const {
     const std::map<int, std::string>& names = re.CapturingGroupNames();
     auto group = [&](int i) {
-      const auto k = static_cast<std::size_t>(2 * i);
+      const auto k = 2 * static_cast<std::size_t>(i);
       if (k + 1 < match.size() && match[k] >= 0) {
         dst.append(src.substr(static_cast<std::size_t>(match[k]),
                               static_cast<std::size_t>(match[k + 1] - match[k])));

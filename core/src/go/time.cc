@@ -39,7 +39,7 @@ core::Result<std::int64_t> parseDuration(std::string_view s) {
     std::uint64_t v = 0;
     std::uint64_t f = 0;
     double scale = 1;
-    if (!(s[0] == '.' || (s[0] >= '0' && s[0] <= '9'))) return invalid();
+    if (s[0] != '.' && (s[0] < '0' || s[0] > '9')) return invalid();
     // leadingInt
     const size_t pl = s.size();
     {

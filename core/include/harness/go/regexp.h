@@ -22,8 +22,8 @@ class Regexp {
   // regexp.Compile. Errors read as Go's: "error parsing regexp: missing closing ): `(a`".
   static core::Result<Regexp> compile(std::string_view expr);
 
-  Regexp(Regexp&&) noexcept;
-  Regexp& operator=(Regexp&&) noexcept;
+  Regexp(Regexp&& other) noexcept;
+  Regexp& operator=(Regexp&& other) noexcept;
   ~Regexp();
 
   // MatchString: whether `s` contains a match.
