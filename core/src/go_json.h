@@ -53,7 +53,7 @@ class Reader {
       : object_(object), struct_name_(std::move(struct_name)), path_(std::move(path)) {}
 
   [[nodiscard]] bool ok() const { return !error_.has_value(); }
-  [[nodiscard]] const Error& error() const { return *error_; }
+  [[nodiscard]] const Error& error() const { return error_.value(); }  // only after !ok()
   void fail(Error e) {
     if (!error_) error_ = std::move(e);
   }
