@@ -4,9 +4,9 @@
 #include <rapidcheck/gtest.h>
 
 #include "generators.h"
-#include "harness/core/base64.h"
 #include "harness/core/json_patch.h"
 #include "harness/core/yaml.h"
+#include "harness/go/base64.h"
 
 namespace harness::property {
 namespace {
@@ -77,7 +77,7 @@ RC_GTEST_PROP(YamlLaws, EveryJsonValueSurvivesAYamlRoundTrip, ()) {
 }
 
 RC_GTEST_PROP(Base64Laws, DecodeInvertsEncode, (const std::string& bytes)) {
-  const auto decoded = core::base64Decode(core::base64Encode(bytes));
+  const auto decoded = go::base64Decode(go::base64Encode(bytes));
   RC_ASSERT(decoded.ok());
   RC_ASSERT(*decoded == bytes);
 }

@@ -9,11 +9,14 @@ packages=(
   libssl-dev openssl          # TLS, and the openssl CLI used by scripts/gen-certs.sh
   nlohmann-json3-dev libyaml-cpp-dev
   libsimdjson-dev             # the fast path of core::parseJson (nlohmann words the errors)
+  libre2-dev                  # Go's regexp (harness/go/regexp.h): Sprig's regex functions, scenario regexes
+  libvalijson-dev             # JSON Schema validation: the scenario schema test
   libgtest-dev libgmock-dev googletest librapidcheck-dev
   libcli11-dev libfmt-dev libspdlog-dev libbenchmark-dev
   libjemalloc-dev             # the injector binary's malloc (scripts/bench-inject.sh)
   clang-16 libclang-rt-16-dev llvm-16   # the asan and fuzz presets: libFuzzer, sanitizer runtimes, llvm-symbolizer
   lld-16                      # the asan preset's linker (links its test programs faster than ld)
+  clang-tidy-16               # the tidy preset (.clang-tidy)
   procps curl ca-certificates
   time                        # /usr/bin/time -v: peak RSS in the benchmark scripts
 )

@@ -14,6 +14,8 @@
 #include "harness/core/field_errors.h"
 #include "harness/core/json.h"
 #include "harness/core/webhook_config.h"
+#include "harness/go/strconv.h"
+#include "harness/validation/validation.h"
 
 namespace harness::audit {
 namespace {
@@ -206,7 +208,7 @@ core::Result<void> checkAnnotationKey(std::string_view key) {
         "annotation key has invalid format, the right format is a DNS subdomain prefix and '/' "
         "and key name. (e.g. 'podsecuritypolicy.admission.k8s.io/admit-policy')"};
   }
-  const auto messages = core::qualifiedNameErrors(key);
+  const auto messages = validation::isQualifiedName(key);
   if (!messages.empty()) {
     std::string joined;
     for (std::size_t i = 0; i < messages.size(); ++i) {
@@ -229,13 +231,13 @@ core::Result<void> AnnotationSet::addWithLevel(std::string_view key, std::string
     return core::Error{
         "admission annotations are not allowed to be set at audit level lower than Metadata, "
         "key: " +
-        core::goQuote(key) + ", level: " + std::string(toString(level))};
+        go::quote(key) + ", level: " + std::string(toString(level))};
   }
   LeveledAnnotation annotation{std::string(value), level};
   if (const auto it = entries_.find(key); it != entries_.end()) {
     if (it->second == annotation) return {};
     return core::Error{
-        "admission annotations are not allowd to be overwritten, key:" + core::goQuote(key) +
+        "admission annotations are not allowd to be overwritten, key:" + go::quote(key) +
         ", old value: " + goLevelValue(it->second) + ", new value: " + goLevelValue(annotation)};
   }
   entries_.emplace(std::string(key), std::move(annotation));

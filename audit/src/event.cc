@@ -13,7 +13,8 @@
 
 #include "go_json_writer.h"
 #include "harness/core/field_errors.h"
-#include "harness/core/go_json_kind.h"
+#include "harness/go/json.h"
+#include "harness/go/strconv.h"
 
 namespace harness::audit {
 namespace {
@@ -104,7 +105,7 @@ class Reader {
     if (!error) error = core::Error{path + ": " + message};
   }
   void mismatch(const std::string& path, const J& v, const char* expected) {
-    fail(path, std::string("expected ") + expected + ", got " + core::goJsonValueKind(v));
+    fail(path, std::string("expected ") + expected + ", got " + go::jsonValueKind(v));
   }
 
   static const J* find(const J& object, const char* key) {
@@ -190,7 +191,7 @@ class Reader {
 template <class J>
 core::Result<Event> readEvent(const J& json) {
   if (!json.is_object()) {
-    return core::Error{"expected an audit Event object, got " + core::goJsonValueKind(json)};
+    return core::Error{"expected an audit Event object, got " + go::jsonValueKind(json)};
   }
   Event event;
   Reader<J> r;
@@ -201,10 +202,10 @@ core::Result<Event> readEvent(const J& json) {
   r.string(json, "apiVersion", "apiVersion", api_version);
   if (r.error) return *r.error;
   if (!kind.empty() && kind != kEventKind) {
-    return core::Error{"kind: " + core::goQuote(kind) + " is not an audit Event"};
+    return core::Error{"kind: " + go::quote(kind) + " is not an audit Event"};
   }
   if (!api_version.empty() && api_version.rfind("audit.k8s.io/", 0) != 0) {
-    return core::Error{"apiVersion: " + core::goQuote(api_version) +
+    return core::Error{"apiVersion: " + go::quote(api_version) +
                        " is not an audit.k8s.io version"};
   }
 
@@ -357,7 +358,7 @@ std::string formatMicroTime(TimePoint time) {
 core::Result<TimePoint> parseMicroTime(std::string_view text) {
   using namespace std::chrono;
   const auto bad = [&] {
-    return core::Error{"cannot parse " + core::goQuote(text) +
+    return core::Error{"cannot parse " + go::quote(text) +
                        " as an RFC 3339 time (2006-01-02T15:04:05.000000Z07:00)"};
   };
   const int y = digits(text, 0, 4);

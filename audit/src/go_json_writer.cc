@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "harness/core/utf8.h"
+#include "harness/go/json.h"
 
 namespace harness::audit::go_json {
 namespace {
@@ -19,83 +20,14 @@ void appendHexEscape(std::string& out, unsigned char b) {
 
 }  // namespace
 
-void appendString(std::string& out, std::string_view s) {
-  out.push_back('"');
-  for (std::size_t i = 0; i < s.size();) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    if (b < 0x80) {
-      switch (b) {
-        case '"':
-        case '\\':
-          out.push_back('\\');
-          out.push_back(static_cast<char>(b));
-          break;
-        case '\b':
-          out += "\\b";
-          break;
-        case '\f':
-          out += "\\f";
-          break;
-        case '\n':
-          out += "\\n";
-          break;
-        case '\r':
-          out += "\\r";
-          break;
-        case '\t':
-          out += "\\t";
-          break;
-        case '<':
-        case '>':
-        case '&':
-          appendHexEscape(out, b);
-          break;
-        default:
-          if (b < 0x20) {
-            appendHexEscape(out, b);
-          } else {
-            out.push_back(static_cast<char>(b));
-          }
-      }
-      ++i;
-      continue;
-    }
-    const core::Rune rune = core::decodeUtf8(s, i);
-    if (!rune.valid) {
-      out += "\\ufffd";
-      i += 1;
-      continue;
-    }
-    if (rune.code_point == 0x2028 || rune.code_point == 0x2029) {
-      out += rune.code_point == 0x2028 ? "\\u2028" : "\\u2029";
-    } else {
-      out.append(s.substr(i, rune.length));
-    }
-    i += rune.length;
-  }
-  out.push_back('"');
-}
+void appendString(std::string& out, std::string_view s) { go::appendJsonString(out, s, true); }
 
 void appendFloat(std::string& out, double f) {
   if (!std::isfinite(f)) {  // json.Marshal refuses these; never produced from parsed JSON
     out += "null";
     return;
   }
-  char buffer[64];
-  const double abs = std::fabs(f);
-  const bool exponent = abs != 0 && (abs < 1e-6 || abs >= 1e21);
-  const auto result =
-      std::to_chars(buffer, buffer + sizeof buffer, f,
-                    exponent ? std::chars_format::scientific : std::chars_format::fixed);
-  std::string text(buffer, result.ptr);
-  if (exponent) {
-    // "1e-07" -> "1e-7", as Go cleans up a two-digit negative exponent with a leading zero.
-    const std::size_t n = text.size();
-    if (n >= 4 && text[n - 4] == 'e' && text[n - 3] == '-' && text[n - 2] == '0') {
-      text.erase(n - 2, 1);
-    }
-  }
-  out += text;
+  out += go::jsonFloat(f);
 }
 
 std::string compact(std::string_view text) {

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "harness/core/field_errors.h"
+#include "harness/go/strconv.h"
 
 namespace harness::audit {
 namespace {
@@ -43,14 +44,14 @@ core::Result<Level> parseLevel(std::string_view text) {
   for (const auto& [value, name] : kLevels) {
     if (name == text) return value;
   }
-  return core::Error{"unknown level " + core::goQuote(text)};
+  return core::Error{"unknown level " + go::quote(text)};
 }
 
 core::Result<Stage> parseStage(std::string_view text) {
   for (const auto& [value, name] : kStages) {
     if (name == text) return value;
   }
-  return core::Error{"unknown stage " + core::goQuote(text)};
+  return core::Error{"unknown stage " + go::quote(text)};
 }
 
 }  // namespace harness::audit

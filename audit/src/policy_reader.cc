@@ -23,6 +23,9 @@
 #include "harness/audit/policy.h"
 #include "harness/core/webhook_config.h"
 #include "harness/core/yaml.h"
+#include "harness/go/fmt.h"
+#include "harness/go/strconv.h"
+#include "harness/validation/validation.h"
 
 namespace harness::audit {
 namespace {
@@ -126,7 +129,7 @@ class Locator {
 std::string kindOf(const json& v) {
   switch (v.type()) {
     case json::value_t::string:
-      return "string " + core::goQuote(v.get_ref<const std::string&>());
+      return "string " + go::quote(v.get_ref<const std::string&>());
     case json::value_t::boolean:
       return v.get<bool>() ? "bool true" : "bool false";
     case json::value_t::number_integer:
@@ -176,7 +179,7 @@ class Decoder {
     for (const auto& [key, value] : object.items()) {
       if (known.count(key) == 0) {
         unknown_fields.push_back(LocatedError{
-            "unknown field " + core::goQuote(fieldPath(child(path, key))), child(path, key), true});
+            "unknown field " + go::quote(fieldPath(child(path, key))), child(path, key), true});
       }
     }
   }
@@ -377,16 +380,6 @@ std::string joinComma(const std::vector<std::string>& items) {
   return out;
 }
 
-// fmt %#v of a []string, as field.Invalid prints a list value: []string{"a", "b"}.
-std::string goStringSlice(const std::vector<std::string>& items) {
-  std::string out = "[]string{";
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += ", ";
-    out += core::goQuote(items[i]);
-  }
-  return out + "}";
-}
-
 struct LocatedFieldError {
   core::FieldError error;
   Path location;
@@ -442,7 +435,7 @@ void validateRule(const PolicyRule& rule, const std::string& level,
   for (std::size_t i = 0; i < rule.resources.size(); ++i) {
     const GroupResources& gr = rule.resources[i];
     if (!gr.group.empty()) {
-      if (auto msgs = core::dns1123SubdomainErrors(gr.group); !msgs.empty()) {
+      if (auto msgs = validation::isDns1123Subdomain(gr.group); !msgs.empty()) {
         out.push_back(
             {core::FieldError::invalid(path + ".resources.group", gr.group, joinComma(msgs)),
              child(child(resources_location, i), "group")});
@@ -450,7 +443,7 @@ void validateRule(const PolicyRule& rule, const std::string& level,
     }
     if (!gr.resource_names.empty() && gr.resources.empty()) {
       core::FieldError e{core::FieldErrorType::kInvalid, path + ".resources.resourceNames",
-                         goStringSlice(gr.resource_names),
+                         go::stringSliceGoSyntax(gr.resource_names),
                          "using resourceNames requires at least one resource"};
       out.push_back({std::move(e), child(child(resources_location, i), "resourceNames")});
     }
@@ -458,7 +451,7 @@ void validateRule(const PolicyRule& rule, const std::string& level,
   validateOmitStages(omit_stages, path + ".omitStages", child(location, "omitStages"), out);
   if (!rule.non_resource_urls.empty() && (!rule.resources.empty() || !rule.namespaces.empty())) {
     core::FieldError e{core::FieldErrorType::kInvalid, path + ".nonResourceURLs",
-                       goStringSlice(rule.non_resource_urls),
+                       go::stringSliceGoSyntax(rule.non_resource_urls),
                        "rules cannot apply to both regular resources and non-resource URLs"};
     out.push_back({std::move(e), urls_location});
   }

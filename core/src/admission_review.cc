@@ -1,5 +1,8 @@
 #include "harness/core/admission_review.h"
 
+#include "harness/go/base64.h"
+#include "harness/go/strconv.h"
+
 #include <algorithm>
 #include <utility>
 
@@ -227,7 +230,7 @@ nlohmann::json toJson(const AdmissionResponse& response) {
   j["uid"] = response.uid;
   j["allowed"] = response.allowed;
   if (response.status) j["status"] = toJson(*response.status);
-  if (!response.patch.empty()) j["patch"] = base64Encode(response.patch);
+  if (!response.patch.empty()) j["patch"] = go::base64Encode(response.patch);
   if (response.patch_type) j["patchType"] = *response.patch_type;
   if (!response.audit_annotations.empty()) j["auditAnnotations"] = response.audit_annotations;
   if (!response.warnings.empty()) j["warnings"] = response.warnings;
@@ -279,11 +282,11 @@ Result<AdmissionReview> requestReviewFromJson(const nlohmann::json& json) {
   const std::string wanted = std::string(kApiVersionV1) + " or " + std::string(kApiVersionV1beta1);
   if (review.api_version.empty()) return Error{"apiVersion is missing (want " + wanted + ")"};
   if (!reviewVersionOf(review.api_version)) {
-    return Error{"apiVersion " + goQuote(review.api_version) + " is not " + wanted};
+    return Error{"apiVersion " + go::quote(review.api_version) + " is not " + wanted};
   }
   if (review.kind.empty()) return Error{"kind is missing (want AdmissionReview)"};
   if (review.kind != kAdmissionReviewKind) {
-    return Error{"kind " + goQuote(review.kind) + " is not AdmissionReview"};
+    return Error{"kind " + go::quote(review.kind) + " is not AdmissionReview"};
   }
   if (!review.request) return Error{"request is missing"};
   if (review.request->uid.empty()) return Error{"request.uid is missing"};
@@ -341,7 +344,7 @@ Result<VerifiedResponse> verifyAdmissionResponse(ReviewVersion request_version,
   }
 
   if (r.uid != request_uid) {
-    return Error{"expected response.uid=" + goQuote(request_uid) + ", got " + goQuote(r.uid)};
+    return Error{"expected response.uid=" + go::quote(request_uid) + ", got " + go::quote(r.uid)};
   }
   // Go compares the parsed GroupVersionKinds; their String() forms are equal exactly when they are.
   const std::string expected = groupVersionKindString(kApiVersionV1, kAdmissionReviewKind);
@@ -357,7 +360,7 @@ Result<VerifiedResponse> verifyAdmissionResponse(ReviewVersion request_version,
     out.patch = r.patch;
     if (r.patch_type) {
       if (r.patch_type->empty()) {
-        return Error{"webhook returned invalid response.patchType of " + goQuote(*r.patch_type)};
+        return Error{"webhook returned invalid response.patchType of " + go::quote(*r.patch_type)};
       }
       out.patch_type = *r.patch_type;
     }

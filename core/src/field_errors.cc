@@ -3,55 +3,9 @@
 #include <cstdio>
 #include <set>
 
-#include "harness/core/utf8.h"
+#include "harness/go/strconv.h"
 
 namespace harness::core {
-
-std::string goQuote(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  out.push_back('"');
-  for (size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      switch (c) {
-        case '\a': out += "\\a"; break;
-        case '\b': out += "\\b"; break;
-        case '\f': out += "\\f"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        case '\v': out += "\\v"; break;
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        default:
-          if (c < 0x20 || c == 0x7f) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\x%02x", c);
-            out += buf;
-          } else {
-            out.push_back(static_cast<char>(c));
-          }
-      }
-      ++i;
-      continue;
-    }
-    // Structural check only (kLeadC2ToF4): overlong 3/4-byte forms and surrogates are copied
-    // as they are, as this function always did, where Go's Quote would write \x escapes.
-    const Rune r = decodeUtf8(s, i, Utf8Check::kLeadC2ToF4);
-    if (!r.valid) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-      ++i;
-    } else {
-      out.append(s.substr(i, r.length));
-      i += r.length;
-    }
-  }
-  out.push_back('"');
-  return out;
-}
 
 std::string_view fieldErrorTypeText(FieldErrorType type) {
   switch (type) {
@@ -82,7 +36,7 @@ std::string FieldError::body() const {
 }
 
 FieldError FieldError::invalid(std::string field, std::string_view value, std::string detail) {
-  return {FieldErrorType::kInvalid, std::move(field), goQuote(value), std::move(detail)};
+  return {FieldErrorType::kInvalid, std::move(field), go::quote(value), std::move(detail)};
 }
 
 FieldError FieldError::invalid(std::string field, std::int64_t value, std::string detail) {
@@ -94,7 +48,7 @@ FieldError FieldError::required(std::string field, std::string detail) {
 }
 
 FieldError FieldError::duplicate(std::string field, std::string_view value) {
-  return {FieldErrorType::kDuplicate, std::move(field), goQuote(value), {}};
+  return {FieldErrorType::kDuplicate, std::move(field), go::quote(value), {}};
 }
 
 FieldError FieldError::notSupported(std::string field, std::string_view value,
@@ -104,10 +58,10 @@ FieldError FieldError::notSupported(std::string field, std::string_view value,
     detail = "supported values: ";
     for (size_t i = 0; i < supported.size(); ++i) {
       if (i > 0) detail += ", ";
-      detail += goQuote(supported[i]);
+      detail += go::quote(supported[i]);
     }
   }
-  return {FieldErrorType::kNotSupported, std::move(field), goQuote(value), std::move(detail)};
+  return {FieldErrorType::kNotSupported, std::move(field), go::quote(value), std::move(detail)};
 }
 
 FieldError FieldError::forbidden(std::string field, std::string detail) {
@@ -166,7 +120,7 @@ std::string invalidObjectMessage(std::string_view kind, std::string_view group,
                                  std::string_view name, const FieldErrors& errors) {
   std::string qualified(kind);
   if (!group.empty()) qualified += "." + std::string(group);
-  return qualified + " " + goQuote(name) + " is invalid: " + aggregate(errors);
+  return qualified + " " + go::quote(name) + " is invalid: " + aggregate(errors);
 }
 
 }  // namespace harness::core

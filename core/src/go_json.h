@@ -21,10 +21,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/core/base64.h"
-#include "harness/core/go_json_kind.h"
 #include "harness/core/json.h"
 #include "harness/core/result.h"
+#include "harness/go/base64.h"
+#include "harness/go/json.h"
 
 namespace harness::core::go_json {
 
@@ -42,7 +42,7 @@ inline Error typeErrorWithValue(std::string_view value, std::string_view struct_
 
 inline Error typeError(const nlohmann::json& v, std::string_view struct_name, std::string_view path,
                        std::string_view go_type) {
-  return typeErrorWithValue(goJsonValueKind(v), struct_name, path, go_type);
+  return typeErrorWithValue(go::jsonValueKind(v), struct_name, path, go_type);
 }
 
 // Reads the fields of one JSON object that maps to one Go struct. Keeps the first error.
@@ -53,7 +53,7 @@ class Reader {
       : object_(object), struct_name_(std::move(struct_name)), path_(std::move(path)) {}
 
   [[nodiscard]] bool ok() const { return !error_.has_value(); }
-  [[nodiscard]] const Error& error() const { return *error_; }
+  [[nodiscard]] const Error& error() const { return error_.value(); }  // only after !ok()
   void fail(Error e) {
     if (!error_) error_ = std::move(e);
   }
@@ -188,7 +188,7 @@ class Reader {
     const auto* v = find(key);
     if (v == nullptr) return;
     if (v->is_string()) {
-      auto decoded = base64Decode(v->get_ref<const std::string&>());
+      auto decoded = go::base64Decode(v->get_ref<const std::string&>());
       if (decoded.ok()) {
         out = std::move(decoded).value();
       } else {

@@ -3,6 +3,7 @@
 // decoding with Go encoding/json's error texts (scanner.go, decode.go).
 
 #include "harness/core/json_patch.h"
+
 #include "harness/core/json_patch_decode.h"
 
 #include <algorithm>
@@ -11,9 +12,10 @@
 #include <utility>
 
 #include "harness/core/field_errors.h"
-#include "harness/core/go_strconv.h"
 #include "harness/core/json.h"
 #include "harness/core/utf8.h"
+#include "harness/go/json.h"
+#include "harness/go/strconv.h"
 
 namespace harness::core {
 
@@ -27,318 +29,8 @@ Error missingPath(const std::string& pointer, std::string message) {
   return Error{std::move(message), ErrorCode::kNotFound, pointer, {}};
 }
 
-// ---------------------------------------------------------------------------------------------
-// Go encoding/json syntax checking (encoding/json/scanner.go). Go validates the whole input before
-// decoding, so a syntax error always wins over a type error, and its texts are what kube-apiserver
-// reports for an undecodable webhook patch.
-
-// encoding/json quoteChar: the offending byte as a Go character literal.
-std::string quoteChar(unsigned char c) {
-  if (c == '\'') return "'\\''";
-  if (c == '"') return "'\"'";
-  std::string inner;
-  if (c < 0x80) {
-    inner = goQuote(std::string(1, static_cast<char>(c)));
-    inner = inner.substr(1, inner.size() - 2);
-  } else if (c <= 0xA0 || c == 0xAD) {
-    // string(rune(c)) is U+0080..U+00FF; Go's Quote escapes the non-printable ones.
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "\\u%04x", c);
-    inner = buf;
-  } else {
-    inner.push_back(static_cast<char>(0xC0 | (c >> 6)));
-    inner.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  }
-  return "'" + inner + "'";
-}
-
-bool isGoJsonSpace(unsigned char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
-bool isDigit(unsigned char c) { return c >= '0' && c <= '9'; }
-bool isHex(unsigned char c) {
-  return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-
-// Returns "" when `text` is valid JSON for Go, else Go's SyntaxError text.
-std::string goJsonSyntaxError(std::string_view text) {
-  enum class Parse { kObjectKey, kObjectValue, kArrayValue };
-  enum class State {
-    kBeginValue,
-    kBeginValueOrEmpty,
-    kBeginStringOrEmpty,
-    kBeginString,
-    kEndValue,
-    kEndTop,
-    kInString,
-    kInStringEsc,
-    kInStringEscU,
-    kInStringEscU1,
-    kInStringEscU12,
-    kInStringEscU123,
-    kNeg,
-    k1,
-    k0,
-    kDot,
-    kDot0,
-    kE,
-    kESign,
-    kE0,
-    kLiteral,  // inside true/false/null: `literal`, next expected byte at `literal_pos`
-  };
-  constexpr std::size_t kMaxNestingDepth = 10000;  // scanner.go maxNestingDepth
-  std::vector<Parse> stack;
-  State state = State::kBeginValue;
-  std::string_view literal;
-  std::size_t literal_pos = 0;
-  auto error = [](unsigned char c, const std::string& context) {
-    return "invalid character " + quoteChar(c) + " " + context;
-  };
-
-  // One step of the state machine; returns an error text or "".
-  auto step = [&](unsigned char c) -> std::string {
-    while (true) {
-      switch (state) {
-        case State::kBeginValueOrEmpty:
-          if (isGoJsonSpace(c)) return "";
-          if (c == ']') {
-            state = State::kEndValue;
-            continue;
-          }
-          state = State::kBeginValue;
-          continue;
-        case State::kBeginValue:
-          if (isGoJsonSpace(c)) return "";
-          switch (c) {
-            case '{':
-              state = State::kBeginStringOrEmpty;
-              stack.push_back(Parse::kObjectKey);
-              if (stack.size() > kMaxNestingDepth) return error(c, "exceeded max depth");
-              return "";
-            case '[':
-              state = State::kBeginValueOrEmpty;
-              stack.push_back(Parse::kArrayValue);
-              if (stack.size() > kMaxNestingDepth) return error(c, "exceeded max depth");
-              return "";
-            case '"':
-              state = State::kInString;
-              return "";
-            case '-':
-              state = State::kNeg;
-              return "";
-            case '0':
-              state = State::k0;
-              return "";
-            case 't':
-            case 'f':
-            case 'n':
-              literal = c == 't' ? "true" : c == 'f' ? "false" : "null";
-              literal_pos = 1;
-              state = State::kLiteral;
-              return "";
-            default:
-              if (c >= '1' && c <= '9') {
-                state = State::k1;
-                return "";
-              }
-              return error(c, "looking for beginning of value");
-          }
-        case State::kBeginStringOrEmpty:
-          if (isGoJsonSpace(c)) return "";
-          if (c == '}') {
-            stack.back() = Parse::kObjectValue;
-            state = State::kEndValue;
-            continue;
-          }
-          state = State::kBeginString;
-          continue;
-        case State::kBeginString:
-          if (isGoJsonSpace(c)) return "";
-          if (c == '"') {
-            state = State::kInString;
-            return "";
-          }
-          return error(c, "looking for beginning of object key string");
-        case State::kEndValue: {
-          if (stack.empty()) {
-            state = State::kEndTop;
-            continue;
-          }
-          if (isGoJsonSpace(c)) return "";
-          switch (stack.back()) {
-            case Parse::kObjectKey:
-              if (c == ':') {
-                stack.back() = Parse::kObjectValue;
-                state = State::kBeginValue;
-                return "";
-              }
-              return error(c, "after object key");
-            case Parse::kObjectValue:
-              if (c == ',') {
-                stack.back() = Parse::kObjectKey;
-                state = State::kBeginString;
-                return "";
-              }
-              if (c == '}') {
-                stack.pop_back();
-                state = stack.empty() ? State::kEndTop : State::kEndValue;
-                return "";
-              }
-              return error(c, "after object key:value pair");
-            case Parse::kArrayValue:
-              if (c == ',') {
-                state = State::kBeginValue;
-                return "";
-              }
-              if (c == ']') {
-                stack.pop_back();
-                state = stack.empty() ? State::kEndTop : State::kEndValue;
-                return "";
-              }
-              return error(c, "after array element");
-          }
-          return "";
-        }
-        case State::kEndTop:
-          if (!isGoJsonSpace(c)) return error(c, "after top-level value");
-          return "";
-        case State::kInString:
-          if (c == '"') {
-            state = State::kEndValue;
-            return "";
-          }
-          if (c == '\\') {
-            state = State::kInStringEsc;
-            return "";
-          }
-          if (c < 0x20) return error(c, "in string literal");
-          return "";
-        case State::kInStringEsc:
-          switch (c) {
-            case 'b':
-            case 'f':
-            case 'n':
-            case 'r':
-            case 't':
-            case '\\':
-            case '/':
-            case '"':
-              state = State::kInString;
-              return "";
-            case 'u':
-              state = State::kInStringEscU;
-              return "";
-            default:
-              return error(c, "in string escape code");
-          }
-        case State::kInStringEscU:
-        case State::kInStringEscU1:
-        case State::kInStringEscU12:
-        case State::kInStringEscU123:
-          if (!isHex(c)) return error(c, "in \\u hexadecimal character escape");
-          state = state == State::kInStringEscU     ? State::kInStringEscU1
-                  : state == State::kInStringEscU1  ? State::kInStringEscU12
-                  : state == State::kInStringEscU12 ? State::kInStringEscU123
-                                                    : State::kInString;
-          return "";
-        case State::kNeg:
-          if (c == '0') {
-            state = State::k0;
-            return "";
-          }
-          if (c >= '1' && c <= '9') {
-            state = State::k1;
-            return "";
-          }
-          return error(c, "in numeric literal");
-        case State::k1:
-          if (isDigit(c)) return "";
-          state = State::k0;
-          continue;
-        case State::k0:
-          if (c == '.') {
-            state = State::kDot;
-            return "";
-          }
-          if (c == 'e' || c == 'E') {
-            state = State::kE;
-            return "";
-          }
-          state = State::kEndValue;
-          continue;
-        case State::kDot:
-          if (isDigit(c)) {
-            state = State::kDot0;
-            return "";
-          }
-          return error(c, "after decimal point in numeric literal");
-        case State::kDot0:
-          if (isDigit(c)) return "";
-          if (c == 'e' || c == 'E') {
-            state = State::kE;
-            return "";
-          }
-          state = State::kEndValue;
-          continue;
-        case State::kE:
-          if (c == '+' || c == '-') {
-            state = State::kESign;
-            return "";
-          }
-          state = State::kESign;
-          continue;
-        case State::kESign:
-          if (isDigit(c)) {
-            state = State::kE0;
-            return "";
-          }
-          return error(c, "in exponent of numeric literal");
-        case State::kE0:
-          if (isDigit(c)) return "";
-          state = State::kEndValue;
-          continue;
-        case State::kLiteral:
-          if (c != static_cast<unsigned char>(literal[literal_pos])) {
-            return error(c, "in literal " + std::string(literal) + " (expecting '" +
-                                std::string(1, literal[literal_pos]) + "')");
-          }
-          if (++literal_pos == literal.size()) state = State::kEndValue;
-          return "";
-      }
-      return "";
-    }
-  };
-
-  for (unsigned char c : text) {
-    std::string err = step(c);
-    if (!err.empty()) return err;
-  }
-  // scanner.eof(): a trailing space completes a pending number or literal.
-  // A byte that is invalid there (input "-", "1.", "tru") reports that error, as Go does.
-  if (state == State::kEndTop) return "";
-  if (std::string err = step(' '); !err.empty()) return err;
-  if (state != State::kEndTop) return "unexpected end of JSON input";
-  return "";
-}
-
-// Go encoding/json's name for the JSON kind in an UnmarshalTypeError.
-std::string goJsonKind(const json& value) {
-  switch (value.type()) {
-    case json::value_t::object:
-      return "object";
-    case json::value_t::array:
-      return "array";
-    case json::value_t::string:
-      return "string";
-    case json::value_t::boolean:
-      return "bool";
-    case json::value_t::null:
-      return "null";
-    default:
-      return "number";
-  }
-}
-
 std::string goUnmarshalTypeError(const json& value, std::string_view go_type) {
-  return "json: cannot unmarshal " + goJsonKind(value) + " into Go value of type " +
+  return "json: cannot unmarshal " + go::jsonValueKind(value) + " into Go value of type " +
          std::string(go_type);
 }
 
@@ -512,7 +204,7 @@ class Engine {
 
   // partialArray index handling shared by get/set (replace) and remove.
   Result<std::size_t> existingIndex(const json& array, const std::string& key) {
-    auto parsed = goAtoi(key);
+    auto parsed = go::atoi(key);
     if (!parsed.ok()) return parsed.error();
     std::int64_t idx = *parsed;
     const auto len = static_cast<std::int64_t>(array.size());
@@ -572,7 +264,7 @@ class Engine {
       container.push_back(std::move(value));
       return {};
     }
-    auto parsed = goAtoi(key);
+    auto parsed = go::atoi(key);
     if (!parsed.ok()) {
       return Error{"value was not a proper array index: '" + key + "': " + parsed.error().message};
     }
@@ -821,7 +513,7 @@ PatchOperation PatchOperation::test(std::string path, json value) {
 }
 
 Result<JsonPatch> decodePatch(std::string_view text) {
-  if (std::string syntax = goJsonSyntaxError(text); !syntax.empty()) return Error{syntax};
+  if (std::string syntax = go::jsonSyntaxError(text); !syntax.empty()) return Error{syntax};
   // Go replaces invalid UTF-8 with U+FFFD when decoding; nlohmann rejects it. Do as Go does.
   auto decoded = parseJson(replaceInvalidUtf8(text));
   if (!decoded) {

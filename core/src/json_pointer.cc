@@ -1,6 +1,7 @@
 #include "harness/core/json_pointer.h"
 
 #include "harness/core/field_errors.h"
+#include "harness/go/strconv.h"
 
 namespace harness::core {
 
@@ -44,13 +45,13 @@ Result<Json*> resolveImpl(Json& doc, const JsonPointer& pointer) {
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     const std::string& token = tokens[i];
     auto fail = [&](const std::string& why) {
-      return Error{"json pointer " + goQuote(pointer.toString()) + ": " + why};
+      return Error{"json pointer " + go::quote(pointer.toString()) + ": " + why};
     };
-    const std::string at = goQuote(pointerPrefix(tokens, i));
+    const std::string at = go::quote(pointerPrefix(tokens, i));
     if (current->is_object()) {
       auto it = current->find(token);
       if (it == current->end()) {
-        return fail("key " + goQuote(token) + " not found in the object at " + at);
+        return fail("key " + go::quote(token) + " not found in the object at " + at);
       }
       current = &*it;
     } else if (current->is_array()) {
@@ -67,7 +68,7 @@ Result<Json*> resolveImpl(Json& doc, const JsonPointer& pointer) {
       current = &(*current)[*index];
     } else {
       return fail("the value at " + at + " is " + typeName(*current) +
-                  ", not an object or an array, so it has no member " + goQuote(token));
+                  ", not an object or an array, so it has no member " + go::quote(token));
     }
   }
   return current;
@@ -103,14 +104,14 @@ Result<std::string> unescapePointerToken(std::string_view token) {
       ++i;
       continue;
     }
-    return Error{"invalid escape in reference token " + goQuote(token) +
+    return Error{"invalid escape in reference token " + go::quote(token) +
                  ": \"~\" must be followed by \"0\" or \"1\""};
   }
   return out;
 }
 
 Result<std::size_t> parseArrayIndex(std::string_view token) {
-  auto invalid = [&] { return Error{"invalid array index " + goQuote(token)}; };
+  auto invalid = [&] { return Error{"invalid array index " + go::quote(token)}; };
   if (token.empty()) return invalid();
   if (token.size() > 1 && token[0] == '0') return invalid();
   std::size_t value = 0;
@@ -126,7 +127,7 @@ Result<std::size_t> parseArrayIndex(std::string_view token) {
 Result<JsonPointer> JsonPointer::parse(std::string_view text) {
   if (text.empty()) return JsonPointer{};
   if (text[0] != '/') {
-    return Error{"invalid json pointer " + goQuote(text) +
+    return Error{"invalid json pointer " + go::quote(text) +
                  ": it must be empty or start with \"/\""};
   }
   std::vector<std::string> tokens;
@@ -137,7 +138,7 @@ Result<JsonPointer> JsonPointer::parse(std::string_view text) {
         start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
     auto token = unescapePointerToken(raw);
     if (!token.ok())
-      return Error{"invalid json pointer " + goQuote(text) + ": " + token.error().message};
+      return Error{"invalid json pointer " + go::quote(text) + ": " + token.error().message};
     tokens.push_back(std::move(*token));
     if (slash == std::string_view::npos) break;
     start = slash + 1;

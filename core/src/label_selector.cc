@@ -8,8 +8,8 @@
 //     Requirement.String / internalSelector.String, requirements sorted by key.
 //   * pkg/apis/meta/v1/validation/validation.go ValidateLabelSelector (default options: label
 //     values in expressions are validated), ValidateLabelName, ValidateLabels.
-//   * pkg/util/validation/validation.go IsQualifiedName, IsValidLabelValue, IsDNS1123Subdomain and
-//     their messages; pkg/util/validation/field/errors.go for how bad values are printed.
+//   * pkg/util/validation/field/errors.go for how bad values are printed (the label key and value
+//     checks themselves are harness/validation's).
 
 #include <algorithm>
 #include <optional>
@@ -17,129 +17,15 @@
 #include <variant>
 
 #include "harness/core/object.h"
+#include "harness/go/fmt.h"
+#include "harness/go/strconv.h"
+#include "harness/validation/validation.h"
 
 namespace harness::core {
 
 namespace {
 
 using nlohmann::json;
-
-// ---------------------------------------------------------------------------------------------
-// util/validation
-
-constexpr std::string_view kQualifiedNameFmt = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
-constexpr std::string_view kQualifiedNameErrMsg =
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-    "alphanumeric character";
-constexpr size_t kQualifiedNameMaxLength = 63;
-constexpr std::string_view kLabelValueFmt = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
-constexpr std::string_view kLabelValueErrMsg =
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
-    "'.', and must start and end with an alphanumeric character";
-constexpr size_t kLabelValueMaxLength = 63;
-constexpr std::string_view kDns1123SubdomainFmt =
-    "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
-constexpr std::string_view kDns1123SubdomainErrMsg =
-    "a DNS-1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
-    "must start and end with an alphanumeric character";
-constexpr size_t kDns1123SubdomainMaxLength = 253;
-
-std::string regexError(std::string_view msg, std::string_view fmt,
-                       std::initializer_list<std::string_view> examples) {
-  std::string out(msg);
-  if (examples.size() == 0)
-    return out + " (regex used for validation is '" + std::string(fmt) + "')";
-  out += " (e.g. ";
-  bool first = true;
-  for (const auto& example : examples) {
-    if (!first) out += " or ";
-    first = false;
-    out += "'" + std::string(example) + "', ";
-  }
-  return out + "regex used for validation is '" + std::string(fmt) + "')";
-}
-
-std::string maxLenError(size_t length) {
-  return "must be no more than " + std::to_string(length) + " characters";
-}
-
-bool isAlnum(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-// ^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$
-bool matchesQualifiedName(std::string_view s) {
-  if (s.empty() || !isAlnum(s.front()) || !isAlnum(s.back())) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return isAlnum(c) || c == '-' || c == '_' || c == '.'; });
-}
-
-bool isDns1123Label(std::string_view s) {
-  auto lower_alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  if (s.empty() || !lower_alnum(s.front()) || !lower_alnum(s.back())) return false;
-  return std::all_of(s.begin(), s.end(), [&](char c) { return lower_alnum(c) || c == '-'; });
-}
-
-std::vector<std::string> isDns1123Subdomain(std::string_view value) {
-  std::vector<std::string> errs;
-  if (value.size() > kDns1123SubdomainMaxLength)
-    errs.push_back(maxLenError(kDns1123SubdomainMaxLength));
-  bool ok = true;
-  size_t start = 0;
-  while (true) {
-    const size_t dot = value.find('.', start);
-    if (!isDns1123Label(value.substr(start, dot == std::string_view::npos ? dot : dot - start))) {
-      ok = false;
-      break;
-    }
-    if (dot == std::string_view::npos) break;
-    start = dot + 1;
-  }
-  if (!ok)
-    errs.push_back(regexError(kDns1123SubdomainErrMsg, kDns1123SubdomainFmt, {"example.com"}));
-  return errs;
-}
-
-std::vector<std::string> isQualifiedName(std::string_view value) {
-  std::vector<std::string> errs;
-  const size_t parts = static_cast<size_t>(std::count(value.begin(), value.end(), '/')) + 1;
-  std::string_view name = value;
-  if (parts == 2) {
-    const size_t slash = value.find('/');
-    const std::string_view prefix = value.substr(0, slash);
-    name = value.substr(slash + 1);
-    if (prefix.empty()) {
-      errs.emplace_back("prefix part must be non-empty");
-    } else {
-      for (const auto& msg : isDns1123Subdomain(prefix)) errs.push_back("prefix part " + msg);
-    }
-  } else if (parts > 2) {
-    errs.push_back(
-        "a qualified name " +
-        regexError(kQualifiedNameErrMsg, kQualifiedNameFmt, {"MyName", "my.name", "123-abc"}) +
-        " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
-    return errs;
-  }
-  if (name.empty()) {
-    errs.emplace_back("name part must be non-empty");
-  } else if (name.size() > kQualifiedNameMaxLength) {
-    errs.push_back("name part " + maxLenError(kQualifiedNameMaxLength));
-  }
-  if (!matchesQualifiedName(name)) {
-    errs.push_back("name part " + regexError(kQualifiedNameErrMsg, kQualifiedNameFmt,
-                                             {"MyName", "my.name", "123-abc"}));
-  }
-  return errs;
-}
-
-std::vector<std::string> isValidLabelValue(std::string_view value) {
-  std::vector<std::string> errs;
-  if (value.size() > kLabelValueMaxLength) errs.push_back(maxLenError(kLabelValueMaxLength));
-  if (!value.empty() && !matchesQualifiedName(value)) {
-    errs.push_back(regexError(kLabelValueErrMsg, kLabelValueFmt, {"MyValue", "my_value", "12345"}));
-  }
-  return errs;
-}
 
 std::string joinMessages(const std::vector<std::string>& msgs) {
   std::string out;
@@ -148,18 +34,6 @@ std::string joinMessages(const std::vector<std::string>& msgs) {
     out += msgs[i];
   }
   return out;
-}
-
-// Go's %#v of a []string: []string(nil) when empty (the callers always pass a nil slice then),
-// []string{"a", "b"} otherwise.
-std::string goStringSlice(const std::vector<std::string>& values) {
-  if (values.empty()) return "[]string(nil)";
-  std::string out = "[]string{";
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i > 0) out += ", ";
-    out += goQuote(values[i]);
-  }
-  return out + "}";
 }
 
 // field.Path helpers.
@@ -252,33 +126,33 @@ std::variant<SelectorRequirement, std::string> newRequirement(std::string key_na
                                                               SelectorOperator op,
                                                               std::vector<std::string> values) {
   FieldErrors errs;
-  if (auto msgs = isQualifiedName(key_name); !msgs.empty()) {
+  if (auto msgs = validation::isQualifiedName(key_name); !msgs.empty()) {
     errs.push_back(FieldError::invalid("key", key_name, joinMessages(msgs)));
   }
   switch (op) {
     case SelectorOperator::kIn:
     case SelectorOperator::kNotIn:
       if (values.empty()) {
-        errs.push_back({FieldErrorType::kInvalid, "values", goStringSlice(values),
+        errs.push_back({FieldErrorType::kInvalid, "values", go::stringSliceGoSyntax(values),
                         "for 'in', 'notin' operators, values set can't be empty"});
       }
       break;
     case SelectorOperator::kEquals:
       if (values.size() != 1) {
-        errs.push_back({FieldErrorType::kInvalid, "values", goStringSlice(values),
+        errs.push_back({FieldErrorType::kInvalid, "values", go::stringSliceGoSyntax(values),
                         "exact-match compatibility requires one single value"});
       }
       break;
     case SelectorOperator::kExists:
     case SelectorOperator::kDoesNotExist:
       if (!values.empty()) {
-        errs.push_back({FieldErrorType::kInvalid, "values", goStringSlice(values),
+        errs.push_back({FieldErrorType::kInvalid, "values", go::stringSliceGoSyntax(values),
                         "values set must be empty for exists and does not exist"});
       }
       break;
   }
   for (size_t i = 0; i < values.size(); ++i) {
-    if (auto msgs = isValidLabelValue(values[i]); !msgs.empty()) {
+    if (auto msgs = validation::isValidLabelValue(values[i]); !msgs.empty()) {
       errs.push_back(
           FieldError::invalid(key(index("values", i), key_name), values[i], joinMessages(msgs)));
     }
@@ -372,7 +246,7 @@ Result<LabelSelector> LabelSelector::parse(const json& selector) {
   }
   for (const auto& expr : raw.match_expressions) {
     const auto op = operatorFromString(expr.op);
-    if (!op) return makeError(goQuote(expr.op) + " is not a valid label selector operator");
+    if (!op) return makeError(go::quote(expr.op) + " is not a valid label selector operator");
     auto req = newRequirement(expr.key, *op, expr.values);
     if (auto* err = std::get_if<std::string>(&req)) return makeError(*err);
     out.requirements_.push_back(std::get<SelectorRequirement>(std::move(req)));
@@ -409,9 +283,9 @@ FieldErrors validateLabelSelector(const json& selector, const std::string& path)
   const auto& raw = std::get<RawSelector>(decoded);
   const std::string labels_path = child(path, "matchLabels");
   for (const auto& [k, v] : raw.match_labels) {
-    for (const auto& msg : isQualifiedName(k))
+    for (const auto& msg : validation::isQualifiedName(k))
       errs.push_back(FieldError::invalid(labels_path, k, msg));
-    for (const auto& msg : isValidLabelValue(v)) {
+    for (const auto& msg : validation::isValidLabelValue(v)) {
       errs.push_back(FieldError::invalid(labels_path, v, msg));
     }
   }
@@ -435,11 +309,11 @@ FieldErrors validateLabelSelector(const json& selector, const std::string& path)
       errs.push_back(FieldError::invalid(child(expr_path, "operator"), expr.op,
                                          "not a valid selector operator"));
     }
-    for (const auto& msg : isQualifiedName(expr.key)) {
+    for (const auto& msg : validation::isQualifiedName(expr.key)) {
       errs.push_back(FieldError::invalid(child(expr_path, "key"), expr.key, msg));
     }
     for (size_t k = 0; k < expr.values.size(); ++k) {
-      for (const auto& msg : isValidLabelValue(expr.values[k])) {
+      for (const auto& msg : validation::isValidLabelValue(expr.values[k])) {
         errs.push_back(
             FieldError::invalid(index(child(expr_path, "values"), k), expr.values[k], msg));
       }

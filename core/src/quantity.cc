@@ -1,10 +1,11 @@
 #include "harness/core/quantity.h"
 
+#include "harness/go/strconv.h"
+
 #include <limits>
 #include <string>
 #include <utility>
 
-#include "harness/core/go_strconv.h"
 
 // Followed: k8s.io/apimachinery/pkg/api/resource/quantity.go (ParseQuantity,
 // parseQuantityString, RoundUp, AsInt64), suffix.go (quantitySuffixer.interpret),
@@ -134,7 +135,7 @@ std::optional<Suffix> interpretSuffix(std::string_view s) {
     if (e.name == s) return Suffix{e.base, e.exponent, e.format};
   }
   if (s.size() > 1 && (s[0] == 'E' || s[0] == 'e')) {
-    auto parsed = goParseInt(s.substr(1), 10, 64);
+    auto parsed = go::parseInt(s.substr(1), 10, 64);
     if (!parsed.ok()) return std::nullopt;
     // Go: int32(parsed) keeps the low 32 bits.
     const auto low = static_cast<std::uint32_t>(static_cast<std::uint64_t>(*parsed));

@@ -7,6 +7,8 @@
 #include "go_json.h"
 #include "harness/core/json.h"
 #include "harness/core/utf8.h"
+#include "harness/go/strconv.h"
+#include "harness/go/strings.h"
 
 namespace harness::core {
 
@@ -66,28 +68,6 @@ StatusDetails resourceDetails(const GroupResource& resource, std::string_view na
   return d;
 }
 
-// unicode.IsSpace.
-bool isGoSpace(char32_t r) {
-  switch (r) {
-    case '\t':
-    case '\n':
-    case '\v':
-    case '\f':
-    case '\r':
-    case ' ':
-    case 0x85:
-    case 0xA0:
-    case 0x1680:
-    case 0x2028:
-    case 0x2029:
-    case 0x202F:
-    case 0x205F:
-    case 0x3000:
-      return true;
-    default:
-      return r >= 0x2000 && r <= 0x200A;
-  }
-}
 
 // mime: RFC 1521 tspecials and token characters.
 bool isTSpecial(char c) {
@@ -260,14 +240,14 @@ Result<Status> statusFromJson(const nlohmann::json& json, std::string_view path,
 
 Status newNotFound(const GroupResource& resource, std::string_view name) {
   Status s =
-      failure(404, kReasonNotFound, resource.toString() + " " + goQuote(name) + " not found");
+      failure(404, kReasonNotFound, resource.toString() + " " + go::quote(name) + " not found");
   s.details = resourceDetails(resource, name);
   return s;
 }
 
 Status newAlreadyExists(const GroupResource& resource, std::string_view name) {
   Status s = failure(409, kReasonAlreadyExists,
-                     resource.toString() + " " + goQuote(name) + " already exists");
+                     resource.toString() + " " + go::quote(name) + " already exists");
   s.details = resourceDetails(resource, name);
   return s;
 }
@@ -284,7 +264,7 @@ Status newForbidden(const GroupResource& resource, std::string_view name, std::s
   } else if (name.empty()) {
     message = resource.toString() + " is forbidden: " + std::string(err);
   } else {
-    message = resource.toString() + " " + goQuote(name) + " is forbidden: " + std::string(err);
+    message = resource.toString() + " " + go::quote(name) + " is forbidden: " + std::string(err);
   }
   Status s = failure(403, kReasonForbidden, std::move(message));
   s.details = resourceDetails(resource, name);
@@ -294,7 +274,7 @@ Status newForbidden(const GroupResource& resource, std::string_view name, std::s
 Status newConflict(const GroupResource& resource, std::string_view name, std::string_view err) {
   Status s = failure(409, kReasonConflict,
                      "Operation cannot be fulfilled on " + resource.toString() + " " +
-                         goQuote(name) + ": " + std::string(err));
+                         go::quote(name) + ": " + std::string(err));
   s.details = resourceDetails(resource, name);
   return s;
 }
@@ -313,7 +293,7 @@ Status newInvalid(const GroupKind& kind, std::string_view name, const FieldError
   for (const auto& e : errors) {
     d.causes.push_back(StatusCause{causeTypeOf(e.type), errorBody(e), e.field});
   }
-  std::string message = kind.toString() + " " + goQuote(name) + " is invalid";
+  std::string message = kind.toString() + " " + go::quote(name) + " is invalid";
   if (!errors.empty()) message += ": " + aggregate(errors);
   Status s = failure(422, kReasonInvalid, std::move(message));
   s.details = std::move(d);
@@ -338,7 +318,7 @@ Status newServiceUnavailable(std::string_view reason) {
 Status newMethodNotSupported(const GroupResource& resource, std::string_view action) {
   Status s = failure(405, kReasonMethodNotAllowed,
                      std::string(action) + " is not supported on resources of kind " +
-                         goQuote(resource.toString()));
+                         go::quote(resource.toString()));
   s.details = resourceDetails(resource, "");
   return s;
 }
@@ -442,7 +422,7 @@ Status newGenericServerResponse(int code, std::string_view verb, const GroupReso
     default:
       if (code >= 500) {
         reason = kReasonInternalError;
-        message = "an error on the server (" + goQuote(server_message) +
+        message = "an error on the server (" + go::quote(server_message) +
                   ") has prevented the request from succeeding";
       }
   }
@@ -461,37 +441,11 @@ Status newGenericServerResponse(int code, std::string_view verb, const GroupReso
   return s;
 }
 
-// Structural check only, as goTrimSpace always did: a 3- or 4-byte overlong form of a space
-// counts as a space here, where Go's decoder would read U+FFFD.
-constexpr Utf8Check kTrimSpaceCheck = Utf8Check::kLeadC2ToF4;
-
-std::string goTrimSpace(std::string_view s) {
-  std::size_t begin = 0;
-  while (begin < s.size()) {
-    const Rune r = decodeUtf8(s, begin, kTrimSpaceCheck);
-    if (!isGoSpace(r.code_point)) break;
-    begin += r.length;
-  }
-  std::size_t end = s.size();
-  while (end > begin) {
-    // Step back to the start of the last sequence.
-    std::size_t start = end - 1;
-    while (start > begin && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80 &&
-           end - start < 4) {
-      --start;
-    }
-    const Rune r = decodeUtf8(s, start, kTrimSpaceCheck);
-    if (start + r.length != end || !isGoSpace(r.code_point)) break;
-    end = start;
-  }
-  return std::string(s.substr(begin, end - begin));
-}
-
 Result<std::string> parseMediaType(std::string_view content_type) {
   // Go mime.ParseMediaType (src/mime/mediatype.go).
   const auto semicolon = content_type.find(';');
   const std::string_view base = content_type.substr(0, semicolon);
-  const std::string media_type = goTrimSpace(asciiLower(base));
+  const std::string media_type = go::trimSpace(asciiLower(base));
   {
     auto [type, rest] = consumeToken(media_type);
     if (type.empty()) return mimeError("no media type");
@@ -510,7 +464,7 @@ Result<std::string> parseMediaType(std::string_view content_type) {
     bool found = false;
     auto [key, rest] = consumeMediaParam(v, found);
     if (!found) {
-      if (goTrimSpace(rest) == ";") break;  // trailing semicolons are ignored
+      if (go::trimSpace(rest) == ";") break;  // trailing semicolons are ignored
       return mimeError("invalid media parameter");
     }
     if (!seen.insert(key).second) return mimeError("duplicate parameter name");
@@ -530,7 +484,7 @@ Status unstructuredResponseError(int code, std::string_view content_type, std::s
   if (body.size() > kMaxUnstructuredResponseTextBytes) {
     body = body.substr(0, kMaxUnstructuredResponseTextBytes);
   }
-  const std::string message = isTextResponse(content_type) ? goTrimSpace(body) : "unknown";
+  const std::string message = isTextResponse(content_type) ? go::trimSpace(body) : "unknown";
   return newGenericServerResponse(code, method, GroupResource{}, "", message, retry_after_seconds,
                                   true);
 }

@@ -16,8 +16,9 @@
 #include <set>
 #include <unordered_map>
 
-#include "harness/core/go_strconv.h"
 #include "harness/core/json_pointer.h"
+#include "harness/go/strconv.h"
+#include "harness/go/sort.h"
 
 namespace harness::core {
 
@@ -132,7 +133,7 @@ std::string goScalarV(const json& v) {
     case GoType::kInt64:
       return v.dump();
     case GoType::kFloat64:
-      return goFormatFloat(v.get<double>());
+      return go::formatFloat(v.get<double>());
     default:
       return "";
   }
@@ -211,7 +212,7 @@ std::string goKey(const json& v) {
     case GoType::kInt64:
       return "i" + v.dump();
     case GoType::kFloat64:
-      return "f" + goFormatFloat(v.get<double>());
+      return "f" + go::formatFloat(v.get<double>());
     default:
       return "";
   }
@@ -236,133 +237,6 @@ std::string errBadPatchType(const json& directive, const json& m) {
 
 bool isDirective(const json& value, std::string_view directive) {
   return value.is_string() && value.get_ref<const std::string&>() == directive;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Go's sort.SliceStable (insertion sort on blocks of 20, then SymMerge). normalizeSliceOrder's
-// comparator is not a strict weak order when an item is missing from the order list, so the
-// exact algorithm matters for the result.
-
-template <class Less>
-class GoStableSorter {
- public:
-  GoStableSorter(std::vector<json>& data, Less less) : data_(data), less_(less) {}
-
-  void sort() {
-    const std::size_t n = data_.size();
-    std::size_t block = 20;
-    std::size_t a = 0;
-    std::size_t b = block;
-    while (b <= n) {
-      insertionSort(a, b);
-      a = b;
-      b += block;
-    }
-    insertionSort(a, n);
-    while (block < n) {
-      a = 0;
-      b = 2 * block;
-      while (b <= n) {
-        symMerge(a, a + block, b);
-        a = b;
-        b += 2 * block;
-      }
-      if (const std::size_t m = a + block; m < n) symMerge(a, m, n);
-      block *= 2;
-    }
-  }
-
- private:
-  bool less(std::size_t i, std::size_t j) { return less_(data_[i], data_[j]); }
-  void swap(std::size_t i, std::size_t j) { std::swap(data_[i], data_[j]); }
-
-  void insertionSort(std::size_t a, std::size_t b) {
-    for (std::size_t i = a + 1; i < b; ++i) {
-      for (std::size_t j = i; j > a && less(j, j - 1); --j) swap(j, j - 1);
-    }
-  }
-
-  void symMerge(std::size_t a, std::size_t m, std::size_t b) {
-    if (m - a == 1) {
-      std::size_t i = m;
-      std::size_t j = b;
-      while (i < j) {
-        const std::size_t h = (i + j) / 2;
-        if (less(h, a)) {
-          i = h + 1;
-        } else {
-          j = h;
-        }
-      }
-      for (std::size_t k = a; k + 1 < i; ++k) swap(k, k + 1);
-      return;
-    }
-    if (b - m == 1) {
-      std::size_t i = a;
-      std::size_t j = m;
-      while (i < j) {
-        const std::size_t h = (i + j) / 2;
-        if (!less(m, h)) {
-          i = h + 1;
-        } else {
-          j = h;
-        }
-      }
-      for (std::size_t k = m; k > i; --k) swap(k, k - 1);
-      return;
-    }
-    const std::size_t mid = (a + b) / 2;
-    const std::size_t n = mid + m;
-    std::size_t start = 0;
-    std::size_t r = 0;
-    if (m > mid) {
-      start = n - b;
-      r = mid;
-    } else {
-      start = a;
-      r = m;
-    }
-    const std::size_t p = n - 1;
-    while (start < r) {
-      const std::size_t c = (start + r) / 2;
-      if (!less(p - c, c)) {
-        start = c + 1;
-      } else {
-        r = c;
-      }
-    }
-    const std::size_t end = n - start;
-    if (start < m && m < end) rotate(start, m, end);
-    if (a < start && start < mid) symMerge(a, start, mid);
-    if (mid < end && end < b) symMerge(mid, end, b);
-  }
-
-  void swapRange(std::size_t a, std::size_t b, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) swap(a + i, b + i);
-  }
-
-  void rotate(std::size_t a, std::size_t m, std::size_t b) {
-    std::size_t i = m - a;
-    std::size_t j = b - m;
-    while (i != j) {
-      if (i > j) {
-        swapRange(m - i, m, j);
-        i -= j;
-      } else {
-        swapRange(m - i, m + j - i, i);
-        j -= i;
-      }
-    }
-    swapRange(m - i, m, i);
-  }
-
-  std::vector<json>& data_;
-  Less less_;
-};
-
-template <class Less>
-void goSliceStable(std::vector<json>& data, Less less) {
-  GoStableSorter<Less>(data, less).sort();
 }
 
 // Capacity of the []interface{} Go's JSON decoder builds for n elements: it appends one element at
@@ -694,7 +568,7 @@ class Merger {
       std::tie(to_sort, to_delete) = extractToDeleteItems(std::move(to_sort), path);
     }
     const OrderIndex index(order, merge_key, maps, path);
-    goSliceStable(to_sort, [&](const json& a, const json& b) {
+    go::sliceStable(to_sort, [&](const json& a, const json& b) {
       const std::int64_t ia = index.find(a);
       if (ia >= 0) {
         const std::int64_t ib = index.find(b);

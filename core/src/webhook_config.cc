@@ -1,5 +1,8 @@
 #include "harness/core/webhook_config.h"
 
+#include "harness/go/base64.h"
+#include "harness/go/strconv.h"
+
 #include <map>
 #include <utility>
 
@@ -154,7 +157,7 @@ nlohmann::json webhookJson(const Webhook& hook, WebhookKind kind) {
     cc["service"] = std::move(s);
   }
   if (!hook.client_config.ca_bundle.empty()) {
-    cc["caBundle"] = base64Encode(hook.client_config.ca_bundle);
+    cc["caBundle"] = go::base64Encode(hook.client_config.ca_bundle);
   }
   j["clientConfig"] = std::move(cc);
   if (!hook.rules.empty()) {
@@ -230,12 +233,12 @@ Result<WebhookConfiguration> parseWebhookConfiguration(const nlohmann::json& jso
   } else if (kind_text == kindName(WebhookKind::kValidating)) {
     config.kind = WebhookKind::kValidating;
   } else {
-    return Error{"no matches for kind " + goQuote(kind_text) + " in version " +
-                 goQuote(api_version)};
+    return Error{"no matches for kind " + go::quote(kind_text) + " in version " +
+                 go::quote(api_version)};
   }
   if (api_version != kAdmissionRegistrationV1) {
-    return Error{"no matches for kind " + goQuote(kind_text) + " in version " +
-                 goQuote(api_version)};
+    return Error{"no matches for kind " + go::quote(kind_text) + " in version " +
+                 go::quote(api_version)};
   }
 
   go_json::Reader r(json, std::string(kindName(config.kind)), "");

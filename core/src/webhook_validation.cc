@@ -12,91 +12,19 @@
 
 #include <openssl/x509.h>
 
-#include "harness/core/base64.h"
 #include "harness/core/webhook_config.h"
+#include "harness/go/base64.h"
+#include "harness/go/fmt.h"
+#include "harness/go/strconv.h"
+#include "harness/go/strings.h"
+#include "harness/validation/validation.h"
 
 namespace harness::core {
 
 namespace {
 
-// --- apimachinery pkg/util/validation ---
-
-constexpr std::string_view kDns1123LabelFmt = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
-constexpr std::string_view kDns1123LabelErrMsg =
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
-    "must start and end with an alphanumeric character";
-constexpr std::string_view kDns1123SubdomainFmt =
-    "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
-constexpr std::string_view kDns1123SubdomainErrMsg =
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
-    "'.', and must start and end with an alphanumeric character";
-constexpr std::string_view kDns1035LabelFmt = "[a-z]([-a-z0-9]*[a-z0-9])?";
-constexpr std::string_view kDns1035LabelErrMsg =
-    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
-    "alphabetic character, and end with an alphanumeric character";
-constexpr std::string_view kQualifiedNameFmt = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
-constexpr std::string_view kQualifiedNameErrMsg =
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-    "alphanumeric character";
-constexpr std::size_t kDns1123LabelMaxLength = 63;
-constexpr std::size_t kDns1123SubdomainMaxLength = 253;
-constexpr std::size_t kDns1035LabelMaxLength = 63;
-constexpr std::size_t kQualifiedNameMaxLength = 63;
 constexpr std::size_t kMaxMatchConditions = 64;
 
-std::string maxLenError(std::size_t length) {
-  return "must be no more than " + std::to_string(length) + " characters";
-}
-
-std::string emptyError() { return "must be non-empty"; }
-
-// RegexError: `<msg> (e.g. 'a',  or 'b', regex used for validation is '<fmt>')` — the double
-// space after each comma but the last is upstream's.
-std::string regexError(std::string_view msg, std::string_view fmt,
-                       std::initializer_list<std::string_view> examples) {
-  std::string out(msg);
-  if (examples.size() == 0)
-    return out + " (regex used for validation is '" + std::string(fmt) + "')";
-  out += " (e.g. ";
-  bool first = true;
-  for (const auto example : examples) {
-    if (!first) out += " or ";
-    first = false;
-    out += "'" + std::string(example) + "', ";
-  }
-  return out + "regex used for validation is '" + std::string(fmt) + "')";
-}
-
-bool isLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-bool isAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
-
-// ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$
-bool matchesDns1123Label(std::string_view v) {
-  if (v.empty() || !isLowerAlnum(v.front()) || !isLowerAlnum(v.back())) return false;
-  return std::all_of(v.begin(), v.end(), [](char c) { return isLowerAlnum(c) || c == '-'; });
-}
-
-bool matchesDns1123Subdomain(std::string_view v) {
-  std::size_t start = 0;
-  while (true) {
-    const auto dot = v.find('.', start);
-    if (!matchesDns1123Label(v.substr(start, dot == std::string_view::npos ? dot : dot - start))) {
-      return false;
-    }
-    if (dot == std::string_view::npos) return true;
-    start = dot + 1;
-  }
-}
-
-bool matchesDns1035Label(std::string_view v) {
-  return matchesDns1123Label(v) && v.front() >= 'a' && v.front() <= 'z';
-}
-
-bool matchesQualifiedNamePart(std::string_view v) {
-  if (v.empty() || !isAlnum(v.front()) || !isAlnum(v.back())) return false;
-  return std::all_of(v.begin(), v.end(),
-                     [](char c) { return isAlnum(c) || c == '-' || c == '_' || c == '.'; });
-}
 
 std::vector<std::string> split(std::string_view s, char sep) {
   std::vector<std::string> parts;
@@ -118,21 +46,10 @@ std::string join(const std::vector<std::string>& items, std::string_view sep) {
   return out;
 }
 
-// Go's %#v of a slice of strings (field.Error prints non-simple values that way), e.g.
-// []string{"*", "apps"}.
-std::string goSliceLiteral(std::string_view type, const std::vector<std::string>& values) {
-  std::string out = std::string(type) + "{";
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    if (i > 0) out += ", ";
-    out += goQuote(values[i]);
-  }
-  return out + "}";
-}
-
 FieldError invalidList(std::string field, std::string_view type,
                        const std::vector<std::string>& values, std::string detail) {
-  return FieldError{FieldErrorType::kInvalid, std::move(field), goSliceLiteral(type, values),
-                    std::move(detail)};
+  return FieldError{FieldErrorType::kInvalid, std::move(field),
+                    go::stringSliceGoSyntax(values, go::EmptySlice::kEmpty, type), std::move(detail)};
 }
 
 std::string index(const std::string& path, std::size_t i) {
@@ -235,10 +152,10 @@ Result<std::string> unescape(std::string_view s, UrlMode mode) {
     const char c = s[i];
     if (c == '%') {
       if (i + 2 >= s.size() || unhex(s[i + 1]) < 0 || unhex(s[i + 2]) < 0) {
-        return Error{"invalid URL escape " + goQuote(s.substr(i, 3))};
+        return Error{"invalid URL escape " + go::quote(s.substr(i, 3))};
       }
       if (mode == UrlMode::kHost && unhex(s[i + 1]) < 8 && s.substr(i, 3) != "%25") {
-        return Error{"invalid URL escape " + goQuote(s.substr(i, 3))};
+        return Error{"invalid URL escape " + go::quote(s.substr(i, 3))};
       }
       out.push_back(static_cast<char>(unhex(s[i + 1]) << 4 | unhex(s[i + 2])));
       i += 3;
@@ -246,7 +163,7 @@ Result<std::string> unescape(std::string_view s, UrlMode mode) {
     }
     if (mode == UrlMode::kHost && static_cast<unsigned char>(c) < 0x80 &&
         shouldEscape(static_cast<unsigned char>(c), mode)) {
-      return Error{"invalid character " + goQuote(s.substr(i, 1)) + " in host name"};
+      return Error{"invalid character " + go::quote(s.substr(i, 1)) + " in host name"};
     }
     out.push_back(c);
     ++i;
@@ -290,12 +207,12 @@ Result<std::string> parseHost(std::string_view host) {
     if (i == std::string_view::npos) return Error{"missing ']' in host"};
     const auto colon_port = host.substr(i + 1);
     if (!validOptionalPort(colon_port)) {
-      return Error{"invalid port " + goQuote(colon_port) + " after host"};
+      return Error{"invalid port " + go::quote(colon_port) + " after host"};
     }
   } else if (const auto i = host.rfind(':'); i != std::string_view::npos) {
     const auto colon_port = host.substr(i);
     if (!validOptionalPort(colon_port)) {
-      return Error{"invalid port " + goQuote(colon_port) + " after host"};
+      return Error{"invalid port " + go::quote(colon_port) + " after host"};
     }
   }
   return unescape(host, UrlMode::kHost);
@@ -303,7 +220,7 @@ Result<std::string> parseHost(std::string_view host) {
 
 bool validUserinfo(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) {
-    return isAlnum(c) || std::string_view("-._:~!$&'()*+,;=%@").find(c) != std::string_view::npos;
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || std::string_view("-._:~!$&'()*+,;=%@").find(c) != std::string_view::npos;
   });
 }
 
@@ -379,10 +296,10 @@ Result<GoUrl> parseUrl(std::string_view raw) {
   const auto hash = raw.find('#');
   const std::string_view without_fragment = raw.substr(0, hash);
   auto url = parseUrlNoFragment(without_fragment, GoUrl{});
-  if (!url.ok()) return Error{"parse " + goQuote(without_fragment) + ": " + url.error().message};
+  if (!url.ok()) return Error{"parse " + go::quote(without_fragment) + ": " + url.error().message};
   if (hash != std::string_view::npos) {
     auto fragment = unescape(raw.substr(hash + 1), UrlMode::kFragment);
-    if (!fragment.ok()) return Error{"parse " + goQuote(raw) + ": " + fragment.error().message};
+    if (!fragment.ok()) return Error{"parse " + go::quote(raw) + ": " + fragment.error().message};
     url->fragment = *fragment;
   }
   return url;
@@ -466,7 +383,7 @@ std::pair<std::optional<PemBlock>, std::string_view> pemDecode(std::string_view 
     for (const char c : rest.substr(0, end_index)) {
       if (c != ' ' && c != '\t') base64_data.push_back(c);
     }
-    auto decoded = base64Decode(base64_data);
+    auto decoded = go::base64Decode(base64_data);
     if (!decoded.ok()) continue;
     block.bytes = std::move(decoded).value();
     return {std::move(block), getLine(rest.substr(end_index + kEnd.size() - 1)).second};
@@ -615,7 +532,7 @@ FieldErrors validateAdmissionReviewVersions(const std::vector<std::string>& vers
       errs.push_back(FieldError::invalid(index(path, i), v, "duplicate version"));
       continue;
     }
-    for (auto& msg : dns1035LabelErrors(v)) {
+    for (auto& msg : validation::isDns1035Label(v)) {
       errs.push_back(FieldError::invalid(index(path, i), v, std::move(msg)));
     }
     if (contains(kAcceptedReviewVersions, v)) has_accepted = true;
@@ -629,7 +546,7 @@ FieldErrors validateAdmissionReviewVersions(const std::vector<std::string>& vers
 }
 
 // Go's strings.TrimSpace for the expression check.
-bool isBlank(std::string_view s) { return goTrimSpace(s).empty(); }
+bool isBlank(std::string_view s) { return go::trimSpace(s).empty(); }
 
 MatchConditionCompiler& matchConditionCompiler() {
   static MatchConditionCompiler compiler;
@@ -647,7 +564,7 @@ std::vector<std::optional<ExpressionError>> compileExpressions(
   std::vector<std::size_t> positions;
   for (std::size_t i = 0; i < conditions.size(); ++i) {
     if (isBlank(conditions[i].expression)) continue;
-    expressions.push_back(goTrimSpace(conditions[i].expression));
+    expressions.push_back(go::trimSpace(conditions[i].expression));
     positions.push_back(i);
   }
   if (expressions.empty()) return results;
@@ -689,7 +606,7 @@ FieldErrors validateMatchConditions(const std::vector<MatchCondition>& condition
       if (e->type == FieldErrorType::kRequired) {
         errs.push_back(FieldError::required(field, e->detail));
       } else if (e->type == FieldErrorType::kInvalid) {
-        errs.push_back(FieldError::invalid(field, goTrimSpace(c.expression), e->detail));
+        errs.push_back(FieldError::invalid(field, go::trimSpace(c.expression), e->detail));
       } else {
         errs.push_back(FieldError::internal(field, e->detail));
       }
@@ -697,7 +614,7 @@ FieldErrors validateMatchConditions(const std::vector<MatchCondition>& condition
     if (c.name.empty()) {
       errs.push_back(FieldError::required(item + ".name"));
     } else {
-      for (auto& msg : qualifiedNameErrors(c.name)) {
+      for (auto& msg : validation::isQualifiedName(c.name)) {
         errs.push_back(FieldError::invalid(item + ".name", c.name, std::move(msg)));
       }
     }
@@ -782,14 +699,14 @@ FieldErrors validateObjectMeta(const WebhookConfiguration& config) {
     std::string masked = generate_name;
     if (masked.size() > 1 && masked.back() == '-')
       masked = masked.substr(0, masked.size() - 2) + "a";
-    for (auto& msg : dns1123SubdomainErrors(masked)) {
+    for (auto& msg : validation::isDns1123Subdomain(masked)) {
       errs.push_back(FieldError::invalid("metadata.generateName", generate_name, std::move(msg)));
     }
   }
   if (config.name.empty()) {
     errs.push_back(FieldError::required("metadata.name", "name or generateName is required"));
   } else {
-    for (auto& msg : dns1123SubdomainErrors(config.name)) {
+    for (auto& msg : validation::isDns1123Subdomain(config.name)) {
       errs.push_back(FieldError::invalid("metadata.name", config.name, std::move(msg)));
     }
   }
@@ -833,80 +750,9 @@ void setMatchConditionCompiler(MatchConditionCompiler compiler) {
   matchConditionCompiler() = std::move(compiler);
 }
 
-std::vector<std::string> dns1123SubdomainErrors(std::string_view value) {
-  std::vector<std::string> errs;
-  if (value.size() > kDns1123SubdomainMaxLength) {
-    errs.push_back(maxLenError(kDns1123SubdomainMaxLength));
-  }
-  if (!matchesDns1123Subdomain(value)) {
-    errs.push_back(regexError(kDns1123SubdomainErrMsg, kDns1123SubdomainFmt, {"example.com"}));
-  }
-  return errs;
-}
-
-std::vector<std::string> dns1123LabelErrors(std::string_view value) {
-  std::vector<std::string> errs;
-  if (value.size() > kDns1123LabelMaxLength) errs.push_back(maxLenError(kDns1123LabelMaxLength));
-  if (!matchesDns1123Label(value)) {
-    if (matchesDns1123Subdomain(value)) {
-      errs.emplace_back("must not contain dots");
-    } else {
-      errs.push_back(regexError(kDns1123LabelErrMsg, kDns1123LabelFmt, {"my-name", "123-abc"}));
-    }
-  }
-  return errs;
-}
-
-std::vector<std::string> dns1035LabelErrors(std::string_view value) {
-  std::vector<std::string> errs;
-  if (value.size() > kDns1035LabelMaxLength) errs.push_back(maxLenError(kDns1035LabelMaxLength));
-  if (!matchesDns1035Label(value)) {
-    errs.push_back(regexError(kDns1035LabelErrMsg, kDns1035LabelFmt, {"my-name", "abc-123"}));
-  }
-  return errs;
-}
-
-std::vector<std::string> qualifiedNameErrors(std::string_view value) {
-  // content.IsLabelKey (IsQualifiedName).
-  std::vector<std::string> errs;
-  const auto parts = split(value, '/');
-  std::string name;
-  switch (parts.size()) {
-    case 1:
-      name = parts[0];
-      break;
-    case 2: {
-      const auto& prefix = parts[0];
-      name = parts[1];
-      if (prefix.empty()) {
-        errs.push_back("prefix part " + emptyError());
-      } else {
-        for (const auto& msg : dns1123SubdomainErrors(prefix)) errs.push_back("prefix part " + msg);
-      }
-      break;
-    }
-    default:
-      errs.push_back(
-          "a valid label key " +
-          regexError(kQualifiedNameErrMsg, kQualifiedNameFmt, {"MyName", "my.name", "123-abc"}) +
-          " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
-      return errs;
-  }
-  if (name.empty()) {
-    errs.push_back("name part " + emptyError());
-  } else if (name.size() > kQualifiedNameMaxLength) {
-    errs.push_back("name part " + maxLenError(kQualifiedNameMaxLength));
-  }
-  if (!matchesQualifiedNamePart(name)) {
-    errs.push_back("name part " + regexError(kQualifiedNameErrMsg, kQualifiedNameFmt,
-                                             {"MyName", "my.name", "123-abc"}));
-  }
-  return errs;
-}
-
 FieldErrors validateFullyQualifiedName(const std::string& path, std::string_view name) {
   if (name.empty()) return {FieldError::required(path)};
-  if (const auto errs = dns1123SubdomainErrors(name); !errs.empty()) {
+  if (const auto errs = validation::isDns1123Subdomain(name); !errs.empty()) {
     return {FieldError::invalid(path, name, join(errs, ","))};
   }
   if (split(name, '.').size() < 3) {
@@ -980,7 +826,7 @@ FieldErrors validateWebhookService(const std::string& path, std::string_view nam
           FieldError::invalid(field, p, "segment[" + std::to_string(i) + "] may not be empty"));
       continue;
     }
-    for (const auto& failure : dns1123SubdomainErrors(steps[i])) {
+    for (const auto& failure : validation::isDns1123Subdomain(steps[i])) {
       errs.push_back(
           FieldError::invalid(field, p, "segment[" + std::to_string(i) + "]: " + failure));
     }

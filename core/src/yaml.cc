@@ -8,8 +8,8 @@
 //     scalar writers).
 //   * sigs.k8s.io/yaml yaml.go: YAMLToJSON / convertToJSONableObject (key stringification) and
 //     JSONToYAML (what kubectl prints).
-//   * Go's strconv (ParseInt/ParseUint with base 0, ParseFloat, FormatFloat 'g') and
-//     encoding/json's float64 encoder.
+//   * Go's strconv (ParseInt/ParseUint with base 0, ParseFloat, FormatFloat 'g'),
+//     encoding/base64 (!!binary) and encoding/json's float64 encoder: harness/go's.
 //   * k8s.io/apimachinery util/yaml/decoder.go (JSON detection) and cli-runtime
 //     resource/visitor.go (empty and null documents are skipped).
 
@@ -33,9 +33,11 @@
 #include <yaml-cpp/mark.h>
 #include <yaml-cpp/parser.h>
 
-#include "harness/core/go_strconv.h"
 #include "harness/core/json.h"
 #include "harness/core/utf8.h"
+#include "harness/go/base64.h"
+#include "harness/go/json.h"
+#include "harness/go/strconv.h"
 
 namespace harness::core {
 
@@ -138,189 +140,12 @@ bool matchesYamlStyleFloat(std::string_view s) {
   return i == s.size();
 }
 
-// strconv's underscoreOK for a decimal literal: underscores only between digits.
-bool underscoreOk(std::string_view s) {
-  char saw = '^';
-  size_t i = 0;
-  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
-  for (; i < s.size(); ++i) {
-    if (isDigit(s[i])) {
-      saw = '0';
-      continue;
-    }
-    if (s[i] == '_') {
-      if (saw != '0') return false;
-      saw = '_';
-      continue;
-    }
-    if (saw == '_') return false;
-    saw = '!';
-  }
-  return saw != '_';
-}
-
-// strconv.ParseFloat(s, 64) for decimal literals (the only ones resolve() hands it): nullopt on a
-// syntax error or on overflow (ErrRange); underflow quietly gives zero, as in Go.
-std::optional<double> parseDecimalFloat(std::string_view s) {
-  if (s.find('_') != std::string_view::npos && !underscoreOk(s)) return std::nullopt;
-  std::string plain;
-  plain.reserve(s.size());
-  for (const char c : s) {
-    if (c != '_') plain.push_back(c);
-  }
-  std::string_view p = plain;
-  bool neg = false;
-  if (!p.empty() && (p[0] == '+' || p[0] == '-')) {
-    neg = p[0] == '-';
-    p.remove_prefix(1);
-  }
-  // Validate the decimal grammar: digits [. digits] | . digits, then an optional exponent.
-  size_t i = 0;
-  size_t mantissa_digits = 0;
-  while (i < p.size() && isDigit(p[i])) ++i, ++mantissa_digits;
-  if (i < p.size() && p[i] == '.') {
-    ++i;
-    while (i < p.size() && isDigit(p[i])) ++i, ++mantissa_digits;
-  }
-  if (mantissa_digits == 0) return std::nullopt;
-  if (i < p.size() && (p[i] == 'e' || p[i] == 'E')) {
-    ++i;
-    if (i < p.size() && (p[i] == '+' || p[i] == '-')) ++i;
-    const size_t start = i;
-    while (i < p.size() && isDigit(p[i])) ++i;
-    if (i == start) return std::nullopt;
-  }
-  if (i != p.size()) return std::nullopt;
-  double value = 0;
-  const auto [ptr, ec] = std::from_chars(p.data(), p.data() + p.size(), value);
-  if (ec == std::errc::result_out_of_range) {
-    // Tell overflow (Go: ErrRange) from underflow (Go: zero): compare the decimal exponent.
-    long exponent = 0;
-    const size_t e = p.find_first_of("eE");
-    if (e != std::string_view::npos) {
-      std::string_view digits = p.substr(e + 1);
-      if (!digits.empty() && digits[0] == '+') digits.remove_prefix(1);
-      long parsed = 0;
-      const auto res = std::from_chars(digits.data(), digits.data() + digits.size(), parsed);
-      exponent =
-          res.ec == std::errc::result_out_of_range ? (digits[0] == '-' ? -100000 : 100000) : parsed;
-    }
-    const std::string_view mantissa = p.substr(0, e);
-    const size_t first_nonzero = mantissa.find_first_not_of("0.");
-    const size_t point = std::min(mantissa.find('.'), mantissa.size());
-    const long magnitude =
-        first_nonzero == std::string_view::npos
-            ? -100000
-            : exponent + (first_nonzero < point ? static_cast<long>(point - first_nonzero)
-                                                : -static_cast<long>(first_nonzero - point - 1));
-    if (magnitude > 0) return std::nullopt;
-    return neg ? -0.0 : 0.0;
-  }
-  if (ec != std::errc() || ptr != p.data() + p.size()) return std::nullopt;
-  return neg ? -value : value;
-}
-
-// Decimal digits of the shortest representation that reads back as the same float64 (or, with
-// as_float32, float32): value = 0.d1d2d3... x 10^dp, like strconv's decimalSlice.
-struct ShortestDecimal {
-  bool neg = false;
-  std::string digits;  // empty for zero
-  int dp = 0;
-};
-
-ShortestDecimal shortestDecimal(double v, bool as_float32) {
-  ShortestDecimal d;
-  d.neg = std::signbit(v);
-  if (v == 0) return d;
-  std::array<char, 64> buf{};
-  std::to_chars_result res{};
-  if (as_float32) {
-    res = std::to_chars(buf.data(), buf.data() + buf.size(), std::fabs(static_cast<float>(v)),
-                        std::chars_format::scientific);
-  } else {
-    res = std::to_chars(buf.data(), buf.data() + buf.size(), std::fabs(v),
-                        std::chars_format::scientific);
-  }
-  const std::string_view text(buf.data(), static_cast<size_t>(res.ptr - buf.data()));
-  const size_t e = text.find('e');
-  for (const char c : text.substr(0, e)) {
-    if (isDigit(c)) d.digits.push_back(c);
-  }
-  while (d.digits.size() > 1 && d.digits.back() == '0') d.digits.pop_back();
-  int exponent = 0;
-  std::string_view exp_text = text.substr(e + 1);
-  if (!exp_text.empty() && exp_text[0] == '+') exp_text.remove_prefix(1);
-  std::from_chars(exp_text.data(), exp_text.data() + exp_text.size(), exponent);
-  d.dp = exponent + 1;
-  return d;
-}
-
-// strconv fmtE with prec = nd - 1 (shortest).
-std::string formatGoE(const ShortestDecimal& d) {
-  std::string s = d.neg ? "-" : "";
-  s.push_back(d.digits.empty() ? '0' : d.digits[0]);
-  if (d.digits.size() > 1) {
-    s.push_back('.');
-    s.append(d.digits, 1, std::string::npos);
-  }
-  s.push_back('e');
-  int exp = d.digits.empty() ? 0 : d.dp - 1;
-  s.push_back(exp < 0 ? '-' : '+');
-  exp = std::abs(exp);
-  if (exp < 10) s.push_back('0');
-  s += std::to_string(exp);
-  return s;
-}
-
-// strconv fmtF with prec = max(nd - dp, 0) (shortest).
-std::string formatGoF(const ShortestDecimal& d) {
-  std::string s = d.neg ? "-" : "";
-  const int nd = static_cast<int>(d.digits.size());
-  if (d.dp > 0) {
-    const int m = std::min(nd, d.dp);
-    s.append(d.digits, 0, static_cast<size_t>(m));
-    for (int k = m; k < d.dp; ++k) s.push_back('0');
-  } else {
-    s.push_back('0');
-  }
-  const int prec = std::max(nd - d.dp, 0);
-  if (prec > 0) {
-    s.push_back('.');
-    for (int k = 1; k <= prec; ++k) {
-      const int j = d.dp + k - 1;
-      s.push_back(j >= 0 && j < nd ? d.digits[static_cast<size_t>(j)] : '0');
-    }
-  }
-  return s;
-}
-
-// strconv.FormatFloat(v, 'g', -1, bits), with go-yaml's spellings of the non-finite values.
-std::string formatGoG(double v, bool as_float32) {
-  if (as_float32 && std::isfinite(v) &&
-      std::fabs(v) > static_cast<double>(std::numeric_limits<float>::max())) {
-    v = v > 0 ? HUGE_VAL : -HUGE_VAL;
-  }
+// strconv.FormatFloat(v, 'g', -1, 64) with go-yaml's spellings of the non-finite values
+// (encode.go floatv).
+std::string formatYamlFloat(double v) {
   if (std::isnan(v)) return ".nan";
   if (std::isinf(v)) return v > 0 ? ".inf" : "-.inf";
-  const ShortestDecimal d = shortestDecimal(v, as_float32);
-  const int exp = d.dp - 1;
-  if (!d.digits.empty() && (exp < -4 || exp >= 6)) return formatGoE(d);
-  return formatGoF(d);
-}
-
-// encoding/json's float64 encoder (encode.go floatEncoder).
-std::string formatGoJsonFloat(double v) {
-  const double abs = std::fabs(v);
-  const ShortestDecimal d = shortestDecimal(v, false);
-  if (abs != 0 && (abs < 1e-6 || abs >= 1e21)) {
-    std::string s = formatGoE(d);
-    const size_t n = s.size();
-    if (n >= 4 && s[n - 4] == 'e' && s[n - 3] == '-' && s[n - 2] == '0') {
-      s.erase(n - 2, 1);
-    }
-    return s;
-  }
-  return formatGoF(d);
+  return go::formatFloat(v);
 }
 
 // A number's JSON text read back by nlohmann, exactly as if the JSON had been written by Go and
@@ -541,7 +366,7 @@ Resolved resolveUnchecked(Tag tag, std::string_view in) {
     if (auto item = lookupResolveMap(in)) return *item;
     switch (hint) {
       case '.':
-        if (auto f = parseDecimalFloat(in)) return Resolved::ofFloat(*f);
+        if (auto f = go::parseFloat(in)) return Resolved::ofFloat(*f);
         break;
       case 'D':
       case 'S': {
@@ -553,31 +378,31 @@ Resolved resolveUnchecked(Tag tag, std::string_view in) {
         for (const char c : in) {
           if (c != '_') plain.push_back(c);
         }
-        if (const GoIntParse i = goParseIntDetailed(plain, 0, 64); i.error == GoNumError::kNone) {
+        if (const go::IntParse i = go::parseIntDetailed(plain, 0, 64); i.error == go::NumError::kNone) {
           return Resolved::ofInt(i.value);
         }
-        const GoUintParse u = goParseUintDetailed(plain, 0, 64);
-        if (u.error == GoNumError::kNone) return Resolved::ofUint(u.value);
+        const go::UintParse u = go::parseUintDetailed(plain, 0, 64);
+        if (u.error == go::NumError::kNone) return Resolved::ofUint(u.value);
         if (matchesYamlStyleFloat(plain)) {
-          if (auto f = parseDecimalFloat(plain)) return Resolved::ofFloat(*f);
+          if (auto f = go::parseFloat(plain)) return Resolved::ofFloat(*f);
         }
         const std::string_view p = plain;
         if (p.substr(0, 2) == "0b") {
-          if (const GoIntParse i = goParseIntDetailed(p.substr(2), 2, 64);
-              i.error == GoNumError::kNone) {
+          if (const go::IntParse i = go::parseIntDetailed(p.substr(2), 2, 64);
+              i.error == go::NumError::kNone) {
             return Resolved::ofInt(i.value);
           }
-          if (const GoUintParse b = goParseUintDetailed(p.substr(2), 2, 64);
-              b.error == GoNumError::kNone) {
+          if (const go::UintParse b = go::parseUintDetailed(p.substr(2), 2, 64);
+              b.error == go::NumError::kNone) {
             return Resolved::ofUint(b.value);
           }
         } else if (p.substr(0, 3) == "-0b") {
-          if (const GoIntParse i = goParseIntDetailed("-" + std::string(p.substr(3)), 2, 64);
-              i.error == GoNumError::kNone) {
+          if (const go::IntParse i = go::parseIntDetailed("-" + std::string(p.substr(3)), 2, 64);
+              i.error == go::NumError::kNone) {
             return Resolved::ofInt(i.value);
           }
         }
-        if (u.error == GoNumError::kRange) {
+        if (u.error == go::NumError::kRange) {
           if (auto big = bigIntDecimal(plain)) {
             Resolved r{Tag::kInt, Resolved::Kind::kBigInt};
             r.text = *big;
@@ -607,73 +432,6 @@ std::variant<Resolved, ScalarError> resolveTagged(Tag tag, std::string_view in) 
   }
   return ScalarError{"cannot decode " + std::string(tagName(r.tag)) + " `" + std::string(in) +
                      "` as a " + std::string(tagName(tag))};
-}
-
-// Go's base64.StdEncoding.DecodeString (newlines are ignored).
-std::optional<std::string> decodeBase64(std::string_view in) {
-  std::string clean;
-  for (const char c : in) {
-    if (c != '\n' && c != '\r') clean.push_back(c);
-  }
-  if (clean.size() % 4 != 0) return std::nullopt;
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  std::string out;
-  for (size_t i = 0; i < clean.size(); i += 4) {
-    const bool last = i + 4 == clean.size();
-    int pad = 0;
-    std::array<int, 4> v{};
-    for (size_t k = 0; k < 4; ++k) {
-      const char c = clean[i + k];
-      if (c == '=' && last && k >= 2) {
-        ++pad;
-        v[k] = 0;
-        continue;
-      }
-      if (pad > 0) return std::nullopt;
-      v[k] = value(c);
-      if (v[k] < 0) return std::nullopt;
-    }
-    const uint32_t n = (static_cast<uint32_t>(v[0]) << 18) | (static_cast<uint32_t>(v[1]) << 12) |
-                       (static_cast<uint32_t>(v[2]) << 6) | static_cast<uint32_t>(v[3]);
-    out.push_back(static_cast<char>((n >> 16) & 0xFF));
-    if (pad < 2) out.push_back(static_cast<char>((n >> 8) & 0xFF));
-    if (pad < 1) out.push_back(static_cast<char>(n & 0xFF));
-    // Go rejects non-zero trailing bits in the padding position (strict decoding is off for
-    // StdEncoding, so they are accepted): nothing more to check.
-  }
-  return out;
-}
-
-std::string encodeBase64(std::string_view in) {
-  static constexpr std::string_view kAlphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 3 <= in.size(); i += 3) {
-    const uint32_t n = (static_cast<uint32_t>(static_cast<unsigned char>(in[i])) << 16) |
-                       (static_cast<uint32_t>(static_cast<unsigned char>(in[i + 1])) << 8) |
-                       static_cast<uint32_t>(static_cast<unsigned char>(in[i + 2]));
-    out.push_back(kAlphabet[(n >> 18) & 63]);
-    out.push_back(kAlphabet[(n >> 12) & 63]);
-    out.push_back(kAlphabet[(n >> 6) & 63]);
-    out.push_back(kAlphabet[n & 63]);
-  }
-  if (i < in.size()) {
-    uint32_t n = static_cast<uint32_t>(static_cast<unsigned char>(in[i])) << 16;
-    if (i + 1 < in.size()) n |= static_cast<uint32_t>(static_cast<unsigned char>(in[i + 1])) << 8;
-    out.push_back(kAlphabet[(n >> 18) & 63]);
-    out.push_back(kAlphabet[(n >> 12) & 63]);
-    out.push_back(i + 1 < in.size() ? kAlphabet[(n >> 6) & 63] : '=');
-    out.push_back('=');
-  }
-  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -883,7 +641,7 @@ class Decoder {
   Resolved resolveNode(const Node& n) const {
     const Tag tag = tagOf(n.tag);
     if (tag == Tag::kBinary) {
-      auto data = decodeBase64(n.value);
+      auto data = go::base64Decode(n.value);
       if (!data) throw DecodeError{n.mark, "!!binary value contains invalid base64 data"};
       return Resolved::ofString(Tag::kStr, *data);
     }
@@ -913,7 +671,7 @@ class Decoder {
           throw DecodeError{n.mark, "json: unsupported value: " + go + " (`" + n.value +
                                         "` has no JSON representation)"};
         }
-        return jsonNumber(formatGoJsonFloat(r.floating));
+        return jsonNumber(go::jsonFloat(r.floating));
       case Resolved::Kind::kString:
         return sanitizeUtf8(r.text);
     }
@@ -946,7 +704,7 @@ class Decoder {
         return std::to_string(r.integer);
       case Resolved::Kind::kFloat:
         // yaml.go: strconv.FormatFloat(key, 'g', -1, 64), with .inf/-.inf/.nan for the others.
-        return formatGoG(r.floating, false);
+        return formatYamlFloat(r.floating);
       case Resolved::Kind::kNull:
         throw DecodeError{key_node.mark, "unsupported map key of type: <nil> (a null key)"};
       case Resolved::Kind::kUint:
@@ -1471,7 +1229,7 @@ std::string yamlNumber(const json& v) {
     }
     if (d >= 0 && d < 18446744073709551616.0) return std::to_string(static_cast<uint64_t>(d));
   }
-  return formatGoG(d, false);
+  return formatYamlFloat(d);
 }
 
 class YamlWriter {
@@ -1534,7 +1292,7 @@ class YamlWriter {
         out_ += doubleQuoted(s);
         break;
       case Style::kBinary:
-        out_ += "!!binary " + encodeBase64(s);
+        out_ += "!!binary " + go::base64Encode(s);
         break;
       case Style::kLiteral:
         out_ += literal(s, owner_indent + 2);
@@ -1576,7 +1334,7 @@ class YamlWriter {
         out_ += singleQuoted(k);
         break;
       case Style::kBinary:
-        out_ += "!!binary " + encodeBase64(k);
+        out_ += "!!binary " + go::base64Encode(k);
         break;
       case Style::kDouble:
       case Style::kLiteral:

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/core/field_errors.h"
-#include "harness/core/go_strconv.h"
+#include "harness/go/time.h"
 #include "harness/core/json.h"
 #include "harness/core/json_patch.h"
 #include "harness/core/result.h"
@@ -143,12 +143,12 @@ TEST(ErrorCodes, APatchPathTheDocumentLacksIsNotFoundAtThatPointer) {
 }
 
 TEST(ErrorCodes, DurationErrorsKeepGosTextWithoutThePackage) {
-  auto d = goParseDuration("soon");
+  auto d = go::parseDuration("soon");
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.error().message, "time: invalid duration \"soon\"");
   EXPECT_EQ(d.error().code, ErrorCode::kDecode);
   EXPECT_EQ(d.error().text(), "invalid duration \"soon\"");
-  d = goParseDuration("5");
+  d = go::parseDuration("5");
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.error().text(), "missing unit in duration \"5\"");
 }

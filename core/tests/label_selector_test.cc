@@ -154,8 +154,10 @@ TEST(LabelSelectorTest, InvalidKeyIsAnError) {
             "key: Invalid value: \"/a\": prefix part must be non-empty");
   EXPECT_EQ(
       parseError(R"({"matchExpressions": [{"key": "Example.com/a", "operator": "Exists"}]})"),
-      "key: Invalid value: \"Example.com/a\": prefix part a DNS-1123 subdomain must consist of "
-      "lower case alphanumeric characters, '-' or '.', and must start and end with an "
+      // apimachinery v0.37 pkg/api/validate/content/dns.go (dns1123SubdomainErrorMsg): "a lowercase
+      // RFC 1123 subdomain", which kube-apiserver prints; this copy said "a DNS-1123 subdomain".
+      "key: Invalid value: \"Example.com/a\": prefix part a lowercase RFC 1123 subdomain must "
+      "consist of lower case alphanumeric characters, '-' or '.', and must start and end with an "
       "alphanumeric character (e.g. 'example.com', regex used for validation is "
       "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
 }
@@ -271,8 +273,10 @@ TEST(ValidateLabelSelectorTest, EachKeyMessageIsItsOwnError) {
 TEST(ValidateLabelSelectorTest, QualifiedNameWithTwoSlashes) {
   EXPECT_THAT(
       validationMessages(R"({"matchExpressions": [{"key": "a/b/c", "operator": "Exists"}]})"),
-      ElementsAre("spec.selector.matchExpressions[0].key: Invalid value: \"a/b/c\": a qualified "
-                  "name must consist of alphanumeric characters, '-', '_' or '.', and must start "
+      // apimachinery v0.37 pkg/api/validate/content/kube.go IsLabelKey (what IsQualifiedName
+      // is): "a valid label key"; this copy said "a qualified name".
+      ElementsAre("spec.selector.matchExpressions[0].key: Invalid value: \"a/b/c\": a valid label "
+                  "key must consist of alphanumeric characters, '-', '_' or '.', and must start "
                   "and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or "
                   "'123-abc', regex used for validation is "
                   "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain "

@@ -409,12 +409,5 @@ TEST(MediaTypeTest, TextResponses) {
   EXPECT_FALSE(isTextResponse("text/"));
 }
 
-TEST(GoTrimSpaceTest, TrimsUnicodeWhiteSpaceOnly) {
-  EXPECT_EQ(goTrimSpace(" \t\n\v\f\r x y \r\n"), "x y");
-  EXPECT_EQ(goTrimSpace("\xc2\xa0x\xe2\x80\x83"), "x");  // NBSP, EM SPACE
-  EXPECT_EQ(goTrimSpace("\xff x \xff"), "\xff x \xff");  // invalid UTF-8 is not space
-  EXPECT_EQ(goTrimSpace("   "), "");
-}
-
 }  // namespace
 }  // namespace harness::core

@@ -703,42 +703,6 @@ TEST(WebhookMatchConditionValidationTest, AFailingCompilerIsAnInternalErrorNotAC
                           "compiler returned 0 results for 1 expressions"));
 }
 
-// --- apimachinery name checks ---
-
-TEST(NameValidationTest, Dns1123Label) {
-  EXPECT_THAT(dns1123LabelErrors("my-name"), IsEmpty());
-  EXPECT_THAT(dns1123LabelErrors("a.b"), ElementsAre("must not contain dots"));
-  EXPECT_THAT(dns1123LabelErrors("-a"),
-              ElementsAre("a lowercase RFC 1123 label must consist of lower case alphanumeric "
-                          "characters or '-', and must start and end with an alphanumeric "
-                          "character (e.g. 'my-name',  or '123-abc', regex used for validation is "
-                          "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"));
-  EXPECT_THAT(dns1123LabelErrors(std::string(64, 'a')),
-              ElementsAre("must be no more than 63 characters"));
-}
-
-TEST(NameValidationTest, Dns1123Subdomain) {
-  EXPECT_THAT(dns1123SubdomainErrors("a.b-c.d"), IsEmpty());
-  EXPECT_THAT(dns1123SubdomainErrors("a..b"), ElementsAre(std::string(kSubdomainMsg)));
-  EXPECT_THAT(dns1123SubdomainErrors(""), ElementsAre(std::string(kSubdomainMsg)));
-}
-
-TEST(NameValidationTest, Dns1035Label) {
-  EXPECT_THAT(dns1035LabelErrors("v1beta1"), IsEmpty());
-  EXPECT_EQ(dns1035LabelErrors("1v").size(), 1u);
-}
-
-TEST(NameValidationTest, QualifiedNamePrefix) {
-  EXPECT_THAT(qualifiedNameErrors("/a"), ElementsAre("prefix part must be non-empty"));
-  EXPECT_THAT(qualifiedNameErrors("Example.com/a"),
-              ElementsAre("prefix part " + std::string(kSubdomainMsg)));
-  EXPECT_THAT(
-      qualifiedNameErrors("a/"),
-      ElementsAre("name part must be non-empty", "name part " + std::string(kQualifiedNameMsg)));
-  EXPECT_THAT(qualifiedNameErrors(std::string(64, 'a')),
-              ElementsAre("name part must be no more than 63 characters"));
-}
-
 // --- caBundle ---
 
 TEST(CaBundleTest, AcceptsAPemCertificate) { EXPECT_TRUE(checkCaBundle(kCaPem).ok()); }

@@ -18,10 +18,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/core/base64.h"
 #include "harness/core/yaml.h"
+#include "harness/go/base64.h"
 #include "harness/net/certificates.h"
 #include "harness/net/client.h"
+#include "harness/process/kube_bin_dir.h"
 
 namespace harness::kube {
 
@@ -95,11 +96,11 @@ std::string kubeconfigYaml(const std::string& server, const std::string& ca_pem,
       {"clusters", json::array({{{"name", "kube-local"},
                                  {"cluster",
                                   {{"server", server},
-                                   {"certificate-authority-data", core::base64Encode(ca_pem)}}}}})},
+                                   {"certificate-authority-data", go::base64Encode(ca_pem)}}}}})},
       {"users", json::array({{{"name", "kube-local"},
                               {"user",
-                               {{"client-certificate-data", core::base64Encode(cert_pem)},
-                                {"client-key-data", core::base64Encode(key_pem)}}}}})},
+                               {{"client-certificate-data", go::base64Encode(cert_pem)},
+                                {"client-key-data", go::base64Encode(key_pem)}}}}})},
       {"contexts",
        json::array({{{"name", "kube-local"}, {"context", {{"cluster", "kube-local"},
                                                            {"user", "kube-local"}}}}})},
@@ -136,12 +137,7 @@ Binaries Binaries::inDir(const fs::path& dir) {
   return {dir / "etcd", dir / "kube-apiserver", dir / "kube-controller-manager", dir / "kubectl"};
 }
 
-fs::path Binaries::defaultDir() {
-  if (const char* dir = std::getenv("HARNESS_KUBE_BIN_DIR"); dir != nullptr && *dir != '\0') {
-    return dir;
-  }
-  return fs::path(HARNESS_SOURCE_DIR) / "build" / "kube" / "bin";
-}
+fs::path Binaries::defaultDir() { return process::kubeBinDir(); }
 
 core::Result<void> Binaries::check() const {
   for (const fs::path* binary : {&etcd, &kube_apiserver, &kube_controller_manager, &kubectl}) {

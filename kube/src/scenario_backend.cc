@@ -22,10 +22,10 @@
 
 #include "harness/audit/log.h"
 #include "harness/audit/policy.h"
-#include "harness/core/base64.h"
 #include "harness/core/json.h"
 #include "harness/core/object.h"
 #include "harness/core/status.h"
+#include "harness/go/base64.h"
 #include "harness/net/certificates.h"
 #include "harness/net/client.h"
 #include "harness/net/url.h"
@@ -869,7 +869,7 @@ class KubeSession : public sim::BackendSession {
                {{"namespace", kSyncNamespace},
                 {"name", kSyncService},
                 {"path", mutating ? "/mutate" : "/validate"}}},
-              {"caBundle", core::base64Encode(ca_.certificate_pem)}}},
+              {"caBundle", go::base64Encode(ca_.certificate_pem)}}},
             {"rules",
              json::array({{{"operations", json::array({"CREATE"})},
                            {"apiGroups", json::array({sync_plan_.resource.resource.group})},

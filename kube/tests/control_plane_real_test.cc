@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/kube/control_plane.h"
+#include "harness/process/kube_bin_dir.h"
 #include "harness/testing/support.h"
 
 namespace harness::kube {
@@ -44,7 +45,7 @@ std::vector<int> processesMentioning(const std::string& text) {
 class RealControlPlaneTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    binaries_ = Binaries::inDir(testing::kubeBinDir());
+    binaries_ = Binaries::inDir(process::kubeBinDir());
     if (auto r = binaries_.check(); !r) GTEST_SKIP() << r.error().message;
     fs::create_directories(scratch_ / "home");
   }

@@ -13,6 +13,7 @@
 
 #include "harness/kube/scenario_backend.h"
 #include "harness/sim/compare.h"
+#include "harness/process/kube_bin_dir.h"
 #include "harness/sim/report.h"
 #include "harness/sim/scenario.h"
 #include "harness/sim/scenario_runner.h"
@@ -124,7 +125,7 @@ spec:
 class KubeBackendTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    options_.binaries = Binaries::inDir(testing::kubeBinDir());
+    options_.binaries = Binaries::inDir(process::kubeBinDir());
     if (auto r = options_.binaries.check(); !r) GTEST_SKIP() << r.error().message;
   }
   KubeBackendOptions options_;

@@ -18,6 +18,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "harness/process/kube_bin_dir.h"
+
 namespace harness::testing {
 
 namespace fs = std::filesystem;
@@ -32,18 +34,11 @@ fs::path binaryDir() {
   return HARNESS_DEFAULT_BINARY_DIR;
 }
 
-fs::path kubeBinDir() {
-  if (const char* dir = std::getenv("HARNESS_KUBE_BIN_DIR"); dir != nullptr && *dir != '\0') {
-    return dir;
-  }
-  return sourceDir() / "build" / "kube" / "bin";
-}
-
 fs::path kubectlPath() {
   if (const char* path = std::getenv("HARNESS_KUBECTL"); path != nullptr && *path != '\0') {
     return path;
   }
-  return kubeBinDir() / "kubectl";
+  return process::kubeBinDir() / "kubectl";
 }
 
 std::string notBuiltReason(const fs::path& binary) {

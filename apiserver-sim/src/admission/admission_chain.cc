@@ -14,11 +14,14 @@
 
 #include "audit_recorder.h"
 #include "dispatch.h"
-#include "reinvocation.h"
+#include "harness/core/object.h"
+#include "harness/core/unstructured.h"
+#include "harness/go/strconv.h"
 #include "harness/sim/admission_metrics.h"
 #include "harness/sim/defaulting.h"
 #include "harness/sim/object_validation.h"
 #include "harness/sim/webhook_source.h"
+#include "reinvocation.h"
 
 namespace harness::sim {
 
@@ -65,15 +68,6 @@ const core::GroupResource kMutatingConfigs{std::string(core::kAdmissionRegistrat
                                            "mutatingwebhookconfigurations"};
 const core::GroupResource kValidatingConfigs{std::string(core::kAdmissionRegistrationGroup),
                                              "validatingwebhookconfigurations"};
-
-std::string stringAt(const nlohmann::json& object, const char* section, const char* field) {
-  if (!object.is_object()) return {};
-  auto s = object.find(section);
-  if (s == object.end() || !s->is_object()) return {};
-  auto f = s->find(field);
-  if (f == s->end() || !f->is_string()) return {};
-  return f->get<std::string>();
-}
 
 std::string verbFor(const WriteRequest& request) {
   if (!request.verb.empty()) return request.verb;
@@ -347,11 +341,11 @@ std::optional<Failure> AdmissionChain::Impl::decode(ChainRequest& run) {
       // <v> cannot be handled as a <kind>").
       return fail(core::newBadRequest(fmt::format("{} in version {} cannot be handled as a {}: no "
                                                   "kind {} is registered for the resource",
-                                                  gvk->kind, core::goQuote(gvk->version),
-                                                  info->kind.kind, core::goQuote(gvk->kind))));
+                                                  gvk->kind, go::quote(gvk->version),
+                                                  info->kind.kind, go::quote(gvk->kind))));
     }
     attributes.kind = *gvk;
-    const std::string object_namespace = stringAt(object, "metadata", "namespace");
+    const std::string object_namespace = core::nestedString(object, {"metadata", "namespace"});
     if (run.namespaced) {
       if (object_namespace.empty() && !request.namespace_name.empty()) {
         object["metadata"]["namespace"] = request.namespace_name;
@@ -361,7 +355,9 @@ std::optional<Failure> AdmissionChain::Impl::decode(ChainRequest& run) {
                                         "namespace sent on the request"));
       }
     }
-    if (attributes.name.empty()) attributes.name = stringAt(object, "metadata", "name");
+    if (attributes.name.empty()) {
+      attributes.name = core::nestedString(object, {"metadata", "name"});
+    }
     applyDefaults(object);
     normalizeLikeGoEncoding(object);
     attributes.object = std::move(object);
@@ -388,7 +384,7 @@ std::optional<Failure> AdmissionChain::Impl::decode(ChainRequest& run) {
     if (info) attributes.kind = info->kind;
   } else {
     return fail(core::newBadRequest(
-        fmt::format("unsupported operation {}", core::goQuote(request.operation))));
+        fmt::format("unsupported operation {}", go::quote(request.operation))));
   }
   if (attributes.kind.kind.empty() && info) attributes.kind = info->kind;
   run.audit->setRequestObject(attributes.object);
@@ -506,16 +502,16 @@ std::optional<Failure> AdmissionChain::Impl::validateObject(ChainRequest& run) {
   std::vector<std::string> warnings;
   dedupOwnerReferences(object, warnings);
   for (const auto& warning : warnings) run.state.addWarning(warning);
-  const std::string object_namespace = stringAt(object, "metadata", "namespace");
+  const std::string object_namespace = core::nestedString(object, {"metadata", "namespace"});
   if (run.namespaced && object_namespace != request.namespace_name) {
     return fail(core::newBadRequest(
         "the namespace of the provided object does not match the namespace sent on the request"));
   }
   if (request.operation == kOperationCreate) {
-    if (stringAt(object, "metadata", "name").empty() &&
-        !stringAt(object, "metadata", "generateName").empty()) {
+    if (core::nestedString(object, {"metadata", "name"}).empty() &&
+        !core::nestedString(object, {"metadata", "generateName"}).empty()) {
       object["metadata"]["name"] =
-          stringAt(object, "metadata", "generateName") + store.randomSuffix();
+          core::nestedString(object, {"metadata", "generateName"}) + store.randomSuffix();
     }
     prepareForCreate(object);
   } else if (request.subresource == "status") {
@@ -548,7 +544,7 @@ std::optional<Failure> AdmissionChain::Impl::validateObject(ChainRequest& run) {
     }
   }
   if (!errors.empty()) {
-    const std::string name = stringAt(object, "metadata", "name");
+    const std::string name = core::nestedString(object, {"metadata", "name"});
     return fail(core::newInvalid(core::GroupKind{attributes.kind.group, attributes.kind.kind},
                                  name, errors));
   }

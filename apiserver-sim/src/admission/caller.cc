@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "harness/core/base64.h"
-#include "harness/core/go_strconv.h"
+#include "harness/go/base64.h"
+#include "harness/go/strconv.h"
 #include "harness/net/client.h"
 #include "harness/net/url.h"
 
@@ -34,7 +34,7 @@ CallResult callingError(CallErrorKind kind, std::string reason, core::Status sta
 std::int32_t retryAfterSeconds(const net::Headers& headers) {
   auto value = headers.get("Retry-After");
   if (!value) return 0;
-  auto parsed = core::goParseInt(*value, 10, 32);
+  auto parsed = go::parseInt(*value, 10, 32);
   if (!parsed.ok() || *parsed < 0) return 0;
   return static_cast<std::int32_t>(*parsed);
 }
@@ -211,7 +211,7 @@ CallResult HttpsWebhookCaller::call(const WebhookCall& call) {
         request.headers.add("Authorization", "Bearer " + credentials->bearer_token);
       } else if (!credentials->username.empty() || !credentials->password.empty()) {
         request.headers.add("Authorization",
-                            "Basic " + core::base64Encode(credentials->username + ":" +
+                            "Basic " + go::base64Encode(credentials->username + ":" +
                                                           credentials->password));
       }
     }

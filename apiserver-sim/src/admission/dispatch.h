@@ -80,8 +80,6 @@ core::Status dryRunUnsupported(const std::string& webhook_name);
 // ErrCallingWebhook.Error(): `failed calling webhook "<name>": <reason>`.
 std::string callingErrorText(const std::string& webhook_name, const std::string& reason);
 
-// Go's time.Duration.String() for a whole number of seconds ("10s", "1m0s", "1h0m0s").
-std::string goDurationString(std::chrono::seconds seconds);
 // The ?timeout= value for a call that may take `budget` (min(webhook timeout, what is left of the
 // request deadline)): rounded up to whole seconds, or "" when nothing is left.
 std::string timeoutParam(std::chrono::nanoseconds budget);

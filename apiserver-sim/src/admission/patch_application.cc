@@ -12,6 +12,7 @@
 #include "harness/audit/annotations.h"
 #include "harness/core/json.h"
 #include "harness/core/json_patch.h"
+#include "harness/go/strconv.h"
 #include "harness/sim/defaulting.h"
 
 namespace harness::sim::detail {
@@ -38,14 +39,14 @@ HookError applyResponsePatch(RequestState& state, const HookEntry& hook,
     error.status = core::newInternalError(fmt::format(
         "admission webhook {} attempted to modify the object, which is not supported for this "
         "operation",
-        core::goQuote(name)));
+        go::quote(name)));
     record.outcome = CallOutcome::kApplyError;
     return error;
   }
   if (verified.patch_type != core::kPatchTypeJsonPatch) {
     HookError error;
     error.error_class = HookErrorClass::kCalling;
-    error.reason = fmt::format("unsupported patch type {}", core::goQuote(verified.patch_type));
+    error.reason = fmt::format("unsupported patch type {}", go::quote(verified.patch_type));
     error.status = toStatusErr(name, verified.status);
     return error;
   }

@@ -13,6 +13,8 @@
 #include "dispatch.h"
 #include "harness/core/field_errors.h"
 #include "harness/core/quantity.h"
+#include "harness/go/strconv.h"
+#include "harness/go/time.h"
 
 namespace harness::sim::detail {
 
@@ -65,7 +67,7 @@ core::AdmissionRequest buildAdmissionRequest(const AdmissionAttributes& attribut
 core::Status toStatusErr(const std::string& webhook_name,
                          const std::optional<core::Status>& result) {
   const std::string denied_by =
-      fmt::format("admission webhook {} denied the request", core::goQuote(webhook_name));
+      fmt::format("admission webhook {} denied the request", go::quote(webhook_name));
   core::Status status;
   if (result) {
     status = *result;
@@ -88,22 +90,11 @@ core::Status toStatusErr(const std::string& webhook_name,
 
 core::Status dryRunUnsupported(const std::string& webhook_name) {
   return core::newBadRequest(
-      fmt::format("admission webhook {} does not support dry run", core::goQuote(webhook_name)));
+      fmt::format("admission webhook {} does not support dry run", go::quote(webhook_name)));
 }
 
 std::string callingErrorText(const std::string& webhook_name, const std::string& reason) {
-  return fmt::format("failed calling webhook {}: {}", core::goQuote(webhook_name), reason);
-}
-
-std::string goDurationString(std::chrono::seconds seconds) {
-  const auto total = seconds.count();
-  if (total == 0) return "0s";
-  const auto hours = total / 3600;
-  const auto minutes = (total % 3600) / 60;
-  const auto secs = total % 60;
-  if (hours > 0) return fmt::format("{}h{}m{}s", hours, minutes, secs);
-  if (minutes > 0) return fmt::format("{}m{}s", minutes, secs);
-  return fmt::format("{}s", secs);
+  return fmt::format("failed calling webhook {}: {}", go::quote(webhook_name), reason);
 }
 
 std::string timeoutParam(std::chrono::nanoseconds budget) {
@@ -112,7 +103,7 @@ std::string timeoutParam(std::chrono::nanoseconds budget) {
   constexpr std::int64_t kSecond = 1'000'000'000;
   auto secs = budget.count() / kSecond;
   if (budget.count() % kSecond != 0) ++secs;
-  return goDurationString(std::chrono::seconds(secs));
+  return go::durationString(std::chrono::seconds(secs));
 }
 
 namespace {

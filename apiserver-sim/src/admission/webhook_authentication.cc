@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/core/base64.h"
 #include "harness/core/yaml.h"
+#include "harness/go/base64.h"
 #include "harness/net/url.h"
 
 namespace harness::sim {
@@ -55,7 +55,7 @@ core::Result<std::string> dataOrFile(const json& user, const std::string& key,
   auto data = stringAt(user, key + "-data", where);
   if (!data.ok()) return data.error();
   if (!data->empty()) {
-    auto decoded = core::base64Decode(*data);
+    auto decoded = go::base64Decode(*data);
     if (!decoded.ok()) return decoded.error().within(where + "." + key + "-data");
     return *decoded;
   }

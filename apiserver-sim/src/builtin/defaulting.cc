@@ -10,9 +10,9 @@
 #include <string>
 #include <string_view>
 
+#include "harness/go/base64.h"
 #include "harness/sim/defaulting.h"
 
-#include "harness/core/base64.h"
 #include "json_access.h"
 
 namespace harness::sim {
@@ -467,7 +467,7 @@ void applyDefaultsUnchecked(json& object) {
       if (string_data->is_object()) {
         if (!object.contains("data") || !object["data"].is_object()) object["data"] = json::object();
         for (const auto& [key, value] : string_data->items()) {
-          if (value.is_string()) object["data"][key] = core::base64Encode(value.get<std::string>());
+          if (value.is_string()) object["data"][key] = go::base64Encode(value.get<std::string>());
         }
       }
       object.erase("stringData");

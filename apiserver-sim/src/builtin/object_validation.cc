@@ -21,8 +21,10 @@
 
 #include "harness/core/label_selector.h"
 #include "harness/core/webhook_config.h"
+#include "harness/go/strconv.h"
 #include "harness/sim/defaulting.h"
 #include "harness/sim/object_validation.h"
+#include "harness/validation/validation.h"
 #include "json_access.h"
 #include "validation_internal.h"
 
@@ -61,13 +63,13 @@ std::string keyPath(const std::string& path, std::string_view key) {
 }
 
 std::vector<std::string> nameIsDnsSubdomain(std::string_view name, bool prefix) {
-  return core::dns1123SubdomainErrors(prefix ? maskTrailingDash(name) : std::string(name));
+  return validation::isDns1123Subdomain(prefix ? maskTrailingDash(name) : std::string(name));
 }
 std::vector<std::string> nameIsDnsLabel(std::string_view name, bool prefix) {
-  return core::dns1123LabelErrors(prefix ? maskTrailingDash(name) : std::string(name));
+  return validation::isDns1123Label(prefix ? maskTrailingDash(name) : std::string(name));
 }
 std::vector<std::string> nameIsDns1035Label(std::string_view name, bool prefix) {
-  return core::dns1035LabelErrors(prefix ? maskTrailingDash(name) : std::string(name));
+  return validation::isDns1035Label(prefix ? maskTrailingDash(name) : std::string(name));
 }
 
 std::vector<std::string> labelValueErrors(std::string_view value) {
@@ -120,8 +122,8 @@ std::string goStringMapLiteral(const json* map) {
   for (auto it = map->begin(); it != map->end(); ++it) {  // nlohmann objects iterate sorted
     if (!first) out += ", ";
     first = false;
-    out += core::goQuote(it.key()) + ":" +
-           core::goQuote(it.value().is_string() ? it.value().get<std::string>() : std::string());
+    out += go::quote(it.key()) + ":" +
+           go::quote(it.value().is_string() ? it.value().get<std::string>() : std::string());
   }
   return out + "}";
 }
@@ -136,8 +138,8 @@ std::string goLabelSelectorLiteral(const json& selector) {
   for (std::size_t i = 0; i < expressions->size(); ++i) {
     const json& e = (*expressions)[i];
     if (i > 0) out += ", ";
-    out += "v1.LabelSelectorRequirement{Key:" + core::goQuote(stringMember(e, "key")) +
-           ", Operator:" + core::goQuote(stringMember(e, "operator")) + ", Values:";
+    out += "v1.LabelSelectorRequirement{Key:" + go::quote(stringMember(e, "key")) +
+           ", Operator:" + go::quote(stringMember(e, "operator")) + ", Values:";
     const json* values = arrayMember(e, "values");
     if (values == nullptr) {
       out += "[]string(nil)}";
@@ -146,7 +148,7 @@ std::string goLabelSelectorLiteral(const json& selector) {
     out += "[]string{";
     for (std::size_t j = 0; j < values->size(); ++j) {
       if (j > 0) out += ", ";
-      out += core::goQuote((*values)[j].is_string() ? (*values)[j].get<std::string>() : "");
+      out += go::quote((*values)[j].is_string() ? (*values)[j].get<std::string>() : "");
     }
     out += "}}";
   }
@@ -157,7 +159,7 @@ FieldErrors validateLabels(const json* labels, const std::string& path) {
   FieldErrors errs;
   if (labels == nullptr || !labels->is_object()) return errs;
   for (auto it = labels->begin(); it != labels->end(); ++it) {
-    for (auto& msg : core::qualifiedNameErrors(it.key())) {
+    for (auto& msg : validation::isQualifiedName(it.key())) {
       errs.push_back(FieldError::invalid(path, it.key(), std::move(msg)));
     }
     const std::string value = it.value().is_string() ? it.value().get<std::string>() : "";
@@ -177,7 +179,7 @@ FieldErrors validateAnnotations(const json* annotations, const std::string& path
     std::string lower = it.key();
     std::transform(lower.begin(), lower.end(), lower.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    for (auto& msg : core::qualifiedNameErrors(lower)) {
+    for (auto& msg : validation::isQualifiedName(lower)) {
       errs.push_back(FieldError::invalid(path, it.key(), std::move(msg)));
     }
     total += it.key().size();
@@ -276,7 +278,7 @@ FieldErrors validateObjectMetaUpdate(const json& object, const json& old_object)
   if ((created != nullptr ? *created : none) != (old_created != nullptr ? *old_created : none)) {
     errs.push_back(FieldError{core::FieldErrorType::kInvalid, "metadata.creationTimestamp",
                               created != nullptr && created->is_string()
-                                  ? core::goQuote(created->get<std::string>())
+                                  ? go::quote(created->get<std::string>())
                                   : std::string("null"),
                               "field is immutable"});
   }
@@ -425,7 +427,7 @@ FieldErrors validateService(const json& service) {
       if (ports->size() > 1 && name.empty()) {
         errs.push_back(FieldError::required(childPath(path, "name")));
       } else if (!name.empty()) {
-        for (auto& msg : core::dns1123LabelErrors(name)) {
+        for (auto& msg : validation::isDns1123Label(name)) {
           errs.push_back(FieldError::invalid(childPath(path, "name"), name, std::move(msg)));
         }
         if (!names.insert(name).second) {
@@ -606,7 +608,7 @@ std::vector<std::string> warningsOnCreate(const json& object) {
   std::vector<std::string> warnings;
   if (!object.is_object() || builtin_internal::typeKey(object) != "v1/Pod") return warnings;
   const json& meta = object.value("metadata", json::object());
-  const auto problems = core::dns1123LabelErrors(builtin_internal::stringMember(meta, "name"));
+  const auto problems = validation::isDns1123Label(builtin_internal::stringMember(meta, "name"));
   if (!problems.empty()) {
     // fmt.Sprintf("...: %v", msgs) prints a []string as [a b].
     std::string list;

@@ -14,7 +14,9 @@
 
 #include "harness/core/quantity.h"
 #include "harness/core/webhook_config.h"
+#include "harness/go/strconv.h"
 #include "harness/sim/defaulting.h"
+#include "harness/validation/validation.h"
 #include "json_access.h"
 #include "validation_internal.h"
 
@@ -30,11 +32,11 @@ constexpr std::string_view kFileModeErrorMsg =
 constexpr std::int64_t kMaxInt32 = 2147483647;
 
 FieldError notFound(std::string path, std::string_view value) {
-  return {FieldErrorType::kNotFound, std::move(path), core::goQuote(value), {}};
+  return {FieldErrorType::kNotFound, std::move(path), go::quote(value), {}};
 }
 
 void dns1123Label(FieldErrors& errs, std::string_view value, const std::string& path) {
-  for (auto& msg : core::dns1123LabelErrors(value)) {
+  for (auto& msg : validation::isDns1123Label(value)) {
     errs.push_back(FieldError::invalid(path, value, std::move(msg)));
   }
 }
@@ -599,7 +601,7 @@ void validateTolerations(FieldErrors& errs, const nlohmann::json& spec, const st
     const std::string value = str(t, "value");
     const std::string effect = str(t, "effect");
     if (!key.empty()) {
-      for (auto& msg : core::qualifiedNameErrors(key)) {
+      for (auto& msg : validation::isQualifiedName(key)) {
         errs.push_back(FieldError::invalid(childPath(idx, "key"), key, std::move(msg)));
       }
     }

@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/core/go_strconv.h"
+#include "harness/go/strconv.h"
 #include "json_access.h"
 #include "plugins_internal.h"
 
@@ -172,7 +172,7 @@ bool enforceMountableSecrets(const nlohmann::json& service_account) {
   if (annotations == nullptr) return false;
   const nlohmann::json* value = member(*annotations, kEnforceMountableSecrets);
   if (value == nullptr || !value->is_string()) return false;
-  auto parsed = core::goParseBool(value->get<std::string>());
+  auto parsed = go::parseBool(value->get<std::string>());
   return parsed.ok() && *parsed;
 }
 

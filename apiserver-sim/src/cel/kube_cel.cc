@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "harness/process/child_process.h"
+#include "harness/process/kube_bin_dir.h"
 #include "harness/sim/cel.h"
 
 #ifndef HARNESS_SOURCE_DIR_DEFAULT
@@ -61,12 +62,7 @@ bool writeAll(int fd, std::string_view data, std::string& error) {
 
 }  // namespace
 
-fs::path KubeCel::defaultBinary() {
-  if (const char* dir = std::getenv("HARNESS_KUBE_BIN_DIR"); dir != nullptr && *dir != '\0') {
-    return fs::path(dir) / "kube-cel";
-  }
-  return fs::path(HARNESS_SOURCE_DIR_DEFAULT) / "build" / "kube" / "bin" / "kube-cel";
-}
+fs::path KubeCel::defaultBinary() { return process::kubeBinDir() / "kube-cel"; }
 
 core::Result<std::shared_ptr<KubeCel>> KubeCel::start(const fs::path& binary,
                                                        const fs::path& log_file) {

@@ -5,8 +5,9 @@
 #include <fmt/format.h>
 
 #include "harness/core/field_errors.h"
-#include "harness/core/go_strconv.h"
 #include "harness/core/json_pointer.h"
+#include "harness/go/strconv.h"
+#include "harness/go/time.h"
 #include "harness/sim/stub_webhook.h"
 #include "json_fields.h"
 
@@ -146,14 +147,14 @@ core::Result<StubBehaviour> parseBehaviour(const json& value, const std::string&
   if (!delay) return delay.error();
   if (*delay) {
     const std::string delay_path = fields->pathOf("delay");
-    auto ns = core::goParseDuration(**delay);
+    auto ns = go::parseDuration(**delay);
     if (!ns) {
       // Go's text without its package prefix: `invalid duration "2 seconds"`.
       return invalidField(delay_path, ns.error().text());
     }
     if (*ns < 0) {
       return invalidField(delay_path,
-                          fmt::format("must not be negative, got {}", core::goTimeQuote(**delay)));
+                          fmt::format("must not be negative, got {}", go::timeQuote(**delay)));
     }
     out.delay = std::chrono::nanoseconds(*ns);
   }
@@ -253,7 +254,7 @@ core::Result<StubCondition> parseCondition(const json& value, const std::string&
   }
   if (out.path && !out.path->starts_with('/')) {
     return invalidField(fields->pathOf("path"),
-                        fmt::format("must start with \"/\", got {}", core::goQuote(*out.path)));
+                        fmt::format("must start with \"/\", got {}", go::quote(*out.path)));
   }
 
   if (const json* call = fields->get("call"); call && !call->is_null()) {

@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "harness/core/base64.h"
 #include "harness/core/json.h"
 #include "harness/core/json_pointer.h"
+#include "harness/go/base64.h"
 #include "harness/net/server.h"
 
 namespace harness::sim {
@@ -115,7 +115,7 @@ json reviewAnswer(const StubBehaviour& behaviour, const json& request_review) {
                                                 "uid");
   response["allowed"] = behaviour.allowed;
   if (behaviour.status) response["status"] = *behaviour.status;
-  if (behaviour.patch) response["patch"] = core::base64Encode(*behaviour.patch);
+  if (behaviour.patch) response["patch"] = go::base64Encode(*behaviour.patch);
   if (behaviour.patch_type_overridden) {
     if (behaviour.patch_type) response["patchType"] = *behaviour.patch_type;
   } else if (behaviour.patch) {

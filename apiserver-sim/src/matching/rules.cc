@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "harness/core/field_errors.h"
+#include "harness/go/strconv.h"
 #include "harness/sim/matching.h"
 
 namespace harness::sim {
@@ -66,7 +67,7 @@ std::string list(const std::vector<std::string>& items, bool quoted) {
   std::string out = "[";
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (i > 0) out += ' ';
-    out += quoted ? core::goQuote(items[i]) : items[i];
+    out += quoted ? go::quote(items[i]) : items[i];
   }
   out += ']';
   return out;
@@ -117,10 +118,10 @@ bool ruleMatches(const core::RuleWithOperations& rule, const AdmissionAttributes
       if (isNamespaceResource(attributes.resource)) text += " (namespaces are cluster-scoped)";
     } else if (scope == core::kScopeCluster) {
       text = "scope Cluster does not match a request in namespace ";
-      text += core::goQuote(attributes.namespace_name);
+      text += go::quote(attributes.namespace_name);
     } else {
       text = "scope ";
-      text += core::goQuote(scope);
+      text += go::quote(scope);
       text += " is not one of \"*\", \"Cluster\", \"Namespaced\"";
     }
   } else if (!evaluation.operation) {
@@ -130,12 +131,12 @@ bool ruleMatches(const core::RuleWithOperations& rule, const AdmissionAttributes
     text += list(rule.operations, false);
   } else if (!evaluation.group) {
     text = "apiGroup ";
-    text += core::goQuote(attributes.resource.group);
+    text += go::quote(attributes.resource.group);
     text += " not in ";
     text += list(rule.api_groups, true);
   } else if (!evaluation.version) {
     text = "apiVersion ";
-    text += core::goQuote(attributes.resource.version);
+    text += go::quote(attributes.resource.version);
     text += " not in ";
     text += list(rule.api_versions, false);
   } else {
@@ -145,7 +146,7 @@ bool ruleMatches(const core::RuleWithOperations& rule, const AdmissionAttributes
       requested += attributes.subresource;
     }
     text = "resource ";
-    text += core::goQuote(requested);
+    text += go::quote(requested);
     text += " not in ";
     text += list(rule.resources, false);
   }

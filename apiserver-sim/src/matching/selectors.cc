@@ -10,6 +10,7 @@
 
 #include "harness/core/field_errors.h"
 #include "harness/core/label_selector.h"
+#include "harness/go/strconv.h"
 #include "harness/sim/matching.h"
 
 namespace harness::sim {
@@ -153,7 +154,7 @@ SelectorMatch matchNamespaceSelector(const core::Webhook& webhook,
   if (attributes.namespace_name.empty() && attributes.resource.resource != "namespaces") {
     out.matches = true;
     out.explanation = "namespaceSelector ignored: ";
-    out.explanation += core::goQuote(attributes.resource.resource);
+    out.explanation += go::quote(attributes.resource.resource);
     out.explanation += " is cluster-scoped and not a namespace";
     return out;
   }
@@ -177,11 +178,11 @@ SelectorMatch matchNamespaceSelector(const core::Webhook& webhook,
   auto labels = namespaceLabelsFor(attributes, lookup);
   std::string subject = "namespace ";
   if (isNamespaceWrite(attributes)) {
-    subject += core::goQuote(attributes.name);
+    subject += go::quote(attributes.name);
     subject += attributes.operation == kOperationCreate ? " (the object being created)"
                                                         : " (the object being updated)";
   } else {
-    subject += core::goQuote(attributes.namespace_name);
+    subject += go::quote(attributes.namespace_name);
   }
   if (auto* status = std::get_if<core::Status>(&labels)) {
     out.error = *status;

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "harness/core/field_errors.h"
+#include "harness/go/strconv.h"
 #include "harness/sim/failure_policy.h"
 #include "harness/sim/matching.h"
 
@@ -157,7 +158,7 @@ ConditionsVerdict evaluateConditions(const HookEntry& hook, const AdmissionAttri
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& condition = webhook.match_conditions[i];
     std::string line = "matchCondition ";
-    line += core::goQuote(condition.name);
+    line += go::quote(condition.name);
     line += ": ";
     if (const auto* text = std::get_if<std::string>(&results[i])) {
       errors.push_back(*text);

@@ -11,8 +11,8 @@
 #include <cstring>
 #include <system_error>
 
-#include "harness/core/base64.h"
 #include "harness/core/yaml.h"
+#include "harness/go/base64.h"
 
 namespace harness::sim {
 
@@ -26,7 +26,7 @@ nlohmann::json kubeconfigDocument(const KubeconfigSpec& spec) {
        nlohmann::json::array({{{"name", spec.name},
                                {"cluster",
                                 {{"server", spec.server},
-                                 {"certificate-authority-data", core::base64Encode(spec.ca_pem)}}}}})},
+                                 {"certificate-authority-data", go::base64Encode(spec.ca_pem)}}}}})},
       {"users", nlohmann::json::array(
                     {{{"name", spec.name}, {"user", {{"token", spec.bearer_token}}}}})},
       {"contexts", nlohmann::json::array({{{"name", spec.name}, {"context", context}}})},

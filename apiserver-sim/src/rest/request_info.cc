@@ -6,7 +6,8 @@
 #include <algorithm>
 #include <cctype>
 
-#include "harness/core/go_strconv.h"
+#include "harness/go/strconv.h"
+
 
 namespace harness::sim::rest {
 namespace {
@@ -145,7 +146,7 @@ RequestInfo parseRequestInfo(std::string_view method, std::string_view path,
     // A malformed watch parameter reads as a list (requestinfo.go logs and defaults).
     info.verb = "list";
     if (auto watch = query.get("watch")) {
-      auto parsed = core::goParseBool(*watch);
+      auto parsed = go::parseBool(*watch);
       if (parsed.ok() && *parsed) info.verb = "watch";
     }
   }

@@ -16,7 +16,7 @@
 
 #include "discovery.h"
 #include "handler.h"
-#include "harness/core/go_strconv.h"
+#include "harness/go/time.h"
 
 namespace harness::sim {
 namespace rest {
@@ -138,7 +138,7 @@ net::Response RestApiHandler::Impl::handle(const net::Request& request) {
   call.http = &request;
   call.query = rest::QueryValues::parse(request.query);
   if (auto timeout = call.query.get("timeout"); timeout && !timeout->empty()) {
-    auto parsed = core::goParseDuration(*timeout);
+    auto parsed = go::parseDuration(*timeout);
     if (!parsed) {
       return rest::statusResponse(core::newBadRequest(
           "invalid timeout specified in the request URL - " + parsed.error().message));

@@ -22,11 +22,12 @@
 #include "discovery.h"
 #include "handler.h"
 #include "harness/core/field_errors.h"
-#include "harness/core/go_strconv.h"
 #include "harness/core/json.h"
 #include "harness/core/json_patch.h"
 #include "harness/core/strategic_merge.h"
 #include "harness/core/yaml.h"
+#include "harness/go/fmt.h"
+#include "harness/go/strconv.h"
 #include "selectors.h"
 
 namespace harness::sim {
@@ -266,21 +267,11 @@ core::Status invalidOptions(const std::string& kind, const core::FieldErrors& er
   return core::newInvalid({"meta.k8s.io", kind}, "", errors);
 }
 
-// Go's %#v of a []string: []string{"a", "b"}.
-std::string goStringSlice(const std::vector<std::string>& values) {
-  std::string out = "[]string{";
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    if (i > 0) out += ", ";
-    out += core::goQuote(values[i]);
-  }
-  return out + "}";
-}
-
 core::FieldErrors validateDryRun(const std::vector<std::string>& dry_run) {
   for (const auto& value : dry_run) {
     if (value != "All") {
       core::FieldError error = core::FieldError::notSupported("dryRun", "", {"All"});
-      error.bad_value = goStringSlice(dry_run);
+      error.bad_value = go::stringSliceGoSyntax(dry_run);
       return {error};
     }
   }
@@ -589,7 +580,7 @@ rest::Decoded<nlohmann::json> deleteOptions(const Call& call) {
     }
   } else {
     if (auto grace = call.query.get("gracePeriodSeconds")) {
-      auto parsed = core::goParseInt(*grace, 10, 64);
+      auto parsed = go::parseInt(*grace, 10, 64);
       if (!parsed) {
         out.error = core::newBadRequest(parsed.error().message);
         return out;
@@ -598,7 +589,7 @@ rest::Decoded<nlohmann::json> deleteOptions(const Call& call) {
     }
     if (auto policy = call.query.get("propagationPolicy")) options["propagationPolicy"] = *policy;
     if (auto orphan = call.query.get("orphanDependents")) {
-      auto parsed = core::goParseBool(*orphan);
+      auto parsed = go::parseBool(*orphan);
       if (!parsed) {
         out.error = core::newBadRequest(parsed.error().message);
         return out;

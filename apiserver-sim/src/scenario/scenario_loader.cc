@@ -13,7 +13,6 @@
 #include <initializer_list>
 #include <limits>
 #include <optional>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -25,17 +24,20 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/core/go_strconv.h"
 #include "harness/core/json_pointer.h"
 #include "harness/core/object.h"
 #include "harness/core/webhook_config.h"
 #include "harness/core/yaml.h"
+#include "harness/go/regexp.h"
+#include "harness/go/strconv.h"
+#include "harness/go/time.h"
 #include "harness/sim/builtin_plugins.h"
 #include "harness/sim/cel.h"
 #include "harness/sim/endpoint.h"
 #include "harness/sim/injector_process.h"
 #include "harness/sim/scenario.h"
 #include "harness/sim/stub_webhook.h"
+#include "harness/validation/validation.h"
 #include "yaml_locations.h"
 
 namespace harness::sim {
@@ -278,7 +280,7 @@ class Reader {
       typeError(*child, "duration string (e.g. \"10s\")");
       return std::nullopt;
     }
-    auto parsed = core::goParseDuration((*child)->get<std::string>());
+    auto parsed = go::parseDuration((*child)->get<std::string>());
     if (!parsed.ok()) {
       fail(child->path, parsed.error().message);
       return std::nullopt;
@@ -434,7 +436,7 @@ std::optional<json> checkWebhookConfiguration(Reader& reader, const json& object
     for (std::size_t i = 0; i < config->webhooks.size(); ++i) {
       if (config->webhooks[i].match_conditions.empty()) continue;
       failAt(fmt::format("{} {}: webhooks[{}] ({}) has matchConditions, which need CEL: {}",
-                         core::kindName(config->kind), core::goQuote(config->name), i,
+                         core::kindName(config->kind), go::quote(config->name), i,
                          config->webhooks[i].name, *missing));
       return std::nullopt;
     }
@@ -493,7 +495,7 @@ std::optional<ServiceAddress> readService(Reader& reader, const View& view) {
   auto port = reader.integer(view, "port", 1, 65535);
   if (!ns || !name) return std::nullopt;
   for (const auto& [field, value] : {std::pair{"namespace", *ns}, std::pair{"name", *name}}) {
-    auto problems = core::dns1123LabelErrors(value);
+    auto problems = validation::isDns1123Label(value);
     if (!problems.empty()) {
       reader.fail(detail::childPath(view.path, field), problems.front());
       return std::nullopt;
@@ -508,7 +510,7 @@ std::optional<ServiceAddress> readService(Reader& reader, const View& view) {
 bool validHostPort(std::string_view text) {
   const auto colon = text.rfind(':');
   if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) return false;
-  auto port = core::goParseInt(text.substr(colon + 1), 10, 32);
+  auto port = go::parseInt(text.substr(colon + 1), 10, 32);
   return port.ok() && *port >= 1 && *port <= 65535;
 }
 
@@ -525,7 +527,7 @@ void readEndpoints(Reader& reader, const View& spec, Scenario& scenario) {
     endpoint.location = reader.locate(item.path);
     auto name = reader.string(item, "name", true);
     if (name) {
-      auto problems = core::dns1123LabelErrors(*name);
+      auto problems = validation::isDns1123Label(*name);
       if (!problems.empty()) {
         reader.fail(detail::childPath(item.path, "name"), problems.front());
       } else if (!names.insert(*name).second) {
@@ -740,15 +742,14 @@ void readRequest(Reader& reader, const View& view, RequestSpec& request) {
   }
 }
 
-std::optional<std::regex> compileRegex(Reader& reader, const std::string& path,
-                                       const std::string& pattern) {
-  try {
-    return std::regex(pattern, std::regex::ECMAScript);
-  } catch (const std::regex_error& error) {
+// Scenario regular expressions are Go's (RE2 syntax), as in go test -run.
+bool compileRegex(Reader& reader, const std::string& path, const std::string& pattern) {
+  const auto compiled = go::Regexp::compile(pattern);
+  if (!compiled) {
     reader.fail(path, fmt::format("invalid regular expression {}: {}", jsonQuote(pattern),
-                                  error.what()));
-    return std::nullopt;
+                                  compiled.error().message));
   }
+  return compiled.ok();
 }
 
 // `$regex` leaves of an expected object must compile.

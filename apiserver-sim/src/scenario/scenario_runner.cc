@@ -12,7 +12,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <set>
 #include <string>
 #include <system_error>
@@ -22,9 +21,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/core/base64.h"
 #include "harness/core/object.h"
 #include "harness/core/webhook_config.h"
+#include "harness/go/base64.h"
+#include "harness/go/regexp.h"
 #include "harness/net/certificates.h"
 #include "harness/net/url.h"
 #include "harness/sim/caller.h"
@@ -88,7 +88,7 @@ void fillCaBundles(json& config, const std::map<std::string, std::string>& ca_by
     }
     auto ca = ca_by_address.find(address);
     if (ca != ca_by_address.end() && !ca->second.empty()) {
-      (*client)["caBundle"] = core::base64Encode(ca->second);
+      (*client)["caBundle"] = go::base64Encode(ca->second);
     }
   }
 }
@@ -348,12 +348,9 @@ core::Result<RunFilter> parseRunFilter(std::string_view text) {
   filter.scenario = std::string(text.substr(0, slash));
   if (slash != std::string_view::npos) filter.step = std::string(text.substr(slash + 1));
   for (const auto& pattern : {filter.scenario, filter.step}) {
-    try {
-      std::regex compiled(pattern, std::regex::ECMAScript);
-    } catch (const std::regex_error& error) {
-      return core::makeError(
-          fmt::format("--run: invalid regular expression {}: {}", json(pattern).dump(),
-                      error.what()));
+    if (auto compiled = go::Regexp::compile(pattern); !compiled) {
+      return core::makeError(fmt::format("--run: invalid regular expression {}: {}",
+                                         json(pattern).dump(), compiled.error().message));
     }
   }
   return filter;
@@ -361,11 +358,8 @@ core::Result<RunFilter> parseRunFilter(std::string_view text) {
 
 bool matchesScenario(const RunFilter& filter, std::string_view scenario_name) {
   if (filter.scenario.empty()) return true;
-  try {
-    return std::regex_search(std::string(scenario_name), std::regex(filter.scenario));
-  } catch (const std::regex_error&) {
-    return false;
-  }
+  const auto compiled = go::Regexp::compile(filter.scenario);
+  return compiled && compiled->matchString(scenario_name);
 }
 
 namespace {
@@ -461,19 +455,19 @@ ScenarioResult runScenario(const Scenario& scenario, const RunOptions& options) 
     }
   };
   try {
-    std::optional<std::regex> step_filter;
+    std::optional<go::Regexp> step_filter;
     if (!options.step_filter.empty()) {
-      try {
-        step_filter.emplace(options.step_filter, std::regex::ECMAScript);
-      } catch (const std::regex_error& error) {
+      auto compiled = go::Regexp::compile(options.step_filter);
+      if (!compiled) {
         out.error = fmt::format("invalid step filter {}: {}", json(options.step_filter).dump(),
-                                error.what());
+                                compiled.error().message);
         notRun(0);
         return out;
       }
+      step_filter.emplace(std::move(compiled).value());
     }
     auto selected = [&](const Step& step) {
-      return !step_filter || std::regex_search(step.name, *step_filter);
+      return !step_filter || step_filter->matchString(step.name);
     };
     // Steps after the last selected one have no effect on what is reported.
     std::size_t last_selected = 0;

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/unstructured.h"
+
 namespace harness::sim {
 namespace {
 
@@ -15,18 +17,10 @@ std::uint64_t splitMix(std::uint64_t& state) {
   return z ^ (z >> 31U);
 }
 
-std::string stringField(const nlohmann::json& object, const char* section, const char* field) {
-  if (!object.is_object()) return {};
-  auto s = object.find(section);
-  if (s == object.end() || !s->is_object()) return {};
-  auto f = s->find(field);
-  if (f == s->end() || !f->is_string()) return {};
-  return f->get<std::string>();
-}
-
 StoreKey keyOf(const core::GroupResource& resource, const nlohmann::json& object) {
-  return StoreKey{resource.group, resource.resource, stringField(object, "metadata", "namespace"),
-                  stringField(object, "metadata", "name")};
+  return StoreKey{resource.group, resource.resource,
+                  core::nestedString(object, {"metadata", "namespace"}),
+                  core::nestedString(object, {"metadata", "name"})};
 }
 
 nlohmann::json& metadataOf(nlohmann::json& object) {
@@ -83,10 +77,10 @@ StoreResult ObjectStore::create(const core::GroupResource& resource, nlohmann::j
 
 StoreResult ObjectStore::createLocked(const core::GroupResource& resource, nlohmann::json object) {
   auto& metadata = metadataOf(object);
-  std::string name = stringField(object, "metadata", "name");
+  std::string name = core::nestedString(object, {"metadata", "name"});
   if (name.empty()) {
     // registry/rest/create.go BeforeCreate: names.SimpleNameGenerator (generateName + 5 chars).
-    const std::string prefix = stringField(object, "metadata", "generateName");
+    const std::string prefix = core::nestedString(object, {"metadata", "generateName"});
     name = prefix + randomSuffixLocked();
     metadata["name"] = name;
   }
@@ -107,8 +101,8 @@ StoreResult ObjectStore::update(const core::GroupResource& resource, nlohmann::j
     const StoreKey key = keyOf(resource, object);
     auto it = objects_.find(key);
     if (it == objects_.end()) return core::newNotFound(resource, key.name);
-    const std::string given = stringField(object, "metadata", "resourceVersion");
-    const std::string stored = stringField(it->second, "metadata", "resourceVersion");
+    const std::string given = core::nestedString(object, {"metadata", "resourceVersion"});
+    const std::string stored = core::nestedString(it->second, {"metadata", "resourceVersion"});
     if (!given.empty() && given != stored) {
       // registry/generic/registry/store.go: errors.NewConflict(qualifiedResource, name,
       // fmt.Errorf(OptimisticLockErrorMsg)).

@@ -40,13 +40,6 @@ TEST(TimeoutParamTest, EmptyWhenNothingIsLeft) {
   EXPECT_EQ(detail::timeoutParam(-1ms), "");
 }
 
-TEST(GoDurationStringTest, FormatsLikeTimeDuration) {
-  EXPECT_EQ(detail::goDurationString(0s), "0s");
-  EXPECT_EQ(detail::goDurationString(10s), "10s");
-  EXPECT_EQ(detail::goDurationString(60s), "1m0s");
-  EXPECT_EQ(detail::goDurationString(3600s), "1h0m0s");
-}
-
 // --- the chain ---
 
 json webhook(const std::string& name, int timeout_seconds, const std::string& reinvocation,

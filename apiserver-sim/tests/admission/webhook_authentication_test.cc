@@ -7,7 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "harness/core/base64.h"
+#include "harness/go/base64.h"
 #include "harness/sim/caller.h"
 #include "harness/testing/support.h"
 
@@ -103,8 +103,8 @@ TEST(WebhookKubeconfig, ReadsCertificatesFromFilesAndData) {
   const auto config = kubeconfig(
       dir, "- name: \"*.svc\"\n  user:\n    client-certificate: certs/client.crt\n"
            "    client-key: certs/client.key\n"
-           "- name: inline\n  user:\n    client-certificate-data: " + core::base64Encode("C2") +
-               "\n    client-key-data: " + core::base64Encode("K2") +
+           "- name: inline\n  user:\n    client-certificate-data: " + go::base64Encode("C2") +
+               "\n    client-key-data: " + go::base64Encode("K2") +
                "\n    client-certificate: missing.crt\n");
   const auto* files = config.forHostPort("hook.ns.svc:443");
   ASSERT_NE(files, nullptr);
@@ -121,7 +121,7 @@ TEST(WebhookKubeconfig, ErrorsNameTheFileAndTheField) {
   t::ScratchDir dir{"webhook-auth"};
   t::writeFile(dir / "missing-key.yaml",
                "users:\n- name: hook\n  user:\n    client-certificate-data: " +
-                   core::base64Encode("C") + "\n    client-key: nowhere.key\n");
+                   go::base64Encode("C") + "\n    client-key: nowhere.key\n");
   auto missing = WebhookKubeconfig::load(dir / "missing-key.yaml");
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.error().message, HasSubstr("missing-key.yaml: users[hook].user.client-key"));

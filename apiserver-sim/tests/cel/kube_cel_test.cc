@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/core/webhook_config.h"
+#include "harness/process/kube_bin_dir.h"
 #include "harness/sim/cel.h"
 #include "harness/testing/support.h"
 
@@ -111,7 +112,7 @@ TEST(KubeCelClientTest, UnavailableCompilerSaysWhatIsMissing) {
 class RealKubeCelTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const fs::path binary = testing::kubeBinDir() / "kube-cel";
+    const fs::path binary = process::kubeBinDir() / "kube-cel";
     if (auto reason = testing::notBuiltReason(binary); !reason.empty()) GTEST_SKIP() << reason;
     auto started = KubeCel::start(binary, dir_ / "kube-cel.log");
     ASSERT_TRUE(started.ok()) << started.error().message;

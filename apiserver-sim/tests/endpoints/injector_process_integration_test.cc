@@ -8,7 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "harness/core/base64.h"
+#include "harness/go/base64.h"
 #include "harness/net/certificates.h"
 #include "harness/net/client.h"
 #include "harness/sim/caller.h"
@@ -87,7 +87,7 @@ class InjectorIntegrationTest : public ::testing::Test {
 
   static std::string decodedPatch(const json& review) {
     if (!review["response"].contains("patch")) return {};
-    auto bytes = core::base64Decode(review["response"]["patch"].get<std::string>());
+    auto bytes = go::base64Decode(review["response"]["patch"].get<std::string>());
     EXPECT_TRUE(bytes.ok());
     return bytes.ok() ? *bytes : std::string();
   }

@@ -9,8 +9,8 @@
 #include <string>
 #include <thread>
 
-#include "harness/core/base64.h"
 #include "harness/core/yaml.h"
+#include "harness/go/base64.h"
 #include "harness/net/client.h"
 #include "harness/testing/support.h"
 
@@ -143,7 +143,7 @@ TEST_F(StubWebhookTest, SendsAPatchBase64EncodedAsJsonPatch) {
   start("responses: [{respond: {patch: [{op: add, path: /metadata/labels/x, value: v}]}}]");
   auto response = review()["response"];
   EXPECT_EQ(response["patchType"], "JSONPatch");
-  auto bytes = core::base64Decode(response["patch"].get<std::string>());
+  auto bytes = go::base64Decode(response["patch"].get<std::string>());
   ASSERT_TRUE(bytes.ok());
   EXPECT_EQ(json::parse(*bytes),
             json::parse(R"([{"op":"add","path":"/metadata/labels/x","value":"v"}])"));
@@ -152,7 +152,7 @@ TEST_F(StubWebhookTest, SendsAPatchBase64EncodedAsJsonPatch) {
 TEST_F(StubWebhookTest, SendsRawPatchBytesVerbatim) {
   start("responses: [{respond: {rawPatch: '[{'}}]");
   auto response = review()["response"];
-  EXPECT_EQ(response["patch"], core::base64Encode("[{"));
+  EXPECT_EQ(response["patch"], go::base64Encode("[{"));
   EXPECT_EQ(response["patchType"], "JSONPatch");
 }
 

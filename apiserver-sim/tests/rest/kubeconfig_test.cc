@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/core/base64.h"
 #include "harness/core/yaml.h"
+#include "harness/go/base64.h"
 #include "harness/sim/kubeconfig.h"
 #include "harness/testing/support.h"
 
@@ -35,7 +35,7 @@ TEST(KubeconfigTest, DocumentHasOneClusterUserAndCurrentContext) {
 
 TEST(KubeconfigTest, CertificateAuthorityIsInlineBase64) {
   const nlohmann::json doc = kubeconfigDocument(spec());
-  auto decoded = core::base64Decode(
+  auto decoded = go::base64Decode(
       doc["clusters"][0]["cluster"]["certificate-authority-data"].get<std::string>());
   ASSERT_TRUE(decoded.ok());
   EXPECT_EQ(*decoded, spec().ca_pem);

@@ -12,8 +12,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/core/base64.h"
 #include "harness/core/yaml.h"
+#include "harness/go/base64.h"
 #include "harness/net/client.h"
 #include "harness/testing/support.h"
 
@@ -46,7 +46,7 @@ class ServeHostileBodyTest : public ::testing::Test {
     ASSERT_TRUE(config.ok()) << config.error().message;
     server_ = (*config)["clusters"][0]["cluster"]["server"];
     token_ = (*config)["users"][0]["user"]["token"];
-    auto ca = core::base64Decode(
+    auto ca = go::base64Decode(
         (*config)["clusters"][0]["cluster"]["certificate-authority-data"].get<std::string>());
     ASSERT_TRUE(ca.ok());
     net::ClientOptions options;

@@ -1,7 +1,7 @@
 #include "harness/injector/istio/app_probe.h"
 
-#include "harness/core/go_strconv.h"
 #include "harness/core/json.h"
+#include "harness/go/strconv.h"
 #include "harness/gotemplate/go_json.h"
 
 // Followed: istio/istio pkg/kube/inject/app_probe.go (DumpAppProbers with updateNamedPort,
@@ -170,7 +170,7 @@ bool shouldRewriteAppHTTPProbers(const std::map<std::string, std::string>& annot
                                  bool values_default) {
   auto it = annotations.find("sidecar.istio.io/rewriteAppHTTPProbers");
   if (it != annotations.end()) {
-    if (auto b = core::goParseBool(it->second); b) return *b;
+    if (auto b = go::parseBool(it->second); b) return *b;
   }
   return values_default;
 }
@@ -216,7 +216,7 @@ void patchRewriteProbe(json& pod, int mesh_status_port) {
   if (annotations != nullptr && annotations->is_object()) {
     auto it = annotations->find("status.sidecar.istio.io/port");
     if (it != annotations->end() && it->is_string()) {
-      if (auto p = core::goParseInt(it->get<std::string>(), 10, 32); p) {
+      if (auto p = go::parseInt(it->get<std::string>(), 10, 32); p) {
         status_port = static_cast<int>(*p);
       }
     }

@@ -8,11 +8,11 @@
 #include <set>
 
 #include "harness/core/field_errors.h"
-#include "harness/core/go_strconv.h"
 #include "harness/core/json.h"
 #include "harness/core/quantity.h"
 #include "harness/core/strategic_merge.h"
 #include "harness/core/yaml.h"
+#include "harness/go/strconv.h"
 #include "harness/gotemplate/go_json.h"
 #include "harness/injector/istio/app_probe.h"
 #include "harness/injector/istio/go_patch.h"
@@ -166,8 +166,8 @@ std::optional<std::string> checkScrapePort(const std::string& port, const std::s
       {"15090", "Envoy Prometheus (already merged)"},
   };
   const std::string prefix = "invalid prometheus scrape configuration: ";
-  auto n = core::goParseInt(port, 10, 64);  // strconv.Atoi
-  if (!n || *n < 1 || *n > 65535) return prefix + "invalid port " + core::goQuote(port);
+  auto n = go::parseInt(port, 10, 64);  // strconv.Atoi
+  if (!n || *n < 1 || *n > 65535) return prefix + "invalid port " + go::quote(port);
   const std::string canon = std::to_string(*n);
   if (canon == agent) return prefix + "port " + port + " conflicts with agent port";
   if (auto it = kReserved.find(canon); it != kReserved.end()) {
@@ -309,7 +309,7 @@ std::string scalarText(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
   if (v.is_number_unsigned()) return std::to_string(v.get<std::uint64_t>());
-  if (v.is_number_float()) return core::goFormatFloat(v.get<double>());
+  if (v.is_number_float()) return go::formatFloat(v.get<double>());
   if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
   return {};
 }
@@ -904,7 +904,7 @@ core::Result<void> applyPrometheusMerge(json& pod, const InjectionRequest& req) 
   bool scrape = true;
   for (const auto& [k, v] : stringMapAt(pod, "annotations")) {
     if (sanitizeLabelName(k) != "prometheus_io_scrape") continue;
-    if (auto b = core::goParseBool(v); b) {
+    if (auto b = go::parseBool(v); b) {
       scrape = *b;
       break;
     }
@@ -912,7 +912,7 @@ core::Result<void> applyPrometheusMerge(json& pod, const InjectionRequest& req) 
   bool merge = true;
   const auto pod_annotations = stringMapAt(pod, "annotations");
   auto mm = pod_annotations.find("prometheus.istio.io/merge-metrics");
-  auto parsed = mm != pod_annotations.end() ? core::goParseBool(mm->second)
+  auto parsed = mm != pod_annotations.end() ? go::parseBool(mm->second)
                                             : core::Result<bool>(core::Error{"unset"});
   const json& mesh = req.settings.mesh.config;
   if (parsed) {

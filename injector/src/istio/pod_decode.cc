@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/core/go_json_kind.h"
 #include "harness/core/quantity.h"
+#include "harness/go/json.h"
 
 // Followed: src/encoding/json/decode.go (literalStore, array, object, addErrorContext,
 // UnmarshalTypeError.Error), the json tags and Go types of k8s.io/api core/v1 types.go and
@@ -291,7 +291,7 @@ class Decoder {
                 const std::string& path) {
     if (first_) return true;
     const bool integer = type == "int32" || type == "int64";
-    std::string text = "json: cannot unmarshal " + core::goJsonValueKind(v, integer) + " into ";
+    std::string text = "json: cannot unmarshal " + go::jsonValueKind(v, integer) + " into ";
     if (owner.empty()) {
       text += "Go value of type " + goTypeName(type);
     } else {
@@ -315,7 +315,7 @@ class Decoder {
   // intstr.go UnmarshalJSON: a JSON string, else json.Unmarshal into an int32 (no context).
   bool intOrString(const json& v) {
     if (v.is_string() || fitsInteger(v, "int32")) return true;
-    return stop("json: cannot unmarshal " + core::goJsonValueKind(v, true) +
+    return stop("json: cannot unmarshal " + go::jsonValueKind(v, true) +
                 " into Go value of type int32");
   }
 
@@ -323,7 +323,7 @@ class Decoder {
   // checked here).
   bool time(const json& v) {
     if (v.is_string()) return true;
-    return stop("json: cannot unmarshal " + core::goJsonValueKind(v) +
+    return stop("json: cannot unmarshal " + go::jsonValueKind(v) +
                 " into Go value of type string");
   }
 

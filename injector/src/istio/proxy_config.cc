@@ -10,9 +10,11 @@
 #include <optional>
 #include <vector>
 
-#include "harness/core/go_strconv.h"
 #include "harness/core/json.h"
 #include "harness/core/yaml.h"
+#include "harness/go/json.h"
+#include "harness/go/strconv.h"
+#include "harness/go/time.h"
 #include "harness/injector/istio/config.h"
 
 // Followed: istio/istio pkg/util/protomarshal/protomarshal.go (ApplyYAML, ApplyJSON),
@@ -35,25 +37,10 @@ using nlohmann::json;
 
 // ---- Go-worded decoding errors -------------------------------------------------------------
 
-// UnmarshalTypeError.Value for a decoded JSON value (numbers carry their text when the target
-// is numeric, as literalStore does).
-std::string goJsonKind(const json& v) {
-  switch (v.type()) {
-    case json::value_t::boolean: return "bool";
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned:
-    case json::value_t::number_float: return "number";
-    case json::value_t::string: return "string";
-    case json::value_t::array: return "array";
-    case json::value_t::object: return "object";
-    default: return "null";
-  }
-}
-
 std::string numberText(const json& v) {
   if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
   if (v.is_number_unsigned()) return std::to_string(v.get<std::uint64_t>());
-  return core::goFormatFloat(v.get<double>());
+  return go::formatFloat(v.get<double>());
 }
 
 Error cannotUnmarshal(const std::string& what, const std::string& go_type) {
@@ -61,30 +48,14 @@ Error cannotUnmarshal(const std::string& what, const std::string& go_type) {
 }
 
 // json.Unmarshal of `text` (what trimQuote leaves of a quoted number) as a JSON value; the
-// syntax errors are the usual ones.
+// syntax errors are encoding/json's scanner's.
 Result<json> goJsonParse(const std::string& text) {
-  std::size_t i = text.find_first_not_of(" \t\r\n");
-  if (i == std::string::npos) return Error{"unexpected end of JSON input"};
+  if (std::string syntax = go::jsonSyntaxError(text); !syntax.empty()) return Error{syntax};
   json v = core::parseJsonOrDiscarded(text);
-  if (!v.is_discarded()) return v;
-  const char c = text[i];
-  const bool starts_value = c == '-' || (c >= '0' && c <= '9') || c == '"' || c == '[' ||
-                            c == '{' || c == 't' || c == 'f' || c == 'n';
-  if (!starts_value) {
-    return Error{std::string("invalid character '") + c + "' looking for beginning of value"};
-  }
-  // The longest number prefix, then whatever follows it.
-  std::size_t j = i;
-  if (text[j] == '-') ++j;
-  while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) != 0 ||
-                             text[j] == '.' || text[j] == 'e' || text[j] == 'E' ||
-                             text[j] == '+' || text[j] == '-')) {
-    ++j;
-  }
-  if (j < text.size()) {
-    return Error{std::string("invalid character '") + text[j] + "' after top-level value"};
-  }
-  return Error{"unexpected end of JSON input"};
+  // Valid for Go but not for nlohmann: only invalid UTF-8 inside a string, which Go would
+  // decode to U+FFFD and which is never a number.
+  if (v.is_discarded()) return Error{"invalid UTF-8 in JSON string"};
+  return v;
 }
 
 // ---- The ProxyConfig schema ----------------------------------------------------------------
@@ -195,7 +166,7 @@ Result<std::int64_t> goInteger(const json& raw, const char* go_type, std::int64_
     if (!parsed) return parsed.error();
     v = std::move(*parsed);
   }
-  if (!v.is_number()) return cannotUnmarshal(goJsonKind(v), go_type);
+  if (!v.is_number()) return cannotUnmarshal(go::jsonValueKind(v), go_type);
   if (v.is_number_integer() && v.get<std::int64_t>() >= lo && v.get<std::int64_t>() <= hi) {
     return v.get<std::int64_t>();
   }
@@ -207,7 +178,7 @@ Result<std::int64_t> goInteger(const json& raw, const char* go_type, std::int64_
 
 Result<std::string> goString(const json& v) {
   if (v.is_null()) return std::string();
-  if (!v.is_string()) return cannotUnmarshal(goJsonKind(v), "string");
+  if (!v.is_string()) return cannotUnmarshal(go::jsonValueKind(v), "string");
   return v.get<std::string>();
 }
 
@@ -242,7 +213,7 @@ Result<json> decodeValue(const Field& f, const json& raw) {
     }
     case Kind::kBool:
     case Kind::kBoolValue:
-      if (!raw.is_boolean()) return cannotUnmarshal(goJsonKind(raw), "bool");
+      if (!raw.is_boolean()) return cannotUnmarshal(go::jsonValueKind(raw), "bool");
       return raw;
     case Kind::kInt32:
     case Kind::kInt32Value: {
@@ -264,7 +235,7 @@ Result<json> decodeValue(const Field& f, const json& raw) {
         if (!parsed) return parsed.error();
         v = std::move(*parsed);
       }
-      if (!v.is_number()) return cannotUnmarshal(goJsonKind(v), "float64");
+      if (!v.is_number()) return cannotUnmarshal(go::jsonValueKind(v), "float64");
       return v;
     }
     case Kind::kEnum: {
@@ -286,14 +257,14 @@ Result<json> decodeValue(const Field& f, const json& raw) {
       return json(*v);  // an open enum keeps unknown numbers
     }
     case Kind::kDuration: {
-      if (!raw.is_string()) return cannotUnmarshal(goJsonKind(raw), "string");
-      auto d = core::goParseDuration(raw.get<std::string>());
+      if (!raw.is_string()) return cannotUnmarshal(go::jsonValueKind(raw), "string");
+      auto d = go::parseDuration(raw.get<std::string>());
       if (!d) return Error{"bad Duration: " + d.error().message};
       return json(jsonpbDuration(*d));
     }
     case Kind::kStringMap: {
       if (!raw.is_object()) {
-        return cannotUnmarshal(goJsonKind(raw), "map[string]json.RawMessage");
+        return cannotUnmarshal(go::jsonValueKind(raw), "map[string]json.RawMessage");
       }
       json out = json::object();
       for (auto it = raw.begin(); it != raw.end(); ++it) {
@@ -304,7 +275,7 @@ Result<json> decodeValue(const Field& f, const json& raw) {
       return out;
     }
     case Kind::kStringList: {
-      if (!raw.is_array()) return cannotUnmarshal(goJsonKind(raw), "[]json.RawMessage");
+      if (!raw.is_array()) return cannotUnmarshal(go::jsonValueKind(raw), "[]json.RawMessage");
       json out = json::array();
       for (const auto& e : raw) {
         auto s = goString(e);
@@ -315,7 +286,7 @@ Result<json> decodeValue(const Field& f, const json& raw) {
     }
     case Kind::kMessage:
       if (!raw.is_object()) {
-        return cannotUnmarshal(goJsonKind(raw), "map[string]json.RawMessage");
+        return cannotUnmarshal(go::jsonValueKind(raw), "map[string]json.RawMessage");
       }
       if (f.message == nullptr) return raw;
       return decodeMessage(raw, f.message, json::object());
@@ -328,7 +299,7 @@ Result<json> decodeValue(const Field& f, const json& raw) {
 // messages (no schema) are kept whole.
 Result<json> decodeMessage(const json& in, const Schema* schema, json base) {
   if (in.is_null()) return base;
-  if (!in.is_object()) return cannotUnmarshal(goJsonKind(in), "map[string]json.RawMessage");
+  if (!in.is_object()) return cannotUnmarshal(go::jsonValueKind(in), "map[string]json.RawMessage");
   if (!base.is_object()) base = json::object();
   for (const auto& f : *schema) {
     const json* raw = nullptr;
@@ -350,23 +321,6 @@ Result<json> decodeMessage(const json& in, const Schema* schema, json base) {
 }
 
 // ---- Validation ----------------------------------------------------------------------------
-
-std::string goQuote(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(static_cast<char>(c));
-    } else if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
-      out += buf;
-    } else {
-      out.push_back(static_cast<char>(c));
-    }
-  }
-  return out + "\"";
-}
 
 std::string str(const json& obj, const char* key) {
   if (!obj.is_object()) return {};
@@ -432,7 +386,7 @@ bool isDns1123Label(std::string_view s) {
 }
 
 Result<void> validateFqdn(const std::string& fqdn) {
-  if (fqdn.size() > 255) return Error{"domain name " + goQuote(fqdn) + " too long (max 255)"};
+  if (fqdn.size() > 255) return Error{"domain name " + go::quote(fqdn) + " too long (max 255)"};
   if (fqdn.empty()) return Error{"empty domain name not allowed"};
   std::vector<std::string> parts;
   std::size_t start = 0;
@@ -442,14 +396,14 @@ Result<void> validateFqdn(const std::string& fqdn) {
     if (dot == std::string::npos) break;
     start = dot + 1;
   }
-  if (core::goAtoi(parts.back())) {
-    return Error{"domain name " + goQuote(fqdn) + " invalid (top level domain " +
-                 goQuote(parts.back()) + " cannot be all-numeric)"};
+  if (go::atoi(parts.back())) {
+    return Error{"domain name " + go::quote(fqdn) + " invalid (top level domain " +
+                 go::quote(parts.back()) + " cannot be all-numeric)"};
   }
   for (std::size_t i = 0; i < parts.size(); ++i) {
     if (i + 1 == parts.size() && parts[i].empty()) return {};
     if (!isDns1123Label(parts[i])) {
-      return Error{"domain name " + goQuote(fqdn) + " invalid (label " + goQuote(parts[i]) +
+      return Error{"domain name " + go::quote(fqdn) + " invalid (label " + go::quote(parts[i]) +
                    " invalid)"};
     }
   }
@@ -463,13 +417,13 @@ bool isIpAddress(const std::string& s) {
 
 Result<void> validateProxyAddress(const std::string& address) {
   auto hp = splitHostPort(address);
-  if (!hp) return Error{"unable to split " + goQuote(address) + ": " + hp.error().message};
+  if (!hp) return Error{"unable to split " + go::quote(address) + ": " + hp.error().message};
   const auto& [host, port_text] = *hp;
-  auto port = core::goAtoi(port_text);
+  auto port = go::atoi(port_text);
   if (!port) return Error{"port (" + port_text + ") is not a number: " + port.error().message};
   if (auto ok = validatePort(*port); !ok) return ok;
   if (!validateFqdn(host) && !isIpAddress(host)) {
-    return Error{goQuote(host) + " is not a valid hostname or an IP address"};
+    return Error{go::quote(host) + " is not a valid hostname or an IP address"};
   }
   return {};
 }
@@ -539,7 +493,7 @@ Result<void> validateMeshConfigProxyConfig(const json& config) {
   {
     // ValidateDrainDuration: an unset duration is 0.
     std::int64_t drain = 0;
-    if (auto d = core::goParseDuration(str(config, "drainDuration")); d) drain = *d;
+    if (auto d = go::parseDuration(str(config, "drainDuration")); d) drain = *d;
     if (drain < 1000000) {
       errs.emplace_back("invalid drain duration: duration must be greater than 1ms");
     } else if (drain % 1000000 != 0) {
@@ -569,18 +523,18 @@ Result<void> validateMeshConfigProxyConfig(const json& config) {
     }
   }
   if (const std::string a = str(config, "statsdUdpAddress"); !a.empty()) {
-    add("invalid statsd udp address " + goQuote(a) + ": ", validateProxyAddress(a));
+    add("invalid statsd udp address " + go::quote(a) + ": ", validateProxyAddress(a));
   }
   if (const std::string a = str(config, "envoyMetricsServiceAddress"); !a.empty()) {
-    add("invalid envoy metrics service address " + goQuote(a) + ": ", validateProxyAddress(a));
+    add("invalid envoy metrics service address " + go::quote(a) + ": ", validateProxyAddress(a));
   }
   if (const json* s = object(config, "envoyMetricsService"); s && !str(*s, "address").empty()) {
     const std::string a = str(*s, "address");
-    add("invalid envoy metrics service address " + goQuote(a) + ": ", validateProxyAddress(a));
+    add("invalid envoy metrics service address " + go::quote(a) + ": ", validateProxyAddress(a));
   }
   if (const json* s = object(config, "envoyAccessLogService"); s && !str(*s, "address").empty()) {
     const std::string a = str(*s, "address");
-    add("invalid envoy access log service address " + goQuote(a) + ": ", validateProxyAddress(a));
+    add("invalid envoy access log service address " + go::quote(a) + ": ", validateProxyAddress(a));
   }
   add("invalid proxy admin port: ", validatePort(integer(config, "proxyAdminPort")));
   {
@@ -590,7 +544,7 @@ Result<void> validateMeshConfigProxyConfig(const json& config) {
     if (policy != "NONE" && policy != "MUTUAL_TLS") {
       const std::string name = policy.is_string() ? policy.get<std::string>() : policy.dump();
       errs.push_back("invalid authentication policy: unrecognized control plane auth policy " +
-                     goQuote(name));
+                     go::quote(name));
     }
   }
   add("invalid status port: ", validatePort(integer(config, "statusPort")));

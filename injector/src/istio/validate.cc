@@ -5,8 +5,8 @@
 #include <cctype>
 #include <vector>
 
-#include "harness/core/go_strconv.h"
 #include "harness/core/quantity.h"
+#include "harness/go/strconv.h"
 #include "harness/injector/istio/proxy_config.h"
 
 // Followed: istio/istio pkg/kube/inject/validate.go (the validator table and every message,
@@ -46,7 +46,7 @@ std::vector<std::string> split(std::string_view s, char sep) {
 std::string dquote(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 Result<void> parsePort(std::string_view port) {
-  auto r = core::goParseUint(trimSpace(port), 10, 16);
+  auto r = go::parseUint(trimSpace(port), 10, 16);
   if (!r) return Error{"failed parsing port '" + std::string(port) + "': " + r.error().message};
   return {};
 }
@@ -132,7 +132,7 @@ Result<void> validateAnnotation(std::string_view name, std::string_view value) {
   if (name == "readiness.status.sidecar.istio.io/initialDelaySeconds" ||
       name == "readiness.status.sidecar.istio.io/periodSeconds" ||
       name == "readiness.status.sidecar.istio.io/failureThreshold") {
-    auto r = core::goParseUint(value, 10, 32);
+    auto r = go::parseUint(value, 10, 32);
     if (!r) return r.error();
     return {};
   }
@@ -166,7 +166,7 @@ Result<void> validateAnnotation(std::string_view name, std::string_view value) {
   }
   if (name == "proxy.istio.io/config") return validateProxyConfigAnnotation(value);
   if (name == "prometheus.istio.io/merge-metrics") {
-    auto r = core::goParseBool(value);
+    auto r = go::parseBool(value);
     if (!r) return r.error();
     return {};
   }

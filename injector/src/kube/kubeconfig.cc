@@ -6,8 +6,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "harness/core/base64.h"
 #include "harness/core/yaml.h"
+#include "harness/go/base64.h"
 #include "harness/injector/kube_api.h"
 
 namespace harness::injector {
@@ -45,7 +45,7 @@ core::Result<std::string> dataOrFile(const nlohmann::json& obj, const std::strin
                                      const fs::path& base, const std::string& where) {
   const std::string data = stringField(obj, (key + "-data").c_str());
   if (!data.empty()) {
-    auto decoded = core::base64Decode(data);
+    auto decoded = go::base64Decode(data);
     if (!decoded) return core::makeError(where + "." + key + "-data: " + decoded.error().message);
     return *decoded;
   }

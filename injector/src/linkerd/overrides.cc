@@ -4,9 +4,10 @@
 #include <optional>
 #include <set>
 
-#include "harness/core/go_strconv.h"
 #include "harness/core/json.h"
 #include "harness/core/quantity.h"
+#include "harness/go/strconv.h"
+#include "harness/go/time.h"
 #include "harness/injector/linkerd/annotations.h"
 
 // Followed: pkg/inject/inject.go ApplyAnnotationOverrides / MergeAdditionalEnv /
@@ -57,7 +58,7 @@ struct PortRange {
 };
 
 core::Result<std::int64_t> parsePort(std::string_view s) {
-  auto n = core::goAtoi(s);
+  auto n = go::atoi(s);
   if (!n.ok()) return n.error();
   if (*n < 0 || *n > 65535) return core::Error{"not a valid port number: " + std::to_string(*n)};
   return *n;
@@ -85,7 +86,7 @@ core::Result<PortRange> parsePortRange(std::string_view s) {
 
 // Go's time.Duration formatted the way ApplyAnnotationOverrides writes it back.
 std::optional<std::int64_t> durationNanos(const std::string& value, std::string* error) {
-  auto d = core::goParseDuration(value);
+  auto d = go::parseDuration(value);
   if (!d.ok()) {
     *error = d.error().message;
     return std::nullopt;
@@ -95,12 +96,12 @@ std::optional<std::int64_t> durationNanos(const std::string& value, std::string*
 
 // fmt.Sprintf("%dms", int(d.Seconds()*1000)): float, truncated.
 std::string truncatedMillis(std::int64_t nanos) {
-  return std::to_string(static_cast<std::int64_t>(core::goDurationSeconds(nanos) * 1000)) + "ms";
+  return std::to_string(static_cast<std::int64_t>(go::durationSeconds(nanos) * 1000)) + "ms";
 }
 
 // fmt.Sprintf("%ds", int(d.Seconds())).
 std::string truncatedSeconds(std::int64_t nanos) {
-  return std::to_string(static_cast<std::int64_t>(core::goDurationSeconds(nanos))) + "s";
+  return std::to_string(static_cast<std::int64_t>(go::durationSeconds(nanos))) + "s";
 }
 
 // ToWholeCPUCores: RoundUp(0) then AsInt64; 0 (and a warning) when it does not fit.
@@ -342,7 +343,7 @@ Values overriddenValues(const Values& base, const StringMap& annotations,
   };
   for (const auto& [key, dst] : ports) {
     if (auto o = a.get(key)) {
-      if (auto n = core::goParseInt(*o, 10, 32); n.ok()) *dst = static_cast<std::int32_t>(*n);
+      if (auto n = go::parseInt(*o, 10, 32); n.ok()) *dst = static_cast<std::int32_t>(*n);
     }
   }
   if (auto o = a.get(ann::kPodInboundPorts)) p.pod_inbound_ports = *o;  // overwritten below
@@ -362,7 +363,7 @@ Values overriddenValues(const Values& base, const StringMap& annotations,
     p.require_identity_on_inbound_ports = *o;
   }
   if (auto o = a.get(ann::kProxyMetricsHostnameLabels)) {
-    if (auto b = core::goParseBool(*o); b.ok()) p.metrics_hostname_labels = *b;
+    if (auto b = go::parseBool(*o); b.ok()) p.metrics_hostname_labels = *b;
   }
 
   if (auto o = a.get(ann::kProxyOutboundConnectTimeout)) {
@@ -406,7 +407,7 @@ Values overriddenValues(const Values& base, const StringMap& annotations,
   };
   for (const auto& [key, dst] : detect) {
     if (auto o = a.get(key)) {
-      if (auto b = core::goParseBool(*o); b.ok()) {
+      if (auto b = go::parseBool(*o); b.ok()) {
         *dst = *b;
       } else {
         warn(logs, "unrecognised value used on pod annotation " + std::string(key) + ": " +
@@ -425,10 +426,10 @@ Values overriddenValues(const Values& base, const StringMap& annotations,
     }
   }
   if (auto o = a.get(ann::kEnableGateway)) {
-    if (auto b = core::goParseBool(*o); b.ok()) p.is_gateway = *b;
+    if (auto b = go::parseBool(*o); b.ok()) p.is_gateway = *b;
   }
   if (auto o = a.get(ann::kWaitBeforeExitSeconds)) {
-    if (auto n = core::goParseUint(*o, 10, 64); n.ok()) {
+    if (auto n = go::parseUint(*o, 10, 64); n.ok()) {
       p.wait_before_exit_seconds = *n;
     } else {
       warn(logs, "unrecognized value used for the " + std::string(ann::kWaitBeforeExitSeconds) +
@@ -438,7 +439,7 @@ Values overriddenValues(const Values& base, const StringMap& annotations,
   // The first native-sidecar key present wins, even when it does not parse.
   for (const auto key : {ann::kNativeSidecar, ann::kNativeSidecarBeta, ann::kNativeSidecarAlpha}) {
     if (auto o = a.get(key)) {
-      if (auto b = core::goParseBool(*o); b.ok()) p.native_sidecar = *b;
+      if (auto b = go::parseBool(*o); b.ok()) p.native_sidecar = *b;
       break;
     }
   }
@@ -470,7 +471,7 @@ Values overriddenValues(const Values& base, const StringMap& annotations,
     if (q.cores != nullptr) *q.cores = wholeCores(*parsed, *o, q.key, logs);
   }
   if (auto o = a.get(ann::kProxyCpuRatioLimit)) {
-    auto r = core::goParseFloat(*o);
+    auto r = go::parseFloat(*o);
     if (r.ok() && *r > 0 && *r < 1) {
       p.workers.maximum_cpu_ratio = *r;
     } else {
@@ -480,13 +481,13 @@ Values overriddenValues(const Values& base, const StringMap& annotations,
   }
 
   if (auto o = a.get(ann::kProxyUid)) {
-    if (auto n = core::goParseInt(*o, 10, 64); n.ok()) p.uid = *n;
+    if (auto n = go::parseInt(*o, 10, 64); n.ok()) p.uid = *n;
   }
   if (auto o = a.get(ann::kProxyGid)) {
-    if (auto n = core::goParseInt(*o, 10, 64); n.ok()) p.gid = *n;
+    if (auto n = go::parseInt(*o, 10, 64); n.ok()) p.gid = *n;
   }
   if (auto o = a.get(ann::kEnableExternalProfiles)) {
-    if (auto b = core::goParseBool(*o); b.ok()) p.enable_external_profiles = *b;
+    if (auto b = go::parseBool(*o); b.ok()) p.enable_external_profiles = *b;
   }
   if (auto o = a.get(ann::kSkipInboundPorts)) v.proxy_init.ignore_inbound_ports = *o;
   if (auto o = a.get(ann::kSkipOutboundPorts)) v.proxy_init.ignore_outbound_ports = *o;
@@ -523,7 +524,7 @@ Values overriddenValues(const Values& base, const StringMap& annotations,
   if (auto o = a.get(ann::kAccessLog)) p.access_log = *o;
   if (auto o = a.get(ann::kCloseWaitTimeout)) {
     if (auto d = durationNanos(*o, &err)) {
-      v.proxy_init.close_wait_timeout_secs = static_cast<std::int64_t>(core::goDurationSeconds(*d));
+      v.proxy_init.close_wait_timeout_secs = static_cast<std::int64_t>(go::durationSeconds(*d));
     } else {
       warn(logs, "invalid duration value used for the " + std::string(ann::kCloseWaitTimeout) +
                      " annotation: " + *o);

@@ -8,8 +8,8 @@
 
 #include <openssl/sha.h>
 
-#include "harness/core/go_strconv.h"
 #include "harness/core/utf8.h"
+#include "harness/go/strconv.h"
 #include "harness/injector/linkerd/annotations.h"
 #include "harness/injector/linkerd/overrides.h"
 #include "harness/injector/linkerd/report.h"
@@ -40,13 +40,13 @@ constexpr char kEndEntityDir[] = "/var/run/linkerd/identity/end-entity";
 constexpr char kPodInfoDir[] = "/var/run/linkerd/podinfo";
 
 // {{ x | quote }} of a number that went through Helm's values (float64, printed with %v).
-std::string helmNumber(std::int64_t n) { return core::goFormatFloat(static_cast<double>(n)); }
+std::string helmNumber(std::int64_t n) { return go::formatFloat(static_cast<double>(n)); }
 
 // {{ x | quote }} of an arbitrary Helm value.
 std::string helmString(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
-  if (v.is_number()) return core::goFormatFloat(v.get<double>());
+  if (v.is_number()) return go::formatFloat(v.get<double>());
   if (v.is_null()) return "";
   return v.dump();
 }
@@ -313,7 +313,7 @@ core::Result<json> proxyEnv(const PodPatchInput& in, const Values& v) {
   }
   if (p.workers.maximum_cpu_ratio && *p.workers.maximum_cpu_ratio != 0) {
     e.push_back(
-        env("LINKERD2_PROXY_CORES_MAX_RATIO", core::goFormatFloat(*p.workers.maximum_cpu_ratio)));
+        env("LINKERD2_PROXY_CORES_MAX_RATIO", go::formatFloat(*p.workers.maximum_cpu_ratio)));
   }
   if (!p.require_identity_on_inbound_ports.empty()) {
     e.push_back(
@@ -531,7 +531,7 @@ core::Result<json> proxyContainer(const PodPatchInput& in, const Values& v,
     if (p.wait_before_exit_seconds != 0) {
       lifecycle["preStop"] = {{"exec",
                                {{"command",
-                                 {"/bin/sleep", core::goFormatFloat(static_cast<double>(
+                                 {"/bin/sleep", go::formatFloat(static_cast<double>(
                                                     p.wait_before_exit_seconds))}}}}};
     }
     c["lifecycle"] = lifecycle;
@@ -706,7 +706,7 @@ core::Result<json> buildPodPatch(const PodPatchInput& in, std::vector<LogLine>* 
 
   auto debug = in.effective_annotations.find(std::string(annotation::kEnableDebugSidecar));
   if (debug != in.effective_annotations.end() && !debug->second.empty()) {
-    auto enabled = core::goParseBool(debug->second);
+    auto enabled = go::parseBool(debug->second);
     if (!enabled.ok()) {
       if (logs != nullptr) {
         logs->push_back(

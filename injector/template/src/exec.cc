@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "harness/core/field_errors.h"
+#include "harness/go/strconv.h"
 #include "harness/gotemplate/go_fmt.h"
 #include "harness/gotemplate/go_json.h"
 #include "harness/gotemplate/template.h"
@@ -472,7 +473,7 @@ class State {
     const std::size_t col = nl == std::string_view::npos ? pos : pos - (nl + 1);
     const auto line = 1 + std::count(before.begin(), before.end(), '\n');
     throw ExecError{"template: " + node_->src->parse_name + ":" + std::to_string(line) + ":" +
-                    std::to_string(col) + ": executing " + core::goQuote(name) + " at <" +
+                    std::to_string(col) + ": executing " + go::quote(name) + " at <" +
                     node_->str() + ">: " + message};
   }
 
@@ -506,7 +507,7 @@ class State {
       errorf("exceeded maximum template depth (" + std::to_string(options_.max_template_depth) +
              ")");
     }
-    errorf("template " + core::goQuote(name) + " not defined");
+    errorf("template " + go::quote(name) + " not defined");
   }
 
   [[noreturn, gnu::noinline, gnu::cold]] void failRange(int what, const Value& val) {
@@ -749,7 +750,7 @@ class State {
       case NodeType::kString: return Value(static_cast<const detail::StringNode*>(first)->text);
       default: break;
     }
-    errorf("can't evaluate command " + core::goQuote(first->str()));
+    errorf("can't evaluate command " + go::quote(first->str()));
   }
 
   Value idealConstant(const detail::NumberNode* n) {
@@ -867,7 +868,7 @@ class State {
     (void)dot;
     if (!receiver.valid()) {
       if (options_.missing_key == MissingKey::kError) {
-        errorf("nil data; no entry for key " + core::goQuote(name));
+        errorf("nil data; no entry for key " + go::quote(name));
       }
       return Value();
     }
@@ -906,7 +907,7 @@ class State {
       case MissingKey::kZero:
         if (receiver.stringMap()) return Value(std::string());
         return Value(nlohmann::json(nullptr)).withBoxed(true);
-      case MissingKey::kError: errorf("map has no entry for key " + core::goQuote(name));
+      case MissingKey::kError: errorf("map has no entry for key " + go::quote(name));
     }
     return Value();
   }
@@ -960,7 +961,7 @@ class State {
       fn = &b->second;
       is_builtin = true;
     }
-    if (fn == nullptr) errorf(core::goQuote(name) + " is not a defined function");
+    if (fn == nullptr) errorf(go::quote(name) + " is not a defined function");
     return evalCall(dot, *fn, is_builtin, cmd, name, args, final);
   }
 
@@ -1224,8 +1225,8 @@ Result<std::string> execute(const TemplateSet& set, std::string_view name,
                             const nlohmann::json& data, const ExecOptions& options) {
   const auto tree = set.lookup(name);
   if (!tree) {
-    return Error{"template: no template " + core::goQuote(name) + " associated with template " +
-                 core::goQuote(set.name())};
+    return Error{"template: no template " + go::quote(name) + " associated with template " +
+                 go::quote(set.name())};
   }
   if (jsonDepth(data) > kMaxJsonDepth) {
     return Error{"template: " + std::string(name) + ": data nested deeper than " +

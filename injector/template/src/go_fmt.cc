@@ -10,8 +10,8 @@
 #include <string>
 
 #include "harness/core/field_errors.h"
-#include "harness/core/go_strconv.h"
 #include "harness/core/utf8.h"
+#include "harness/go/strconv.h"
 
 namespace harness::gotemplate {
 namespace {
@@ -155,7 +155,7 @@ class Printer {
       std::string inner;
       core::appendUtf8(inner, r);
       // strconv.QuoteRune: like Quote but with single quotes; '"' needs no escape.
-      std::string q = r == '"' ? std::string("\"") : core::goQuote(inner);
+      std::string q = r == '"' ? std::string("\"") : go::quote(inner);
       if (r != '"') q = q.substr(1, q.size() - 2);
       s = "'" + q + "'";
     }
@@ -185,7 +185,7 @@ class Printer {
     } else if (std::isinf(v)) {
       num = v > 0 ? "+Inf" : "-Inf";
     } else if (prec < 0 && (verb == 'g' || verb == 'G')) {
-      num = core::goFormatFloat(v);
+      num = go::formatFloat(v);
       if (verb == 'G') {
         for (char& c : num) {
           if (c == 'e') c = 'E';
@@ -242,7 +242,7 @@ class Printer {
         return;
       }
     }
-    padString(core::goQuote(s));
+    padString(go::quote(s));
   }
 
   void fmtSx(std::string_view s, bool upper) {
@@ -483,8 +483,6 @@ bool intFromArg(const std::vector<Value>& a, size_t* arg_num, int* num) {
 bool isStringArg(const Value& v) { return v.valid() && v.kind() == GoKind::kString; }
 
 }  // namespace
-
-std::string goQuoteString(std::string_view s) { return core::goQuote(s); }
 
 std::string goSprint(const std::vector<Value>& args) {
   Printer p;

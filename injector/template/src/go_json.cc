@@ -9,80 +9,19 @@
 #include <utility>
 #include <vector>
 
-#include "harness/core/go_strconv.h"
 #include "harness/core/json.h"
 #include "harness/core/utf8.h"
+#include "harness/go/json.h"
+#include "harness/go/strconv.h"
 
 namespace harness::gotemplate {
 namespace {
 
-constexpr char kHex[] = "0123456789abcdef";
-
-void appendString(std::string& out, std::string_view s, bool escape_html) {
-  out.push_back('"');
-  for (size_t i = 0; i < s.size();) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    if (b < 0x80) {
-      const bool html = b == '<' || b == '>' || b == '&';
-      if (b >= 0x20 && b != '"' && b != '\\' && !(escape_html && html)) {
-        out.push_back(static_cast<char>(b));
-        ++i;
-        continue;
-      }
-      switch (b) {
-        case '\\': out += "\\\\"; break;
-        case '"': out += "\\\""; break;
-        case '\b': out += "\\b"; break;
-        case '\f': out += "\\f"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        default:
-          out += "\\u00";
-          out.push_back(kHex[b >> 4]);
-          out.push_back(kHex[b & 0xF]);
-      }
-      ++i;
-      continue;
-    }
-    // Multi-byte: Go's decoder, so overlong forms and surrogates become \ufffd.
-    const core::Rune decoded = core::decodeUtf8(s, i);
-    if (!decoded.valid) {
-      out += "\\ufffd";
-      ++i;
-      continue;
-    }
-    const char32_t r = decoded.code_point;
-    const size_t len = decoded.length;
-    if (r == 0x2028 || r == 0x2029) {
-      out += "\\u202";
-      out.push_back(kHex[r & 0xF]);
-    } else {
-      out.append(s.substr(i, len));
-    }
-    i += len;
-  }
-  out.push_back('"');
-}
-
 core::Result<std::string> floatText(double f) {
   if (std::isnan(f) || std::isinf(f)) {
-    return core::Error{"json: unsupported value: " + core::goFormatFloat(f)};
+    return core::Error{"json: unsupported value: " + go::formatFloat(f)};
   }
-  const double abs = std::fabs(f);
-  const bool exp = abs != 0 && (abs < 1e-6 || abs >= 1e21);
-  char buf[64];
-  const auto res = std::to_chars(buf, buf + sizeof buf, f,
-                                 exp ? std::chars_format::scientific : std::chars_format::fixed);
-  std::string s(buf, res.ptr);
-  if (exp) {
-    const size_t n = s.size();
-    if (n >= 4 && s[n - 4] == 'e' && s[n - 3] == '-' && s[n - 2] == '0') {
-      s[n - 2] = s[n - 1];
-      s.pop_back();
-    }
-  }
-  return s;
+  return go::jsonFloat(f);
 }
 
 struct Encoder {
@@ -113,7 +52,7 @@ struct Encoder {
         return {};
       }
       case nlohmann::json::value_t::string:
-        appendString(out, v.get_ref<const std::string&>(), options.escape_html);
+        go::appendJsonString(out, v.get_ref<const std::string&>(), options.escape_html);
         return {};
       case nlohmann::json::value_t::array: {
         out.push_back('[');
@@ -143,7 +82,7 @@ struct Encoder {
           if (!first) out.push_back(',');
           first = false;
           if (pretty) newline(depth + 1);
-          appendString(out, it.key(), options.escape_html);
+          go::appendJsonString(out, it.key(), options.escape_html);
           out += pretty ? ": " : ":";
           if (auto r = encode(it.value(), depth + 1); !r) return r;
         }

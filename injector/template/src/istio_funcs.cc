@@ -16,9 +16,10 @@
 #include <vector>
 
 #include "funcs_common.h"
-#include "harness/core/go_strconv.h"
 #include "harness/core/json.h"
 #include "harness/core/yaml.h"
+#include "harness/go/strconv.h"
+#include "harness/go/time.h"
 #include "harness/gotemplate/funcs.h"
 #include "harness/gotemplate/go_fmt.h"
 #include "harness/gotemplate/go_json.h"
@@ -89,13 +90,13 @@ std::string durationString(std::int64_t d) {
 Result<std::int64_t> durationNanos(const Value& v) {
   if (!v.valid() || v.isNil()) return std::int64_t{0};
   const auto& j = v.json();
-  if (j.is_string()) return core::goParseDuration(j.get<std::string>());
+  if (j.is_string()) return go::parseDuration(j.get<std::string>());
   if (j.is_object()) {
     auto num = [&](const char* key) -> std::int64_t {
       const nlohmann::json* m = structMember(j, key);
       if (m == nullptr) return 0;
       if (m->is_string()) {
-        auto r = core::goParseInt(m->get<std::string>(), 10, 64);
+        auto r = go::parseInt(m->get<std::string>(), 10, 64);
         return r.ok() ? *r : 0;
       }
       if (m->is_number()) return m->get<std::int64_t>();

@@ -9,6 +9,7 @@
 
 #include "harness/core/field_errors.h"
 #include "harness/core/utf8.h"
+#include "harness/go/strconv.h"
 
 namespace harness::gotemplate::detail {
 namespace {
@@ -101,8 +102,8 @@ std::string itemString(const Item& item) {
       ++runes;
     }
   }
-  if (cut < item.val.size()) return core::goQuote(item.val.substr(0, cut)) + "...";
-  return core::goQuote(item.val);
+  if (cut < item.val.size()) return go::quote(item.val.substr(0, cut)) + "...";
+  return go::quote(item.val);
 }
 
 Lexer::Lexer(std::string_view input, bool break_ok, bool continue_ok)
@@ -535,14 +536,14 @@ bool Lexer::scanNumber() {
 
 void Lexer::lexNumber() {
   if (!scanNumber()) {
-    errorf("bad number syntax: " + core::goQuote(input_.substr(start_, pos_ - start_)));
+    errorf("bad number syntax: " + go::quote(input_.substr(start_, pos_ - start_)));
     return;
   }
   const char32_t sign = peek();
   if (sign == '+' || sign == '-') {
     // Complex: 1+2i. No spaces, must end in 'i'.
     if (!scanNumber() || input_[pos_ - 1] != 'i') {
-      errorf("bad number syntax: " + core::goQuote(input_.substr(start_, pos_ - start_)));
+      errorf("bad number syntax: " + go::quote(input_.substr(start_, pos_ - start_)));
       return;
     }
     emit(ItemType::kComplex);

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "harness/core/field_errors.h"
-#include "harness/core/go_strconv.h"
 #include "harness/core/utf8.h"
+#include "harness/go/strconv.h"
 #include "lex.h"
 
 namespace harness::gotemplate::detail {
@@ -270,7 +270,7 @@ class TreeParser {
       return;
     }
     if (!isEmptyTree(root_.get())) {
-      errorf("template: multiple definition of template " + core::goQuote(name_));
+      errorf("template: multiple definition of template " + go::quote(name_));
     }
   }
 
@@ -572,7 +572,7 @@ class TreeParser {
         case NodeType::kNumber:
         case NodeType::kNil:
         case NodeType::kDot:
-          errorf("unexpected . after term " + core::goQuote(chain->node->str()));
+          errorf("unexpected . after term " + go::quote(chain->node->str()));
         default: return chain;
       }
     }
@@ -584,7 +584,7 @@ class TreeParser {
     switch (token.type) {
       case ItemType::kIdentifier:
         if (!(*shared_->has_function)(token.val)) {
-          std::string why = "function " + core::goQuote(token.val) + " not defined";
+          std::string why = "function " + go::quote(token.val) + " not defined";
           if (unimplementedSprigFunction(token.val)) {
             why += " (Sprig's " + token.val + " is not implemented by this template engine)";
           }
@@ -624,7 +624,7 @@ class TreeParser {
     for (const auto& var : vars_) {
       if (var == v->ident[0]) return v;
     }
-    errorf("undefined variable " + core::goQuote(v->ident[0]));
+    errorf("undefined variable " + go::quote(v->ident[0]));
   }
 
   // node.go newNumber.
@@ -652,12 +652,12 @@ class TreeParser {
       n->is_complex = true;
       return n;
     }
-    const auto u = core::goParseUint(text, 0, 64);
+    const auto u = go::parseUint(text, 0, 64);
     if (u.ok()) {
       n->is_uint = true;
       n->uint64 = *u;
     }
-    const auto i = core::goParseInt(text, 0, 64);
+    const auto i = go::parseInt(text, 0, 64);
     if (i.ok()) {
       n->is_int = true;
       n->int64 = *i;
@@ -673,10 +673,10 @@ class TreeParser {
       n->is_float = true;
       n->float64 = static_cast<double>(n->uint64);
     } else {
-      const auto f = core::goParseFloat(text);
+      const auto f = go::parseFloat(text);
       if (f.ok()) {
         if (text.find_first_of(".eEpP") == std::string::npos) {
-          errorf("integer overflow: " + core::goQuote(text));
+          errorf("integer overflow: " + go::quote(text));
         }
         n->is_float = true;
         n->float64 = *f;
@@ -694,7 +694,7 @@ class TreeParser {
       }
     }
     if (!n->is_int && !n->is_uint && !n->is_float) {
-      errorf("illegal number syntax: " + core::goQuote(text));
+      errorf("illegal number syntax: " + go::quote(text));
     }
     return n;
   }
@@ -731,7 +731,7 @@ bool isEmptyTree(const Node* n) {
 
 void TemplateNode::writeTo(std::string& out) const {
   out += "{{template ";
-  out += core::goQuote(name);
+  out += go::quote(name);
   if (pipe) {
     out.push_back(' ');
     pipe->writeTo(out);

@@ -9,17 +9,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <regex>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "funcs_common.h"
-#include "harness/core/base64.h"
 #include "harness/core/field_errors.h"
-#include "harness/core/go_strconv.h"
 #include "harness/core/utf8.h"
+#include "harness/go/base64.h"
+#include "harness/go/regexp.h"
+#include "harness/go/strconv.h"
 #include "harness/gotemplate/funcs.h"
 #include "harness/gotemplate/go_fmt.h"
 #include "harness/gotemplate/go_json.h"
@@ -33,7 +33,6 @@ using detail::str;
 using detail::strval;
 
 constexpr std::size_t kMaxResultBytes = 64u << 20;   // no function builds a larger string
-constexpr std::size_t kMaxRegexInput = 1u << 16;      // std::regex recursion stays bounded
 const char* const kNilDeref = "runtime error: invalid memory address or nil pointer dereference";
 
 ParamType any() { return ParamType::any(); }
@@ -78,7 +77,7 @@ std::int64_t toInt64(const Value& v) {
     case GoKind::kFloat: return floatToInt64(j.get<double>());
     case GoKind::kBool: return j.get<bool>() ? 1 : 0;
     case GoKind::kString: {
-      auto r = core::goParseInt(trimZeroDecimal(j.get<std::string>()), 0, 0);
+      auto r = go::parseInt(trimZeroDecimal(j.get<std::string>()), 0, 0);
       return r.ok() ? *r : 0;
     }
     default: return 0;
@@ -97,7 +96,7 @@ double toFloat64(const Value& v) {
     case GoKind::kFloat: return j.get<double>();
     case GoKind::kBool: return j.get<bool>() ? 1 : 0;
     case GoKind::kString: {
-      auto r = core::goParseFloat(j.get<std::string>());
+      auto r = go::parseFloat(j.get<std::string>());
       return r.ok() ? *r : 0;
     }
     default: return 0;
@@ -354,58 +353,12 @@ std::string pathExt(const std::string& p) {
   return "";
 }
 
-// Go's regexp (RE2) is approximated by std::regex ECMAScript: the common syntax agrees;
-// RE2-only constructs ((?i) flags, \pL classes, named groups (?P<x>)) are errors here.
-Result<std::regex> compileRegex(const std::string& expr) {
-  if (expr.size() > kMaxRegexInput) return Error{"regexp: expression too large"};
-  try {
-    return std::regex(expr, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    return Error{"regexp: Compile(" + core::goQuote(expr) + "): " + e.what()};
-  }
-}
-
-// Go's Expand template ($1, ${1}, $$) as an ECMAScript format string.
-std::string goExpandToEcma(const std::string& repl) {
-  std::string out;
-  for (std::size_t i = 0; i < repl.size(); ++i) {
-    if (repl[i] != '$') {
-      out.push_back(repl[i]);
-      continue;
-    }
-    if (i + 1 < repl.size() && repl[i + 1] == '$') {
-      out += "$$";
-      ++i;
-      continue;
-    }
-    std::string name;
-    std::size_t j = i + 1;
-    if (j < repl.size() && repl[j] == '{') {
-      const std::size_t close = repl.find('}', j);
-      if (close == std::string::npos) {
-        out.push_back('$');
-        continue;
-      }
-      name = repl.substr(j + 1, close - j - 1);
-      j = close + 1;
-    } else {
-      while (j < repl.size() && (std::isalnum(static_cast<unsigned char>(repl[j])) ||
-                                 repl[j] == '_')) {
-        name.push_back(repl[j]);
-        ++j;
-      }
-    }
-    if (name.empty()) {
-      out.push_back('$');
-      continue;
-    }
-    const bool numeric = std::all_of(name.begin(), name.end(),
-                                     [](char c) { return c >= '0' && c <= '9'; });
-    if (numeric && name.size() <= 2) out += "$" + (name.size() == 1 ? "0" + name : name);
-    // Unknown or named groups expand to nothing, as in Go.
-    i = j - 1;
-  }
-  return out;
+// Sprig's regex functions (Masterminds/sprig regex.go) call regexp.MustCompile, whose panic the
+// template engine returns as the call's error; the must* variants return Compile's error.
+Result<go::Regexp> compileRegex(const std::string& expr, bool must_variant) {
+  auto re = go::Regexp::compile(expr);
+  if (!re && !must_variant) return Error{go::mustCompilePanic(expr, re.error())};
+  return re;
 }
 
 Value stringList(const std::vector<std::string>& items) {
@@ -552,7 +505,7 @@ FuncMap sprigFuncMap() {
       if (v.isNil() || !v.valid()) continue;
       if (!first) out.push_back(' ');
       first = false;
-      out += core::goQuote(strval(v));
+      out += go::quote(strval(v));
     }
     return Value(out);
   }, true);
@@ -598,7 +551,7 @@ FuncMap sprigFuncMap() {
     return Value(strval(a[0]));
   });
   m["atoi"] = fn({string()}, [](std::vector<Value>& a) -> Result<Value> {
-    auto r = core::goAtoi(str(a[0]));
+    auto r = go::atoi(str(a[0]));
     return Value(r.ok() ? *r : std::int64_t{0});
   });
   m["int64"] = fn({any()}, [](std::vector<Value>& a) -> Result<Value> {
@@ -847,10 +800,10 @@ FuncMap sprigFuncMap() {
 
   // ---- encoding
   m["b64enc"] = fn({string()}, [](std::vector<Value>& a) -> Result<Value> {
-    return Value(core::base64Encode(str(a[0])));
+    return Value(go::base64Encode(str(a[0])));
   });
   m["b64dec"] = fn({string()}, [](std::vector<Value>& a) -> Result<Value> {
-    auto r = core::base64Decode(str(a[0]));
+    auto r = go::base64Decode(str(a[0]));
     return Value(r.ok() ? *r : r.error().message);
   });
 
@@ -1082,87 +1035,63 @@ FuncMap sprigFuncMap() {
     return Value(std::move(out));
   }, true);
 
-  // ---- regular expressions
+  // ---- regular expressions (Go's regexp on RE2: linear time, so inputs need no size cap)
   const auto regex_match = [](bool must) {
     return [must](std::vector<Value>& a) -> Result<Value> {
-      auto re = compileRegex(str(a[0]));
+      // regexMatch is regexp.MatchString with the error dropped.
+      auto re = go::Regexp::compile(str(a[0]));
       if (!re) {
         if (must) return re.error();
         return Value(false);
       }
-      if (str(a[1]).size() > kMaxRegexInput) return Error{"regexp: input too large"};
-      return Value(std::regex_search(str(a[1]), *re));
+      return Value(re->matchString(str(a[1])));
     };
   };
   m["regexMatch"] = fn({string(), string()}, regex_match(false));
   m["mustRegexMatch"] = fn({string(), string()}, regex_match(true));
-  const auto regex_find = [](std::vector<Value>& a) -> Result<Value> {
-    auto re = compileRegex(str(a[0]));
-    if (!re) return re.error();
-    if (str(a[1]).size() > kMaxRegexInput) return Error{"regexp: input too large"};
-    std::smatch match;
-    const std::string s = str(a[1]);
-    if (std::regex_search(s, match, *re)) return Value(match.str(0));
-    return Value(std::string());
-  };
-  m["regexFind"] = fn({string(), string()}, regex_find);
-  m["mustRegexFind"] = fn({string(), string()}, regex_find);
-  const auto regex_find_all = [](std::vector<Value>& a) -> Result<Value> {
-    auto re = compileRegex(str(a[0]));
-    if (!re) return re.error();
-    const std::string s = str(a[1]);
-    if (s.size() > kMaxRegexInput) return Error{"regexp: input too large"};
-    const std::int64_t n = a[2].json().get<std::int64_t>();
-    std::vector<std::string> out;
-    for (auto it = std::sregex_iterator(s.begin(), s.end(), *re); it != std::sregex_iterator();
-         ++it) {
-      if (n >= 0 && static_cast<std::int64_t>(out.size()) >= n) break;
-      out.push_back(it->str(0));
-    }
-    return stringList(out);
-  };
-  m["regexFindAll"] = fn({string(), string(), integer()}, regex_find_all);
-  m["mustRegexFindAll"] = fn({string(), string(), integer()}, regex_find_all);
-  const auto regex_replace = [](bool literal) {
-    return [literal](std::vector<Value>& a) -> Result<Value> {
-      auto re = compileRegex(str(a[0]));
+  const auto regex_find = [](bool must) {
+    return [must](std::vector<Value>& a) -> Result<Value> {
+      auto re = compileRegex(str(a[0]), must);
       if (!re) return re.error();
-      const std::string s = str(a[1]);
-      if (s.size() > kMaxRegexInput) return Error{"regexp: input too large"};
-      std::string repl = str(a[2]);
-      if (literal) {
-        repl = replaceAll(repl, "$", "$$");
-      } else {
-        repl = goExpandToEcma(repl);
-      }
-      return Value(std::regex_replace(s, *re, repl));
+      return Value(re->findString(str(a[1])));
     };
   };
-  m["regexReplaceAll"] = fn({string(), string(), string()}, regex_replace(false));
-  m["mustRegexReplaceAll"] = fn({string(), string(), string()}, regex_replace(false));
-  m["regexReplaceAllLiteral"] = fn({string(), string(), string()}, regex_replace(true));
-  m["mustRegexReplaceAllLiteral"] = fn({string(), string(), string()}, regex_replace(true));
-  const auto regex_split = [](std::vector<Value>& a) -> Result<Value> {
-    auto re = compileRegex(str(a[0]));
-    if (!re) return re.error();
-    const std::string s = str(a[1]);
-    if (s.size() > kMaxRegexInput) return Error{"regexp: input too large"};
-    const std::int64_t n = a[2].json().get<std::int64_t>();
-    std::vector<std::string> out;
-    if (n == 0) return stringList(out);
-    std::size_t last = 0;
-    for (auto it = std::sregex_iterator(s.begin(), s.end(), *re); it != std::sregex_iterator();
-         ++it) {
-      if (n > 0 && static_cast<std::int64_t>(out.size()) == n - 1) break;
-      if (it->length(0) == 0 && static_cast<std::size_t>(it->position(0)) == 0) continue;
-      out.push_back(s.substr(last, static_cast<std::size_t>(it->position(0)) - last));
-      last = static_cast<std::size_t>(it->position(0) + it->length(0));
-    }
-    out.push_back(s.substr(last));
-    return stringList(out);
+  m["regexFind"] = fn({string(), string()}, regex_find(false));
+  m["mustRegexFind"] = fn({string(), string()}, regex_find(true));
+  const auto regex_find_all = [](bool must) {
+    return [must](std::vector<Value>& a) -> Result<Value> {
+      auto re = compileRegex(str(a[0]), must);
+      if (!re) return re.error();
+      return stringList(re->findAllString(str(a[1]), a[2].json().get<std::int64_t>()));
+    };
   };
-  m["regexSplit"] = fn({string(), string(), integer()}, regex_split);
-  m["mustRegexSplit"] = fn({string(), string(), integer()}, regex_split);
+  m["regexFindAll"] = fn({string(), string(), integer()}, regex_find_all(false));
+  m["mustRegexFindAll"] = fn({string(), string(), integer()}, regex_find_all(true));
+  const auto regex_replace = [](bool literal, bool must) {
+    return [literal, must](std::vector<Value>& a) -> Result<Value> {
+      auto re = compileRegex(str(a[0]), must);
+      if (!re) return re.error();
+      std::string out = literal ? re->replaceAllLiteralString(str(a[1]), str(a[2]))
+                                : re->replaceAllString(str(a[1]), str(a[2]));
+      if (out.size() > kMaxResultBytes) {
+        return Error{"result exceeds " + std::to_string(kMaxResultBytes) + " bytes"};
+      }
+      return Value(std::move(out));
+    };
+  };
+  m["regexReplaceAll"] = fn({string(), string(), string()}, regex_replace(false, false));
+  m["mustRegexReplaceAll"] = fn({string(), string(), string()}, regex_replace(false, true));
+  m["regexReplaceAllLiteral"] = fn({string(), string(), string()}, regex_replace(true, false));
+  m["mustRegexReplaceAllLiteral"] = fn({string(), string(), string()}, regex_replace(true, true));
+  const auto regex_split = [](bool must) {
+    return [must](std::vector<Value>& a) -> Result<Value> {
+      auto re = compileRegex(str(a[0]), must);
+      if (!re) return re.error();
+      return stringList(re->split(str(a[1]), a[2].json().get<std::int64_t>()));
+    };
+  };
+  m["regexSplit"] = fn({string(), string(), integer()}, regex_split(false));
+  m["mustRegexSplit"] = fn({string(), string(), integer()}, regex_split(true));
   m["regexQuoteMeta"] = fn({string()}, [](std::vector<Value>& a) -> Result<Value> {
     std::string out;
     for (const char c : str(a[0])) {

@@ -5,14 +5,13 @@
 
 #include <gtest/gtest.h>
 
-
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
 
-#include "harness/core/base64.h"
 #include "harness/core/json_patch.h"
 #include "harness/core/yaml.h"
+#include "harness/go/base64.h"
 #include "harness/injector/istio/go_patch.h"
 #include "harness/net/client.h"
 #include "harness/testing/support.h"
@@ -97,7 +96,7 @@ class IstioInjectorProcessTest : public ::testing::Test {
 
   // What kube-apiserver does with the answer: the patch applied to its encoding of the pod.
   static json patched(const json& pod, const json& review) {
-    auto bytes = core::base64Decode(review["response"]["patch"].get<std::string>());
+    auto bytes = go::base64Decode(review["response"]["patch"].get<std::string>());
     EXPECT_TRUE(bytes.ok());
     auto patch = core::decodePatch(*bytes);
     EXPECT_TRUE(patch.ok()) << *bytes;

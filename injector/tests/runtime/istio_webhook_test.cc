@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/core/base64.h"
+#include "harness/go/base64.h"
 #include "harness/net/server.h"
 #include "harness/testing/support.h"
 
@@ -88,7 +88,7 @@ class IstioWebhookTest : public ::testing::Test {
 
   static json patchOf(const net::Response& res) {
     auto body = json::parse(res.body);
-    return json::parse(*core::base64Decode(body["response"]["patch"].get<std::string>()));
+    return json::parse(*go::base64Decode(body["response"]["patch"].get<std::string>()));
   }
 
   core::MetricsRegistry metrics_;
@@ -377,7 +377,7 @@ std::string proxyPlace(IstioWebhook& webhook, const std::string& node_name = "")
                              {"object", pod}}}}.dump();
   auto res = webhook.handle(r);
   const auto body = json::parse(res.body);
-  const auto patch = json::parse(*core::base64Decode(body["response"]["patch"].get<std::string>()));
+  const auto patch = json::parse(*go::base64Decode(body["response"]["patch"].get<std::string>()));
   for (const auto& op : patch) {
     if (op.value("value", json()).is_object() && op["value"].value("name", "") == "istio-proxy") {
       return op["path"].get<std::string>().find("/initContainers") != std::string::npos

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/core/base64.h"
+#include "harness/go/base64.h"
 #include "harness/net/client.h"
 #include "harness/net/server.h"
 #include "harness/testing/support.h"
@@ -152,7 +152,7 @@ TEST_F(ServeTest, AStalledKubernetesApiDoesNotStallTheWebhookPort) {
                "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
                "clusters:\n- name: stalled\n  cluster:\n    server: https://127.0.0.1:" +
                    std::to_string(api.port()) + "\n    certificate-authority-data: " +
-                   core::base64Encode(t::readFile(dir_ / "api" / "ca.crt")) +
+                   go::base64Encode(t::readFile(dir_ / "api" / "ca.crt")) +
                    "\nusers:\n- name: injector\n  user:\n    token: t\n"
                    "contexts:\n- name: test\n  context:\n    cluster: stalled\n    user: injector\n");
   auto args = serveArgs();

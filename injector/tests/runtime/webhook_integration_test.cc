@@ -4,14 +4,13 @@
 
 #include <gtest/gtest.h>
 
-
 #include <algorithm>
 #include <mutex>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
-#include "harness/core/base64.h"
+#include "harness/go/base64.h"
 #include "harness/net/client.h"
 #include "harness/net/server.h"
 #include "harness/testing/support.h"
@@ -134,7 +133,7 @@ class InjectorProcessTest : public ::testing::Test {
     api_ = std::make_unique<FakeApiServer>(dir_ / "api");
     t::writeFile(dir_ / "values.yaml", "proxy:\n  logLevel: warn,linkerd=info\n");
     t::writeFile(dir_ / "trust.pem", t::readFile(dir_ / "webhook" / "ca.crt"));
-    const std::string ca_data = core::base64Encode(t::readFile(dir_ / "api" / "ca.crt"));
+    const std::string ca_data = go::base64Encode(t::readFile(dir_ / "api" / "ca.crt"));
     t::writeFile(dir_ / "kubeconfig",
                  "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
                  "clusters:\n- name: fake\n  cluster:\n    server: https://127.0.0.1:" +
@@ -160,7 +159,7 @@ class InjectorProcessTest : public ::testing::Test {
   std::string admin(const std::string& path) { return injector_.admin(path); }
 
   static json decodedPatch(const json& review) {
-    auto bytes = core::base64Decode(review["response"]["patch"].get<std::string>());
+    auto bytes = go::base64Decode(review["response"]["patch"].get<std::string>());
     EXPECT_TRUE(bytes.ok());
     return json::parse(*bytes);
   }

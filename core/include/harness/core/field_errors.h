@@ -14,9 +14,6 @@
 
 namespace harness::core {
 
-// Go's strconv.Quote / fmt "%q" for a UTF-8 string.
-std::string goQuote(std::string_view s);
-
 enum class FieldErrorType {
   kNotFound,
   kRequired,

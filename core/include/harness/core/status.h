@@ -204,7 +204,4 @@ Status unstructuredResponseError(int code, std::string_view content_type, std::s
 Status statusFromErrorResponse(int code, std::string_view content_type, std::string_view body,
                                std::int32_t retry_after_seconds, std::string_view method = "POST");
 
-// Go's strings.TrimSpace (Unicode White_Space at both ends of UTF-8 text).
-std::string goTrimSpace(std::string_view s);
-
 }  // namespace harness::core

@@ -196,12 +196,6 @@ std::string invalidConfigurationMessage(const WebhookConfiguration& config,
 // The full 422 Status (errors.NewInvalid) for those errors.
 Status invalidConfigurationStatus(const WebhookConfiguration& config, const FieldErrors& errors);
 
-// apimachinery pkg/util/validation (and api/validate/content) checks, returning Go's messages.
-std::vector<std::string> dns1123SubdomainErrors(std::string_view value);
-std::vector<std::string> dns1123LabelErrors(std::string_view value);
-std::vector<std::string> dns1035LabelErrors(std::string_view value);
-std::vector<std::string> qualifiedNameErrors(std::string_view value);
-
 // IsFullyQualifiedName: required, DNS-1123 subdomain, at least three dot-separated segments.
 FieldErrors validateFullyQualifiedName(const std::string& path, std::string_view name);
 

@@ -83,12 +83,8 @@ class ChildProcess {
   int status_ = -1;
 };
 
-// The binaries scripts/build-kube.sh builds from Kubernetes' Go modules (kube-apiserver,
-// kube-controller-manager, kubectl, etcd): $HARNESS_KUBE_BIN_DIR, else build/kube/bin in the
-// source tree.
-std::filesystem::path kubeBinDir();
-// The kubectl tests drive: $HARNESS_KUBECTL, else kubeBinDir()/kubectl (never one from PATH, whose
-// version is unknown).
+// The kubectl tests drive: $HARNESS_KUBECTL, else process::kubeBinDir()/kubectl (never one from
+// PATH, whose version is unknown).
 std::filesystem::path kubectlPath();
 // Empty when `binary` is an executable file; otherwise the one-line reason a test skips, naming
 // the command that builds it.

@@ -32,7 +32,4 @@ std::string goSprintf(std::string_view format, const std::vector<Value>& args);
 // fmt.Sprint of one value (%v), as text/template prints an action's result.
 std::string goPrintValue(const Value& v);
 
-// strconv.Quote (fmt %q of a string).
-std::string goQuoteString(std::string_view s);
-
 }  // namespace harness::gotemplate

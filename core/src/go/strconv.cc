@@ -1,4 +1,4 @@
-#include "harness/core/go_strconv.h"
+#include "harness/go/strconv.h"
 
 #include <cerrno>
 #include <charconv>
@@ -7,9 +7,12 @@
 #include <limits>
 #include <string>
 
-#include "harness/core/field_errors.h"
+#include "harness/core/utf8.h"
 
-namespace harness::core {
+namespace harness::go {
+
+using core::Error;
+using core::Result;
 
 namespace {
 
@@ -19,7 +22,7 @@ char lower(char c) { return static_cast<char>(static_cast<unsigned char>(c) | 0x
 
 // strconv.NumError.Error(): "strconv." + Func + ": parsing " + Quote(Num) + ": " + Err.
 Error numError(std::string_view fn, std::string_view num, std::string_view err) {
-  return Error{"strconv." + std::string(fn) + ": parsing " + goQuote(num) + ": " +
+  return Error{"strconv." + std::string(fn) + ": parsing " + quote(num) + ": " +
                std::string(err)};
 }
 
@@ -58,16 +61,16 @@ bool underscoreOk(std::string_view s) {
 template <class T>
 struct IntegerParse {
   T value = 0;
-  GoNumError error = GoNumError::kNone;
+  NumError error = NumError::kNone;
   int bad = 0;  // the invalid base or bit size
 };
-using UintParse = IntegerParse<std::uint64_t>;
-using IntParse = IntegerParse<std::int64_t>;
+using UintCore = IntegerParse<std::uint64_t>;
+using IntCore = IntegerParse<std::int64_t>;
 
-UintParse parseUintCore(std::string_view s, int base, int bit_size) {
-  UintParse out;
+UintCore parseUintCore(std::string_view s, int base, int bit_size) {
+  UintCore out;
   if (s.empty()) {
-    out.error = GoNumError::kSyntax;
+    out.error = NumError::kSyntax;
     return out;
   }
   const bool base0 = base == 0;
@@ -92,14 +95,14 @@ UintParse parseUintCore(std::string_view s, int base, int bit_size) {
       }
     }
   } else {
-    out.error = GoNumError::kBase;
+    out.error = NumError::kBase;
     out.bad = base;
     return out;
   }
   if (bit_size == 0) {
     bit_size = 64;
   } else if (bit_size < 0 || bit_size > 64) {
-    out.error = GoNumError::kBitSize;
+    out.error = NumError::kBitSize;
     out.bad = bit_size;
     return out;
   }
@@ -118,29 +121,29 @@ UintParse parseUintCore(std::string_view s, int base, int bit_size) {
     } else if (lower(c) >= 'a' && lower(c) <= 'z') {
       d = lower(c) - 'a' + 10;
     } else {
-      out.error = GoNumError::kSyntax;
+      out.error = NumError::kSyntax;
       return out;
     }
     if (d >= base) {
-      out.error = GoNumError::kSyntax;
+      out.error = NumError::kSyntax;
       return out;
     }
     if (n >= cutoff) {
       out.value = max_val;
-      out.error = GoNumError::kRange;
+      out.error = NumError::kRange;
       return out;
     }
     n *= static_cast<std::uint64_t>(base);
     const std::uint64_t n1 = n + static_cast<std::uint64_t>(d);
     if (n1 < n || n1 > max_val) {
       out.value = max_val;
-      out.error = GoNumError::kRange;
+      out.error = NumError::kRange;
       return out;
     }
     n = n1;
   }
   if (underscores && !underscoreOk(s0)) {
-    out.error = GoNumError::kSyntax;
+    out.error = NumError::kSyntax;
     return out;
   }
   out.value = n;
@@ -150,11 +153,11 @@ UintParse parseUintCore(std::string_view s, int base, int bit_size) {
 template <class T>
 Error numParseError(const IntegerParse<T>& p, std::string_view fn, std::string_view num) {
   switch (p.error) {
-    case GoNumError::kRange:
+    case NumError::kRange:
       return numError(fn, num, kRange);
-    case GoNumError::kBase:
+    case NumError::kBase:
       return numError(fn, num, "invalid base " + std::to_string(p.bad));
-    case GoNumError::kBitSize:
+    case NumError::kBitSize:
       return numError(fn, num, "invalid bit size " + std::to_string(p.bad));
     default:
       return numError(fn, num, kSyntax);
@@ -162,10 +165,10 @@ Error numParseError(const IntegerParse<T>& p, std::string_view fn, std::string_v
 }
 
 // strconv.ParseInt: on ErrRange the value is the nearest bound, as in Go.
-IntParse parseIntCore(std::string_view s, int base, int bit_size) {
-  IntParse out;
+IntCore parseIntCore(std::string_view s, int base, int bit_size) {
+  IntCore out;
   if (s.empty()) {
-    out.error = GoNumError::kSyntax;
+    out.error = NumError::kSyntax;
     return out;
   }
   bool neg = false;
@@ -175,8 +178,8 @@ IntParse parseIntCore(std::string_view s, int base, int bit_size) {
     neg = true;
     s.remove_prefix(1);
   }
-  const UintParse p = parseUintCore(s, base, bit_size);
-  if (p.error != GoNumError::kNone && p.error != GoNumError::kRange) {
+  const UintCore p = parseUintCore(s, base, bit_size);
+  if (p.error != NumError::kNone && p.error != NumError::kRange) {
     out.error = p.error;
     out.bad = p.bad;
     return out;
@@ -185,10 +188,10 @@ IntParse parseIntCore(std::string_view s, int base, int bit_size) {
   const std::uint64_t cutoff = std::uint64_t{1} << (bit_size - 1);
   if (!neg && p.value >= cutoff) {
     out.value = static_cast<std::int64_t>(cutoff - 1);
-    out.error = GoNumError::kRange;
+    out.error = NumError::kRange;
   } else if (neg && p.value > cutoff) {
     out.value = static_cast<std::int64_t>(~cutoff + 1);
-    out.error = GoNumError::kRange;
+    out.error = NumError::kRange;
   } else if (neg) {
     // -cutoff fits; avoid overflow when negating 2^63.
     out.value = static_cast<std::int64_t>(~p.value + 1);
@@ -200,8 +203,8 @@ IntParse parseIntCore(std::string_view s, int base, int bit_size) {
 
 Result<std::int64_t> parseIntNamed(std::string_view s, int base, int bit_size,
                                    std::string_view fn) {
-  const IntParse p = parseIntCore(s, base, bit_size);
-  if (p.error != GoNumError::kNone) return numParseError(p, fn, s);
+  const IntCore p = parseIntCore(s, base, bit_size);
+  if (p.error != NumError::kNone) return numParseError(p, fn, s);
   return p.value;
 }
 
@@ -309,7 +312,7 @@ std::string twoDigitExponent(int exp) {
 
 }  // namespace
 
-Result<bool> goParseBool(std::string_view s) {
+Result<bool> parseBool(std::string_view s) {
   if (s == "1" || s == "t" || s == "T" || s == "TRUE" || s == "true" || s == "True") return true;
   if (s == "0" || s == "f" || s == "F" || s == "FALSE" || s == "false" || s == "False") {
     return false;
@@ -317,33 +320,33 @@ Result<bool> goParseBool(std::string_view s) {
   return numError("ParseBool", s, kSyntax);
 }
 
-Result<std::uint64_t> goParseUint(std::string_view s, int base, int bit_size) {
-  const UintParse p = parseUintCore(s, base, bit_size);
-  if (p.error != GoNumError::kNone) return numParseError(p, "ParseUint", s);
+Result<std::uint64_t> parseUint(std::string_view s, int base, int bit_size) {
+  const UintCore p = parseUintCore(s, base, bit_size);
+  if (p.error != NumError::kNone) return numParseError(p, "ParseUint", s);
   return p.value;
 }
 
-GoUintParse goParseUintDetailed(std::string_view s, int base, int bit_size) {
-  const UintParse p = parseUintCore(s, base, bit_size);
-  return GoUintParse{p.value, p.error};
+UintParse parseUintDetailed(std::string_view s, int base, int bit_size) {
+  const UintCore p = parseUintCore(s, base, bit_size);
+  return UintParse{p.value, p.error};
 }
 
-GoIntParse goParseIntDetailed(std::string_view s, int base, int bit_size) {
-  const IntParse p = parseIntCore(s, base, bit_size);
-  return GoIntParse{p.value, p.error};
+IntParse parseIntDetailed(std::string_view s, int base, int bit_size) {
+  const IntCore p = parseIntCore(s, base, bit_size);
+  return IntParse{p.value, p.error};
 }
 
-Result<std::int64_t> goParseInt(std::string_view s, int base, int bit_size) {
+Result<std::int64_t> parseInt(std::string_view s, int base, int bit_size) {
   return parseIntNamed(s, base, bit_size, "ParseInt");
 }
 
-Result<std::int64_t> goAtoi(std::string_view s) {
+Result<std::int64_t> atoi(std::string_view s) {
   // The fast path and the slow path (ParseInt base 10) accept the same strings on 64-bit
   // platforms; only the function name in errors differs from ParseInt.
   return parseIntNamed(s, 10, 0, "Atoi");
 }
 
-Result<double> goParseFloat(std::string_view s) {
+Result<double> parseFloat(std::string_view s) {
   constexpr std::string_view kFn = "ParseFloat";
   double special_value = 0;
   if (const size_t n = special(s, &special_value); n > 0) {
@@ -368,7 +371,7 @@ Result<double> goParseFloat(std::string_view s) {
   return v;
 }
 
-std::string goFormatFloat(double v) {
+std::string formatFloat(double v) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
   // to_chars in scientific form gives the shortest round-tripping digits, like Go's Ryu path.
@@ -419,131 +422,50 @@ std::string goFormatFloat(double v) {
   return out;
 }
 
-std::string goTimeQuote(std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "\"";
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c >= 0x80 || c < ' ') {
-      out += "\\x";
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 0xF]);
+std::string quote(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out.push_back('"');
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      switch (c) {
+        case '\a': out += "\\a"; break;
+        case '\b': out += "\\b"; break;
+        case '\f': out += "\\f"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        case '\v': out += "\\v"; break;
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        default:
+          if (c < 0x20 || c == 0x7f) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+            out += buf;
+          } else {
+            out.push_back(static_cast<char>(c));
+          }
+      }
+      ++i;
+      continue;
+    }
+    // Structural check only (kLeadC2ToF4): overlong 3/4-byte forms and surrogates are copied
+    // as they are, as this function always did, where Go's Quote would write \x escapes.
+    const core::Rune r = core::decodeUtf8(s, i, core::Utf8Check::kLeadC2ToF4);
+    if (!r.valid) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+      ++i;
     } else {
-      if (c == '"' || c == '\\') out.push_back('\\');
-      out.push_back(static_cast<char>(c));
+      out.append(s.substr(i, r.length));
+      i += r.length;
     }
   }
   out.push_back('"');
   return out;
 }
 
-namespace {
-
-// time.ParseDuration's errors: "time: <text>", with the text (without Go's package prefix) as
-// the detail.
-Error durationError(std::string text) {
-  return makeError(std::move(text), ErrorCode::kDecode).within("time");
-}
-
-}  // namespace
-
-Result<std::int64_t> goParseDuration(std::string_view s) {
-  constexpr std::uint64_t kLimit = std::uint64_t{1} << 63;
-  const std::string_view orig = s;
-  auto invalid = [&] { return durationError("invalid duration " + goTimeQuote(orig)); };
-  std::uint64_t d = 0;
-  bool neg = false;
-  if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
-    neg = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  if (s == "0") return std::int64_t{0};
-  if (s.empty()) return invalid();
-  while (!s.empty()) {
-    std::uint64_t v = 0;
-    std::uint64_t f = 0;
-    double scale = 1;
-    if (!(s[0] == '.' || (s[0] >= '0' && s[0] <= '9'))) return invalid();
-    // leadingInt
-    const size_t pl = s.size();
-    {
-      size_t i = 0;
-      for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
-        if (v > kLimit / 10) return invalid();
-        v = v * 10 + static_cast<std::uint64_t>(s[i] - '0');
-        if (v > kLimit) return invalid();
-      }
-      s.remove_prefix(i);
-    }
-    const bool pre = pl != s.size();
-    bool post = false;
-    if (!s.empty() && s[0] == '.') {
-      s.remove_prefix(1);
-      const size_t fl = s.size();
-      // leadingFraction: stops accumulating precision on overflow.
-      size_t i = 0;
-      bool overflow = false;
-      for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
-        if (overflow) continue;
-        if (f > (kLimit - 1) / 10) {
-          overflow = true;
-          continue;
-        }
-        const std::uint64_t y = f * 10 + static_cast<std::uint64_t>(s[i] - '0');
-        if (y > kLimit) {
-          overflow = true;
-          continue;
-        }
-        f = y;
-        scale *= 10;
-      }
-      s.remove_prefix(i);
-      post = fl != s.size();
-    }
-    if (!pre && !post) return invalid();
-    size_t i = 0;
-    for (; i < s.size(); ++i) {
-      const char c = s[i];
-      if (c == '.' || (c >= '0' && c <= '9')) break;
-    }
-    if (i == 0) return durationError("missing unit in duration " + goTimeQuote(orig));
-    const std::string_view u = s.substr(0, i);
-    s.remove_prefix(i);
-    std::uint64_t unit = 0;
-    if (u == "ns") {
-      unit = 1;
-    } else if (u == "us" || u == "\xC2\xB5s" || u == "\xCE\xBCs") {
-      unit = 1000;
-    } else if (u == "ms") {
-      unit = 1000000;
-    } else if (u == "s") {
-      unit = 1000000000;
-    } else if (u == "m") {
-      unit = 60ULL * 1000000000;
-    } else if (u == "h") {
-      unit = 3600ULL * 1000000000;
-    } else {
-      return durationError("unknown unit " + goTimeQuote(u) + " in duration " +
-                           goTimeQuote(orig));
-    }
-    if (v > kLimit / unit) return invalid();
-    v *= unit;
-    if (f > 0) {
-      v += static_cast<std::uint64_t>(static_cast<double>(f) * (static_cast<double>(unit) / scale));
-      if (v > kLimit) return invalid();
-    }
-    d += v;
-    if (d > kLimit) return invalid();
-  }
-  if (neg) return static_cast<std::int64_t>(~d + 1);
-  if (d > kLimit - 1) return invalid();
-  return static_cast<std::int64_t>(d);
-}
-
-double goDurationSeconds(std::int64_t nanoseconds) {
-  const std::int64_t sec = nanoseconds / 1000000000;
-  const std::int64_t nsec = nanoseconds % 1000000000;
-  return static_cast<double>(sec) + static_cast<double>(nsec) / 1e9;
-}
-
-}  // namespace harness::core
+}  // namespace harness::go

@@ -1,32 +1,33 @@
-#include "harness/core/base64.h"
 
 #include <string>
 
 #include <gtest/gtest.h>
 
-namespace harness::core {
+#include "harness/go/base64.h"
+
+namespace harness::go {
 namespace {
 
 std::string decodeOk(std::string_view text) {
-  auto r = base64Decode(text);
+  auto r = go::base64Decode(text);
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
   return r.ok() ? *r : std::string();
 }
 
 std::string decodeError(std::string_view text) {
-  auto r = base64Decode(text);
+  auto r = go::base64Decode(text);
   EXPECT_FALSE(r.ok()) << "decoded " << text;
   return r.ok() ? std::string() : r.error().message;
 }
 
 TEST(Base64Test, EncodesRfc4648Vectors) {
-  EXPECT_EQ(base64Encode(""), "");
-  EXPECT_EQ(base64Encode("f"), "Zg==");
-  EXPECT_EQ(base64Encode("fo"), "Zm8=");
-  EXPECT_EQ(base64Encode("foo"), "Zm9v");
-  EXPECT_EQ(base64Encode("foob"), "Zm9vYg==");
-  EXPECT_EQ(base64Encode("fooba"), "Zm9vYmE=");
-  EXPECT_EQ(base64Encode("foobar"), "Zm9vYmFy");
+  EXPECT_EQ(go::base64Encode(""), "");
+  EXPECT_EQ(go::base64Encode("f"), "Zg==");
+  EXPECT_EQ(go::base64Encode("fo"), "Zm8=");
+  EXPECT_EQ(go::base64Encode("foo"), "Zm9v");
+  EXPECT_EQ(go::base64Encode("foob"), "Zm9vYg==");
+  EXPECT_EQ(go::base64Encode("fooba"), "Zm9vYmE=");
+  EXPECT_EQ(go::base64Encode("foobar"), "Zm9vYmFy");
 }
 
 TEST(Base64Test, DecodesRfc4648Vectors) {
@@ -40,14 +41,14 @@ TEST(Base64Test, DecodesRfc4648Vectors) {
 }
 
 TEST(Base64Test, UsesTheStandardAlphabetWithPlusAndSlash) {
-  EXPECT_EQ(base64Encode(std::string("\xfb\xff\xbf", 3)), "+/+/");
+  EXPECT_EQ(go::base64Encode(std::string("\xfb\xff\xbf", 3)), "+/+/");
   EXPECT_EQ(decodeOk("+/+/"), std::string("\xfb\xff\xbf", 3));
 }
 
 TEST(Base64Test, RoundTripsEveryLengthAndByteValue) {
   std::string bytes;
   for (int n = 0; n < 300; ++n) {
-    ASSERT_EQ(decodeOk(base64Encode(bytes)), bytes) << "length " << n;
+    ASSERT_EQ(decodeOk(go::base64Encode(bytes)), bytes) << "length " << n;
     bytes.push_back(static_cast<char>((n * 37 + 11) % 256));
   }
 }
@@ -90,4 +91,4 @@ TEST(Base64Test, RejectsDataAfterPadding) {
 }
 
 }  // namespace
-}  // namespace harness::core
+}  // namespace harness::go

@@ -1,9 +1,12 @@
-#include "harness/core/base64.h"
+#include "harness/go/base64.h"
 
 #include <array>
 #include <cstdint>
 
-namespace harness::core {
+namespace harness::go {
+
+using core::Error;
+using core::Result;
 
 namespace {
 
@@ -56,24 +59,24 @@ std::string base64Encode(std::string_view bytes) {
   return out;
 }
 
-Result<std::string> base64Decode(std::string_view src) {
+Result<std::string> base64Decode(std::string_view text) {
   // A transcription of the quantum-by-quantum semantics of Go's decodeQuantum (the fast paths in
   // Go's Decode only handle quanta that decodeQuantum would accept identically).
   std::string out;
-  out.reserve(src.size() / 4 * 3);
+  out.reserve(text.size() / 4 * 3);
   std::size_t si = 0;
-  while (si < src.size()) {
+  while (si < text.size()) {
     std::array<std::uint8_t, 4> dbuf{};
     std::size_t dlen = 4;
     bool trailing_garbage = false;
     std::size_t garbage_at = 0;
     for (std::size_t j = 0; j < dbuf.size(); ++j) {
-      if (si == src.size()) {
+      if (si == text.size()) {
         // Go: j == 0 cannot happen here (the outer loop checked), otherwise padding is missing.
         if (j == 0) return out;
         return corruptInput(si - j);
       }
-      const char in = src[si];
+      const char in = text[si];
       ++si;
       const std::uint8_t value = kDecodeMap[static_cast<unsigned char>(in)];
       if (value != kInvalid) {
@@ -89,13 +92,13 @@ Result<std::string> base64Decode(std::string_view src) {
       if (j == 0 || j == 1) return corruptInput(si - 1);
       if (j == 2) {
         // "==" is expected; the first '=' is consumed.
-        while (si < src.size() && isNewline(src[si])) ++si;
-        if (si == src.size()) return corruptInput(src.size());
-        if (src[si] != kPad) return corruptInput(si - 1);
+        while (si < text.size() && isNewline(text[si])) ++si;
+        if (si == text.size()) return corruptInput(text.size());
+        if (text[si] != kPad) return corruptInput(si - 1);
         ++si;
       }
-      while (si < src.size() && isNewline(src[si])) ++si;
-      if (si < src.size()) {
+      while (si < text.size() && isNewline(text[si])) ++si;
+      if (si < text.size()) {
         trailing_garbage = true;
         garbage_at = si;
       }
@@ -114,4 +117,4 @@ Result<std::string> base64Decode(std::string_view src) {
   return out;
 }
 
-}  // namespace harness::core
+}  // namespace harness::go

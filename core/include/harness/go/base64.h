@@ -1,7 +1,7 @@
 #pragma once
 
-// Standard base64 (RFC 4648 §4, padded) with the exact behaviour of Go's
-// encoding/base64.StdEncoding, which encoding/json uses for []byte fields such as
+// Go's encoding/base64: standard base64 (RFC 4648 §4, padded) with the exact behaviour of
+// StdEncoding, which encoding/json uses for []byte fields such as
 // AdmissionResponse.patch and WebhookClientConfig.caBundle.
 
 #include <string>
@@ -9,7 +9,7 @@
 
 #include "harness/core/result.h"
 
-namespace harness::core {
+namespace harness::go {
 
 // StdEncoding.EncodeToString: padded with '=', no line breaks.
 std::string base64Encode(std::string_view bytes);
@@ -18,6 +18,6 @@ std::string base64Encode(std::string_view bytes);
 // '\r' and '\n' anywhere are ignored, unused trailing bits need not be zero (the encoding is not
 // Strict). Errors carry Go's CorruptInputError text, "illegal base64 data at input byte <n>", where
 // <n> is the offset Go reports.
-Result<std::string> base64Decode(std::string_view text);
+core::Result<std::string> base64Decode(std::string_view text);
 
-}  // namespace harness::core
+}  // namespace harness::go
