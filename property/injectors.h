@@ -18,6 +18,7 @@
 #include "harness/injector/istio/injector.h"
 #include "harness/injector/linkerd/injector.h"
 #include "harness/property/workloads.h"
+#include "harness/sim/idempotence_check.h"
 #include "harness/testing/support.h"
 
 namespace harness::property {
@@ -114,13 +115,23 @@ inline istio::Outcome istioAdmit(const IstioLayout& layout, const nlohmann::json
   return istio::admit(istioSettings(layout.cni), input);
 }
 
-// Applies a JSON Patch (an array of operations, possibly empty or null) as kube-apiserver does.
+// Applies a JSON Patch (an array of operations, possibly empty or null) as kube-apiserver applies
+// a webhook's: the result defaulted and Go-encoded again (sim::asSent), as the next webhook sees
+// it.
 inline core::Result<nlohmann::json> applyOps(const nlohmann::json& object,
                                              const nlohmann::json& ops) {
   if (!ops.is_array() || ops.empty()) return object;
   auto decoded = core::decodePatch(ops.dump());
   if (!decoded) return decoded.error();
-  return core::applyPatch(object, *decoded);
+  auto applied = core::applyPatch(object, *decoded);
+  if (!applied) return applied.error();
+  return sim::asSent(std::move(*applied));
+}
+
+// A generated case as kube-apiserver sends it to webhooks.
+inline AdmissionCase asSent(AdmissionCase c) {
+  c.object = sim::asSent(std::move(c.object));
+  return c;
 }
 
 }  // namespace harness::property

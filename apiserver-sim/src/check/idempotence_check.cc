@@ -10,17 +10,23 @@
 
 #include "harness/core/admission_review.h"
 #include "harness/core/json_patch.h"
+#include "harness/core/json_pointer.h"
 #include "harness/core/object.h"
 #include "harness/property/workloads.h"
+#include "harness/sim/defaulting.h"
 
 namespace harness::sim {
 
-namespace {
-
 using nlohmann::json;
 
-// Names that occur twice among the pod's containers and init containers (one namespace of
-// names: validation.go validateContainers) or among its volumes: "containers: logger".
+json asSent(json object) {
+  applyDefaults(object);
+  normalizeLikeGoEncoding(object);
+  return object;
+}
+
+// Containers and init containers share one namespace of names (validation.go
+// validateContainers/validateInitContainers).
 std::string duplicateNames(const json& object) {
   const auto pointer = core::podSpecPointer(object.value("kind", ""));
   if (!pointer) return {};
@@ -46,11 +52,16 @@ std::string duplicateNames(const json& object) {
 
 namespace {
 
-core::Result<json> apply(const json& object, const json& patch) {
+// The patch applied as kube-apiserver applies a webhook's patch: JSON Patch, then the object
+// defaulted again and seen as Go encodes it (docs/admission-chain.md §5 step 11), which is what
+// the next webhook is sent.
+core::Result<json> applyJsonPatch(const json& object, const json& patch) {
   if (patch.empty()) return object;
   auto decoded = core::decodePatch(patch.dump());
   if (!decoded) return decoded.error();
-  return core::applyPatch(object, *decoded);
+  auto applied = core::applyPatch(object, *decoded);
+  if (!applied) return applied.error();
+  return asSent(std::move(*applied));
 }
 
 // One case through the laws. nullopt: it passes; an error: the webhook could not be asked.
@@ -66,7 +77,10 @@ class Evaluator {
             std::size_t& calls)
       : transport_(transport), mutators_(mutators), calls_(calls) {}
 
-  core::Result<Evaluation> operator()(const json& object) {
+  // `generated` is sent as kube-apiserver would send it (asSent); the report shows it as
+  // generated, the shrunk and readable form.
+  core::Result<Evaluation> operator()(const json& generated) {
+    const json object = asSent(generated);
     Evaluation out;
     auto first = send(object);
     if (!first) return first.error();
@@ -75,7 +89,7 @@ class Evaluator {
       return out;
     }
     Counterexample c;
-    c.object = object;
+    c.object = generated;
     c.first_patch = first->patch;
     auto fail = [&](std::string law, std::string message, std::string mutator, json input,
                     json patch) {
@@ -87,7 +101,7 @@ class Evaluator {
       out.failure = c;
       return out;
     };
-    auto injected = apply(object, first->patch);
+    auto injected = applyJsonPatch(object, first->patch);
     if (!injected) {
       return fail("patch", "its patch does not apply: " + injected.error().message, "", object,
                   first->patch);
@@ -104,7 +118,7 @@ class Evaluator {
       return fail("idempotence", "it denies its own output: " + second->message, "", *injected,
                   json::array());
     }
-    auto again = apply(*injected, second->patch);
+    auto again = applyJsonPatch(*injected, second->patch);
     if (!again) {
       return fail("patch", "its patch does not apply: " + again.error().message, "", *injected,
                   second->patch);
@@ -115,7 +129,7 @@ class Evaluator {
     }
     // Reinvocation: another mutator changed its output; it is called again, and once more.
     for (const Mutator& mutator : mutators_) {
-      auto changed = apply(*injected, mutatorPatch(mutator, *injected));
+      auto changed = applyJsonPatch(*injected, mutatorPatch(mutator, *injected));
       if (!changed || *changed == *injected) continue;
       auto third = send(*changed);
       if (!third) return third.error();
@@ -123,7 +137,7 @@ class Evaluator {
         return fail("reinvocation", "after " + mutator.text + ", it denies: " + third->message,
                     mutator.text, *changed, json::array());
       }
-      auto reinvoked = apply(*changed, third->patch);
+      auto reinvoked = applyJsonPatch(*changed, third->patch);
       if (!reinvoked) {
         return fail("patch", "its patch does not apply: " + reinvoked.error().message,
                     mutator.text, *changed, third->patch);
@@ -135,7 +149,7 @@ class Evaluator {
       }
       auto fourth = send(*reinvoked);
       if (!fourth) return fourth.error();
-      auto settled = fourth->allowed ? apply(*reinvoked, fourth->patch)
+      auto settled = fourth->allowed ? applyJsonPatch(*reinvoked, fourth->patch)
                                      : core::Result<json>(core::makeError(fourth->message));
       if (!settled || *settled != *reinvoked) {
         return fail("reinvocation",

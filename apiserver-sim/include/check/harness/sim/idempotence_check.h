@@ -11,6 +11,8 @@
 //                 volume, and sent that answer once more, it changes nothing (the chain ends
 //                 after at most one extra round).
 //
+// Objects are sent as kube-apiserver sends them (defaulted, Go-encoded: asSent), and every
+// patch is followed by defaulting again, as between two webhooks of a chain.
 // The first failing case is shrunk (rapidcheck's shrinks of the generated object) to a minimal
 // one and reported with the patches of both calls. The webhook is reached through a Transport:
 // over real HTTPS with the simulator's webhook client (HttpsTransport), or any function.
@@ -83,6 +85,10 @@ struct IdempotenceReport {
 
   [[nodiscard]] int exitCode() const { return error ? 2 : counterexample ? 1 : 0; }
 };
+
+// What kube-apiserver sends a webhook for `object`: defaulted (SetObjectDefaults) and encoded
+// as Go encodes the typed object (defaulting.h). The checker sends generated objects this way.
+nlohmann::json asSent(nlohmann::json object);
 
 // Names that occur twice among a pod's (or pod template's) containers and init containers (one
 // namespace of names, as Pod validation checks them) or among its volumes, e.g.
