@@ -6,7 +6,8 @@
 //   - end after at most one extra round (every call in round 0 or 1, no webhook called more than
 //     twice), and, without fighters, at an object every webhook leaves alone;
 //   - reach the same object whatever the configuration order, when every webhook is
-//     order-independent and reinvoked if needed.
+//     order-independent (the injector, the annotation adder, the pull-policy setter) and
+//     reinvoked if needed.
 
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
@@ -60,11 +61,9 @@ struct Hook {
   std::string reinvocation;  // Never | IfNeeded
 };
 
-// Whether a mutator's effect does not depend on when it runs relative to the others (the
-// fighters undo each other; the others touch separate fields or append after the injector's
-// prepends).
-bool orderIndependent(const std::string& mutator) {
-  return mutator.rfind("label-fighter", 0) != 0;
+void showValue(const Hook& hook, std::ostream& os) {
+  os << hook.configuration << ": " << (hook.mutator.empty() ? "injector" : hook.mutator) << " ("
+     << hook.reinvocation << ")";
 }
 
 json webhookConfiguration(const Hook& hook, const std::string& kind) {
@@ -192,9 +191,13 @@ std::vector<int> permutation(std::size_t n) {
 
 rc::Gen<std::vector<Hook>> genHooks(bool order_independent_only, bool all_if_needed) {
   return rc::gen::exec([order_independent_only, all_if_needed] {
-    std::vector<std::string> pool = {"add-annotation", "add-init-container",
-                                     "set-image-pull-policy"};
+    // Order-independent (each touches its own fields): the annotation adder and the pull-policy
+    // setter. The init-container adder appends to the list the injector also appends to
+    // (Linkerd's classic linkerd-init goes to /spec/initContainers/-), and the fighters undo
+    // each other: their order decides the result.
+    std::vector<std::string> pool = {"add-annotation", "set-image-pull-policy"};
     if (!order_independent_only) {
+      pool.push_back("add-init-container");
       pool.push_back("label-fighter=blue");
       pool.push_back("label-fighter=green");
     }

@@ -137,7 +137,7 @@ TEST(CheckIdempotence, IdempotentMutatorsPassBesideEachOther) {
     const auto o = check(args, std::string("pass-") + mutator);
     EXPECT_EQ(o.code, 0) << mutator << "\n" << o.out << o.err;
     EXPECT_EQ(o.report["cases"], 40) << mutator;
-    EXPECT_GE(o.report["patchedCases"].get<int>(), 30) << mutator;
+    EXPECT_GT(o.report["patchedCases"].get<int>(), 0) << mutator;
   }
 }
 
