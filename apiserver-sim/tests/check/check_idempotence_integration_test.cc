@@ -47,11 +47,18 @@ Outcome check(CheckIdempotenceArgs args, const std::string& name) {
 
 const json& podSpec(const json& object) { return object["spec"]; }
 
-TEST(CheckIdempotence, CatchesASidecarAppendedWithoutLookingAndShrinksToOneContainer) {
+// The check of a stub answering with `mutator`'s patch; its report (exit status 1 expected).
+Outcome failingStub(const std::string& mutator) {
   CheckIdempotenceArgs args;
-  args.stub_mutator = "append-sidecar";
-  const auto o = check(args, "append-sidecar");
-  ASSERT_EQ(o.code, 1) << o.out << o.err;
+  args.stub_mutator = mutator;
+  Outcome o = check(args, mutator);
+  EXPECT_EQ(o.code, 1) << o.out << o.err;
+  EXPECT_TRUE(o.report.contains("counterexample")) << o.out;
+  return o;
+}
+
+TEST(CheckIdempotence, CatchesASidecarAppendedWithoutLookingAndShrinksToOneContainer) {
+  const auto o = failingStub("append-sidecar");
   const json& c = o.report["counterexample"];
   EXPECT_EQ(c["law"], "idempotence") << c.dump(2);
   // Shrunk: one container, no init containers, and nothing else optional.
@@ -65,10 +72,7 @@ TEST(CheckIdempotence, CatchesASidecarAppendedWithoutLookingAndShrinksToOneConta
 }
 
 TEST(CheckIdempotence, CatchesATimestampedAnnotation) {
-  CheckIdempotenceArgs args;
-  args.stub_mutator = "timestamp-annotation";
-  const auto o = check(args, "timestamp-annotation");
-  ASSERT_EQ(o.code, 1) << o.out << o.err;
+  const auto o = failingStub("timestamp-annotation");
   const json& c = o.report["counterexample"];
   EXPECT_EQ(c["law"], "idempotence");
   ASSERT_EQ(c["failingPatch"].size(), 1u) << c.dump(2);
@@ -79,10 +83,7 @@ TEST(CheckIdempotence, CatchesATimestampedAnnotation) {
 }
 
 TEST(CheckIdempotence, CatchesReorderedContainersWithTwoContainers) {
-  CheckIdempotenceArgs args;
-  args.stub_mutator = "reorder-containers";
-  const auto o = check(args, "reorder-containers");
-  ASSERT_EQ(o.code, 1) << o.out << o.err;
+  const auto o = failingStub("reorder-containers");
   const json& c = o.report["counterexample"];
   EXPECT_EQ(c["law"], "idempotence");
   EXPECT_EQ(podSpec(c["object"])["containers"].size(), 2u) << c["object"].dump(2);
