@@ -53,6 +53,11 @@ rc::Gen<Injector> genInjector() {
   });
 }
 
+// Istio's webhook configuration matches Pods; Linkerd's injector handles every workload kind.
+std::vector<std::string> kindsFor(const Injector& injector) {
+  return injector.istio ? std::vector<std::string>{"Pod"} : std::vector<std::string>{};
+}
+
 // A webhook in the chain: the injector or a mutator, its configuration name (which sets the
 // order: §2.1) and reinvocation policy.
 struct Hook {
@@ -240,8 +245,7 @@ void assertNoDuplicates(const sim::AdmissionResult& result) {
 
 RC_GTEST_PROP(ReinvocationLaws, NoDuplicatesAndAtMostOneExtraRound, ()) {
   const auto injector = *genInjector();
-  const auto c = *genAdmissionCase(injector.istio ? std::vector<std::string>{"Pod"}
-                                                  : std::vector<std::string>{});
+  const auto c = *genAdmissionCase(kindsFor(injector));
   const auto hooks = *genHooks(false, false);
   RC_LOG() << injector << "\n";
   logHooks(hooks);
@@ -259,8 +263,7 @@ RC_GTEST_PROP(ReinvocationLaws, NoDuplicatesAndAtMostOneExtraRound, ()) {
 // round would change nothing, so the chain's single extra round was enough.
 RC_GTEST_PROP(ReinvocationLaws, WithoutFightersTheAdmittedObjectIsSettled, ()) {
   const auto injector = *genInjector();
-  const auto c = *genAdmissionCase(injector.istio ? std::vector<std::string>{"Pod"}
-                                                  : std::vector<std::string>{});
+  const auto c = *genAdmissionCase(kindsFor(injector));
   const auto hooks = *genHooks(true, true);
   RC_LOG() << injector << "\n";
   logHooks(hooks);
@@ -297,8 +300,7 @@ json withoutServerFields(json object) {
 
 RC_GTEST_PROP(ReinvocationLaws, OrderIndependentWebhooksReachTheSameObjectInAnyOrder, ()) {
   const auto injector = *genInjector();
-  const auto c = *genAdmissionCase(injector.istio ? std::vector<std::string>{"Pod"}
-                                                  : std::vector<std::string>{});
+  const auto c = *genAdmissionCase(kindsFor(injector));
   const auto hooks = *genHooks(true, true);
   auto reordered = hooks;
   const auto names = permutation(hooks.size());
