@@ -82,16 +82,18 @@ RC_GTEST_PROP(IdempotenceLaws, IstioKubeInjectOfItsOutputIsTheSameObject, ()) {
   RC_ASSERT(*second == *first);
 }
 
-// The regression the property above found: re-injection merged the probers of
-// ISTIO_KUBE_APP_PROBERS and wrote them back with their keys sorted ({"httpHeaders",...,"path",
-// "port","scheme"}) instead of the typed Prober's field order the first injection wrote
-// (webhook.go mergeOrAppendProbers marshals map[string]*Prober), so every re-injection changed
-// the env value.
+// The regression the property above found: with a status port annotation other than the mesh's
+// (the probes were redirected to it, so DumpAppProbers, which compares with the mesh's port, finds
+// them again on re-injection), re-injection merged the probers of ISTIO_KUBE_APP_PROBERS and
+// wrote them back with their keys sorted ({"httpHeaders",...,"path","port","scheme"}) instead of
+// the typed Prober's field order the first injection wrote (webhook.go mergeOrAppendProbers
+// marshals map[string]*Prober), so every re-injection changed the env value.
 TEST(IdempotenceLaws, IstioReinjectionKeepsTheProbersText) {
   const json deployment = json::parse(R"({"apiVersion":"apps/v1","kind":"DaemonSet",
     "metadata":{"name":"web","namespace":"shop"},
     "spec":{"selector":{"matchLabels":{"app":"web"}},"template":{
-      "metadata":{"labels":{"app":"web"}},
+      "metadata":{"labels":{"app":"web"},
+                  "annotations":{"status.sidecar.istio.io/port":"15030"}},
       "spec":{"containers":[{"name":"app","image":"nginx",
         "readinessProbe":{"httpGet":{"path":"/healthz","port":8080,"scheme":"HTTP",
                                      "httpHeaders":[{"name":"X-Probe","value":"1"}]}},
