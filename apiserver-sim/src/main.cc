@@ -11,6 +11,9 @@
 //   apiserver-sim serve SCENARIO [--kubeconfig-out FILE] [--port N] [--audit-log FILE]
 //                                [--admission-control-config-file FILE]
 //   apiserver-sim audit LOG [--compare OTHER_LOG] [--all]
+//   apiserver-sim check-idempotence (--injector P | --stub FILE | --stub-mutator M | --url URL)
+//                                   [--cases N] [--seed S] [--kinds K,...] [--mutator M]...
+//                                   (harness/sim/check_command.h)
 //
 // Exit status: 0 every selected step passed, 1 an expectation failed (audit --compare: a chain
 // differs), 2 bad input or a harness error.
@@ -36,6 +39,7 @@
 #include "harness/audit/log.h"
 #include "harness/net/server.h"
 #include "harness/sim/cel.h"
+#include "harness/sim/check_command.h"
 #include "harness/sim/compare.h"
 #include "harness/sim/report.h"
 #include "harness/sim/scenario.h"
@@ -561,6 +565,43 @@ int main(int argc, char** argv) {
                     "Compare each chain with the same object's chain in this log");
   audit->add_flag("--all", audit_args.all, "Also list requests no mutating webhook touched");
 
+  sim::CheckIdempotenceArgs check_args;
+  auto* check = app.add_subcommand(
+      "check-idempotence",
+      "Send generated objects to a mutating webhook, then its own output, then its output "
+      "changed by other mutators (as reinvocation does); report the first failing case shrunk. "
+      "Exit 0 all passed, 1 a counterexample, 2 bad usage or an unreachable webhook");
+  check->add_option("--injector", check_args.injector,
+                    "Check the project's injector (started here): linkerd or istio");
+  check->add_option("--injector-arg", check_args.injector_args,
+                    "Extra `injector serve` argument (repeat), e.g. "
+                    "--istio-enable-native-sidecars=false");
+  check->add_option("--injector-binary", check_args.injector_binary, "The injector binary");
+  check->add_option("--stub", check_args.stub_file,
+                    "Check a stub webhook: a YAML file holding a stub ({tls, responses}) or an "
+                    "endpoint with `stub:` (scenarios/FORMAT.md)");
+  check->add_option("--stub-mutator", check_args.stub_mutator,
+                    "Check a stub answering with an example mutator's patch (scenarios/FORMAT.md "
+                    "\"Example mutators\")");
+  check->add_option("--url", check_args.url, "Check an external webhook at this https URL");
+  check->add_option("--ca-file", check_args.ca_file,
+                    "The CA bundle that verifies --url (default: the system roots)");
+  check->add_option("--cases", check_args.cases, "Generated cases")->capture_default_str();
+  check->add_option("--seed", check_args.seed,
+                    "Random seed (default: from the clock; printed, to reproduce a run)");
+  check->add_option("--kinds", check_args.kinds,
+                    "Kinds to generate, comma-separated (Pod, Deployment, StatefulSet, DaemonSet, "
+                    "Job, CronJob, ReplicaSet) or all")
+      ->capture_default_str();
+  check->add_option("--mutator", check_args.mutators,
+                    "A mutator run beside the webhook (repeat): add-annotation[=K:V], "
+                    "add-init-container[=NAME], set-image-pull-policy[=P], label-fighter=V, "
+                    "append-sidecar, timestamp-annotation, reorder-containers");
+  check->add_option("-o,--output", check_args.output, "table, json or junit")
+      ->capture_default_str();
+  check->add_option("--work-dir", check_args.work_dir,
+                    "Certificates and logs (default: a temporary folder, removed)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -573,6 +614,7 @@ int main(int argc, char** argv) {
     if (compare->parsed()) return compareCommand(compare_args);
     if (serve->parsed()) return serveCommand(serve_args);
     if (audit->parsed()) return auditCommand(audit_args);
+    if (check->parsed()) return sim::runCheckIdempotence(check_args, std::cout, std::cerr);
   } catch (const std::exception& error) {
     std::cerr << "apiserver-sim: " << error.what() << "\n";
     return kExitBadInput;

@@ -126,6 +126,18 @@ core::Result<StubBehaviour> parseBehaviour(const json& value, const std::string&
     out.patch = **raw_patch;
   }
 
+  auto mutator = fields->string("mutator");
+  if (!mutator) return mutator.error();
+  if (*mutator) {
+    if (out.patch) {
+      return core::makeError(
+          fmt::format("{}: may not be combined with a patch", fields->pathOf("mutator")));
+    }
+    auto parsed = parseMutator(**mutator);
+    if (!parsed) return parsed.error().within(fields->pathOf("mutator"));
+    out.mutator = std::move(*parsed);
+  }
+
   if (const json* patch_type = fields->get("patchType")) {
     out.patch_type_overridden = true;
     if (patch_type->is_string()) {

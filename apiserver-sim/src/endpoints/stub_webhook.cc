@@ -115,10 +115,16 @@ json reviewAnswer(const StubBehaviour& behaviour, const json& request_review) {
                                                 "uid");
   response["allowed"] = behaviour.allowed;
   if (behaviour.status) response["status"] = *behaviour.status;
-  if (behaviour.patch) response["patch"] = go::base64Encode(*behaviour.patch);
+  std::optional<std::string> patch = behaviour.patch;
+  if (behaviour.mutator) {
+    const json* object = admission ? member(*admission, "object") : nullptr;
+    const json ops = mutatorPatch(*behaviour.mutator, object ? *object : json());
+    if (!ops.empty()) patch = ops.dump();
+  }
+  if (patch) response["patch"] = go::base64Encode(*patch);
   if (behaviour.patch_type_overridden) {
     if (behaviour.patch_type) response["patchType"] = *behaviour.patch_type;
-  } else if (behaviour.patch) {
+  } else if (patch) {
     response["patchType"] = "JSONPatch";
   }
   if (!behaviour.warnings.empty()) response["warnings"] = behaviour.warnings;

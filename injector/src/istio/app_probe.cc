@@ -126,6 +126,44 @@ std::optional<std::string> proberJson(json handler, const std::map<std::string, 
   return "{" + body + "}";
 }
 
+// A status.Prober as Go marshals the typed struct: httpGet, tcpSocket, grpc (pointers, omitted
+// when nil), timeoutSeconds (omitempty), each action in its k8s.io/api field order. A nil
+// *Prober (JSON null, or anything that is not an object) is "null".
+std::string typedProberJson(const json& prober) {
+  if (!prober.is_object()) return "null";
+  std::string body;
+  auto add = [&body](const std::string& kv) {
+    if (!body.empty()) body += ",";
+    body += kv;
+  };
+  if (prober.contains("httpGet") && prober["httpGet"].is_object()) {
+    add("\"httpGet\":" + httpGetJson(prober["httpGet"]));
+  }
+  if (prober.contains("tcpSocket") && prober["tcpSocket"].is_object()) {
+    add("\"tcpSocket\":" + tcpJson(prober["tcpSocket"]));
+  }
+  if (prober.contains("grpc") && prober["grpc"].is_object()) {
+    add("\"grpc\":" + grpcJson(prober["grpc"]));
+  }
+  if (prober.contains("timeoutSeconds") && prober["timeoutSeconds"].is_number_integer() &&
+      prober["timeoutSeconds"].get<std::int64_t>() != 0) {
+    add("\"timeoutSeconds\":" + std::to_string(prober["timeoutSeconds"].get<std::int64_t>()));
+  }
+  return "{" + body + "}";
+}
+
+// A KubeAppProbers map (path -> marshalled prober) as Go marshals a map: keys sorted.
+std::string marshalProbers(const std::map<std::string, std::string>& probers) {
+  std::string s = "{";
+  bool first = true;
+  for (const auto& [k, v] : probers) {
+    if (!first) s += ",";
+    first = false;
+    s += goString(k) + ":" + v;
+  }
+  return s + "}";
+}
+
 template <class F>
 void forEachAppContainer(json& pod, F&& f) {
   if (!pod.contains("spec") || !pod["spec"].is_object()) return;
@@ -197,14 +235,7 @@ std::string dumpAppProbers(const json& pod, int status_port) {
     }
   });
   if (out.empty()) return {};
-  std::string s = "{";
-  bool first = true;
-  for (const auto& [k, v] : out) {
-    if (!first) s += ",";
-    first = false;
-    s += goString(k) + ":" + v;
-  }
-  return s + "}";
+  return marshalProbers(out);
 }
 
 void patchRewriteProbe(json& pod, int mesh_status_port) {
@@ -276,8 +307,14 @@ void applyRewrite(json& pod, bool values_rewrite_default, int mesh_status_port) 
         merged = true;
         if (old.is_discarded() || fresh.is_discarded() || !old.is_object() || !fresh.is_object()) break;
         for (auto it = old.begin(); it != old.end(); ++it) fresh[it.key()] = *it;
-        auto s = gotemplate::goJsonMarshal(fresh);
-        e = json{{"name", kKubeAppProberEnvName}, {"value", s ? *s : fresh.dump()}};
+        // Marshalled from the typed KubeAppProbers (map[string]*Prober), so each prober keeps
+        // its struct field order: the same text as the first injection wrote, which keeps
+        // re-injection idempotent.
+        std::map<std::string, std::string> merged_probers;
+        for (auto it = fresh.begin(); it != fresh.end(); ++it) {
+          merged_probers[it.key()] = typedProberJson(*it);
+        }
+        e = json{{"name", kKubeAppProberEnvName}, {"value", marshalProbers(merged_probers)}};
         break;
       }
     }

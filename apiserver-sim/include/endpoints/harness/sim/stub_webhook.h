@@ -29,6 +29,8 @@
 //   status: {code: 403, message: "no", reason: Forbidden}   # a metav1.Status, passed through
 //   patch: [{op: add, path: /metadata/labels/x, value: y}]   # sent base64, patchType JSONPatch
 //   rawPatch: "[{"                 # these bytes as the patch instead (base64-encoded here)
+//   mutator: append-sidecar        # the patch an example mutator computes from the request's
+//                                  # object instead (mutators.h; not with patch or rawPatch)
 //   patchType: JSONPatch           # override; null: omitted; "": the empty string
 //   warnings: ["w1"]
 //   auditAnnotations: {key: value}
@@ -65,6 +67,7 @@
 #include "harness/net/certificates.h"
 #include "harness/net/http.h"
 #include "harness/net/server.h"
+#include "harness/sim/mutators.h"
 
 namespace harness::sim {
 
@@ -95,6 +98,9 @@ struct StubBehaviour {
   std::optional<std::string> patch;
   // response.patchType: not overridden -> "JSONPatch" when there is a patch, else absent;
   // overridden with nullopt (YAML null) -> absent; overridden with a string -> that string.
+  // An example mutator computing the patch from request.object (mutators.h); its empty patch
+  // is sent as no patch.
+  std::optional<Mutator> mutator;
   bool patch_type_overridden = false;
   std::optional<std::string> patch_type;
   std::vector<std::string> warnings;
