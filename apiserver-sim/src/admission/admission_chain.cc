@@ -490,11 +490,11 @@ std::optional<Failure> AdmissionChain::Impl::validateObject(ChainRequest& run) {
     // registry/generic/registry/store.go Store.Update: after the mutating admission
     // (UpdatedObject) and before BeforeUpdate, an update without a resourceVersion is refused
     // when the strategy's AllowUnconditionalUpdate is false.
-    const std::string given = stringAt(object, "metadata", "resourceVersion");
+    const std::string given = core::nestedString(object, {"metadata", "resourceVersion"});
     if (given.empty() || given == "0") {
       return fail(core::newInvalid(
           core::GroupKind{run.group_resource.group, run.group_resource.resource},
-          stringAt(object, "metadata", "name"),
+          core::nestedString(object, {"metadata", "name"}),
           {core::FieldError::invalid("metadata.resourceVersion", std::int64_t{0},
                                      "must be specified for an update")}));
     }

@@ -127,7 +127,7 @@ TEST(Mutators, AStubAnswersWithTheMutatorsPatch) {
                         {"kind", "AdmissionReview"},
                         {"request", {{"uid", "u1"}, {"object", object}}}}
                        .dump();
-    return json::parse((*stub)->answer(request).body)["response"];
+    return json::parse((*stub)->answer(request).response.body)["response"];
   };
   const json first = answerFor(pod());
   EXPECT_EQ(first["patchType"], "JSONPatch");
