@@ -12,6 +12,7 @@
 #include "harness/injector/istio/go_patch.h"
 #include "harness/injector/istio/injector.h"
 #include "harness/testing/support.h"
+#include "upstream_cases.h"
 
 namespace harness::injector::istio {
 namespace {
@@ -76,22 +77,9 @@ TEST_P(Upstream131Dev, KubeInjectMatchesIstiosGolden) {
 }
 
 // The cases of Istio's TestInjection that run with the chart's default settings.
-INSTANTIATE_TEST_SUITE_P(
-    IstioTestInjection, Upstream131Dev,
-    ::testing::Values("hello", "pod", "daemonset", "statefulset", "job", "replicaset",
-                      "replicationcontroller", "cronjob", "multi-container", "multi-init",
-                      "hello-probes", "traffic-annotations", "native-sidecar-opt-out",
-                      "native-sidecar-opt-in", "prometheus-scrape", "resource_annotations",
-                      "grpc-agent", "grpc-simple", "gateway", "user-volume", "two_container",
-                      "status_annotations", "https-probes", "tcp-probes", "hello-multi",
-                      "truncate-canonical-name-pod"),
-    [](const ::testing::TestParamInfo<std::string>& info) {
-      std::string n = info.param;
-      for (char& c : n) {
-        if (c == '-') c = '_';
-      }
-      return n;
-    });
+INSTANTIATE_TEST_SUITE_P(IstioTestInjection, Upstream131Dev,
+                         ::testing::ValuesIn(upstream::cases(/*with_streams=*/false)),
+                         upstream::caseName);
 
 // The TestInjection cases that change the chart's values (`setFlags`, which only reach the
 // ConfigMap's `values`) or the mesh (`mesh`), applied to the same settings.

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <sstream>
+#include <vector>
 
 #include "harness/testing/support.h"
+#include "../istio/upstream_cases.h"
 #include "inject_command.h"
 
 namespace harness::injector {
@@ -78,24 +80,9 @@ TEST_P(UpstreamKubeInjectFile, PrintsIstiosGoldenByteForByte) {
   EXPECT_EQ(out.str(), t::readFile(dir / "inject" / (GetParam() + ".yaml.injected")));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    IstioTestInjection, UpstreamKubeInjectFile,
-    ::testing::Values("hello", "pod", "daemonset", "statefulset", "job", "replicaset",
-                      "replicationcontroller", "cronjob", "multi-container", "multi-init",
-                      "hello-probes", "traffic-annotations", "native-sidecar-opt-out",
-                      "native-sidecar-opt-in", "prometheus-scrape", "resource_annotations",
-                      "grpc-agent", "grpc-simple", "gateway", "user-volume", "two_container",
-                      "status_annotations", "https-probes", "tcp-probes", "hello-multi",
-                      "truncate-canonical-name-pod", "hello-service", "frontend", "list",
-                      "list-frontend", "kubevirtInterfaces_list",
-                      "reroute-virtual-interfaces_list"),
-    [](const ::testing::TestParamInfo<std::string>& info) {
-      std::string n = info.param;
-      for (char& c : n) {
-        if (c == '-') c = '_';
-      }
-      return n;
-    });
+INSTANTIATE_TEST_SUITE_P(IstioTestInjection, UpstreamKubeInjectFile,
+                         ::testing::ValuesIn(istio::upstream::cases(/*with_streams=*/true)),
+                         istio::upstream::caseName);
 
 // A document kube-inject cannot read stops the run with the file and document named; a
 // separator followed by content is apimachinery's error.
