@@ -235,7 +235,12 @@ TEST_F(TlsLimitsTest, IdleConnectionsCannotHoldEverySlot) {
     idle.push_back(tcpSocket());
     ASSERT_TRUE(connectTo(idle.back(), server.port()));
   }
-  ASSERT_TRUE(eventually([&] { return server.stats().active_connections == 3; }));
+  // The server may reclaim the longest-idle one as soon as the third fills the cap, so the
+  // three are counted as open or reclaimed, not as open at one instant.
+  ASSERT_TRUE(eventually([&] {
+    const auto stats = server.stats();
+    return stats.active_connections + stats.idle_connections_reclaimed >= 3;
+  }));
 
   HttpClient client(trusting());
   auto res = client.sendSync(post(server.port(), "/echo", "hello"));
