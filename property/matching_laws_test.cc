@@ -27,6 +27,7 @@
 
 #include "harness/core/label_selector.h"
 #include "harness/core/metrics.h"
+#include "harness/core/webhook_config.h"
 #include "harness/property/webhook_sets.h"
 #include "harness/sim/admission_chain.h"
 #include "harness/sim/caller.h"
@@ -233,6 +234,13 @@ std::vector<ExpectedCall> simulatedCalls(const WebhookSet& set, const GeneratedR
     for (auto& webhook : configuration["webhooks"]) {
       webhook["clientConfig"] = {{"url", "https://" + webhook["name"].get<std::string>() + "/"}};
     }
+    // Only configurations kube-apiserver would accept (the generator keeps to them).
+    auto parsed = core::parseWebhookConfiguration(configuration);
+    RC_ASSERT(parsed.ok());
+    core::applyV1Defaults(*parsed);
+    const auto errors = core::validateWebhookConfiguration(*parsed);
+    if (!errors.empty()) RC_LOG() << core::invalidConfigurationMessage(*parsed, errors) << "\n";
+    RC_ASSERT(errors.empty());
     const bool is_mutating = configuration["kind"] == "MutatingWebhookConfiguration";
     store.put({"admissionregistration.k8s.io",
                is_mutating ? "mutatingwebhookconfigurations" : "validatingwebhookconfigurations"},

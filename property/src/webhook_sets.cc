@@ -143,6 +143,28 @@ std::string groupOf(const std::string& resource) {
   return resource == "deployments" ? "apps" : "";
 }
 
+// The resources of a rule as ValidatingWebhookConfiguration validation accepts them
+// (k8s.io/kubernetes pkg/apis/admissionregistration/validation/validation.go validateResources):
+// "*/*" alone; "*" without other resources lacking a subresource; "x/*" without "x/y"; no
+// duplicates.
+std::vector<std::string> validResources(std::vector<std::string> resources) {
+  auto has = [&](const std::string& r) {
+    return std::find(resources.begin(), resources.end(), r) != resources.end();
+  };
+  if (has("*/*")) return {"*/*"};
+  std::vector<std::string> out;
+  for (const auto& r : resources) {
+    const auto slash = r.find('/');
+    if (std::find(out.begin(), out.end(), r) != out.end()) continue;
+    if (slash == std::string::npos && r != "*" && has("*")) continue;
+    if (slash != std::string::npos && r.substr(slash) != "/*" && has(r.substr(0, slash) + "/*")) {
+      continue;
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
 }  // namespace
 
 rc::Gen<json> genRule(WebhookSetOptions options) {
@@ -159,12 +181,12 @@ rc::Gen<json> genRule(WebhookSetOptions options) {
     }
     rule["apiGroups"] = *rc::gen::elementOf(groups);
     rule["apiVersions"] = *rc::gen::elementOf(versions);
-    rule["resources"] = *rc::gen::resize(
+    rule["resources"] = validResources(*rc::gen::resize(
         2, rc::gen::nonEmpty(rc::gen::container<std::vector<std::string>>(rc::gen::element<
                                                                           std::string>(
             // Wildcards twice: about half the webhooks then match a given request's resource.
             "pods", "configmaps", "deployments", "namespaces", "nodes", "secrets", "*", "*", "*/*",
-            "*/*", "pods/*", "pods/status", "deployments/scale"))));
+            "*/*", "pods/*", "pods/status", "deployments/scale")))));
     if (*rc::gen::arbitrary<bool>()) {
       rule["scope"] = *rc::gen::element<std::string>("*", "Namespaced", "Cluster");
     }
