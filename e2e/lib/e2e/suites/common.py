@@ -36,6 +36,14 @@ def install_linkerd(ctx):
     return webhook
 
 
+def create_namespace(ctx, name, annotations=None, labels=None):
+    """`kubectl apply` of a Namespace. Not `kubectl create namespace`: that command sends
+    protobuf, which the simulator does not decode (415; e2e/README.md)."""
+    ctx.apply(json.dumps({"apiVersion": "v1", "kind": "Namespace",
+                          "metadata": {"name": name, "annotations": annotations or {},
+                                       "labels": labels or {}}}))
+
+
 def probe_pod(name, namespace, annotations=None, labels=None):
     return json.dumps({"apiVersion": "v1", "kind": "Pod",
                        "metadata": {"name": name, "namespace": namespace,

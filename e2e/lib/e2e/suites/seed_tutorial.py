@@ -15,8 +15,7 @@ from . import common
 def run(ctx):
     common.install_linkerd(ctx)
     ctx.step("wait until the apiserver calls the new webhook")
-    ctx.kubectl("create", "namespace", "e2e-probe")
-    ctx.kubectl("annotate", "namespace", "e2e-probe", "linkerd.io/inject=enabled")
+    common.create_namespace(ctx, "e2e-probe", annotations={"linkerd.io/inject": "enabled"})
     common.wait_until_effective(
         ctx, "the proxy injector is called", "e2e-probe",
         lambda code, pod: code == 0 and common.has_container(pod, "linkerd-proxy"))
