@@ -77,7 +77,15 @@ Column ageColumn() { return {"Age", "string", "", std::string(kAgeDescription), 
 // printPod, reduced to what a simulated pod (no kubelet) can carry.
 nlohmann::json podCells(const nlohmann::json& pod, const std::string& name, const std::string& age) {
   const nlohmann::json& containers = at(pod, {"spec", "containers"});
-  const std::size_t total = containers.is_array() ? containers.size() : 0;
+  std::size_t total = containers.is_array() ? containers.size() : 0;
+  // Restartable init containers (native sidecars) count as containers in READY (printPod,
+  // pkg/printers/internalversion/printers.go: totalContainers++ for each).
+  const nlohmann::json& init_containers = at(pod, {"spec", "initContainers"});
+  if (init_containers.is_array()) {
+    for (const auto& c : init_containers) {
+      if (str(at(c, {"restartPolicy"})) == "Always") ++total;
+    }
+  }
   std::int64_t restarts = 0;
   std::size_t ready = 0;
   std::string reason = str(at(pod, {"status", "phase"}));
