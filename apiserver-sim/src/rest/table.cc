@@ -1,5 +1,5 @@
 // Followed: k8s.io/kubernetes pkg/printers/internalversion/printers.go (column definitions of
-// pods, namespaces, deployments, configmaps, secrets, webhook configurations; printPod's Ready,
+// pods, namespaces, deployments, replicasets, configmaps, secrets, webhook configurations; printPod's Ready,
 // Status and Restarts cells), k8s.io/apiserver pkg/registry/rest/table.go (rows carry the object
 // as PartialObjectMetadata unless includeObject says otherwise), k8s.io/apimachinery
 // pkg/util/duration/duration.go HumanDuration and pkg/apis/meta/v1/types.go (Table,
@@ -199,6 +199,35 @@ Printer printerFor(const core::ResourceInfo& info) {
                   fmt::format("{}/{}", integer(at(o, {"status", "readyReplicas"})), desired),
                   integer(at(o, {"status", "updatedReplicas"})),
                   integer(at(o, {"status", "availableReplicas"})),
+                  age,
+                  joinContainerField(o, "name"),
+                  joinContainerField(o, "image"),
+                  selectorText(at(o, {"spec", "selector"}))};
+            }};
+  }
+  if (resource == "replicasets") {
+    // printReplicaSet (pkg/printers/internalversion/printers.go).
+    return {{nameColumn(),
+             {"Desired", "integer", "",
+              "Replicas is the number of desired pods. This is a pointer to distinguish between "
+              "explicit zero and unspecified. Defaults to 1."},
+             {"Current", "integer", "",
+              "Replicas is the most recently observed number of non-terminating pods."},
+             {"Ready", "integer", "",
+              "The number of non-terminating pods targeted by this ReplicaSet with a Ready "
+              "Condition."},
+             ageColumn(),
+             {"Containers", "string", "", "Names of each container in the template.", 1},
+             {"Images", "string", "", "Images referenced by each container in the template.", 1},
+             {"Selector", "string", "",
+              "Selector is a label query over pods that should match the replica count.", 1}},
+            [](const nlohmann::json& o, const std::string& name, const std::string& age) {
+              const auto& replicas = at(o, {"spec", "replicas"});
+              return nlohmann::json{
+                  name,
+                  replicas.is_number_integer() ? integer(replicas) : 1,
+                  integer(at(o, {"status", "replicas"})),
+                  integer(at(o, {"status", "readyReplicas"})),
                   age,
                   joinContainerField(o, "name"),
                   joinContainerField(o, "image"),

@@ -518,6 +518,34 @@ TEST_F(RestHandlerTest, PodTableCountsNativeSidecarsAsContainers) {
   EXPECT_EQ(body(response)["rows"][0]["cells"][1], "0/2");
 }
 
+// kubectl get replicasets: DESIRED, CURRENT, READY as on the real control plane (e2e kube vs sim).
+TEST_F(RestHandlerTest, ReplicaSetTableHasKubectlsColumns) {
+  json rs = {{"apiVersion", "apps/v1"},
+             {"kind", "ReplicaSet"},
+             {"metadata", {{"name", "web-abc"}}},
+             {"spec",
+              {{"replicas", 2},
+               {"selector", {{"matchLabels", {{"app", "web"}}}}},
+               {"template",
+                {{"metadata", {{"labels", {{"app", "web"}}}}},
+                 {"spec", {{"containers", {{{"name", "app"}, {"image", "nginx"}}}}}}}}}}};
+  ASSERT_EQ(send("POST", "/apis/apps/v1/namespaces/default/replicasets", rs.dump(),
+                 "application/json")
+                .status,
+            201);
+  const auto response = send("GET", "/apis/apps/v1/namespaces/default/replicasets", "", "",
+                             "application/json;as=Table;v=v1;g=meta.k8s.io");
+  ASSERT_EQ(response.status, 200);
+  const json table = body(response);
+  std::vector<std::string> columns;
+  for (const auto& c : table["columnDefinitions"]) {
+    if (c["priority"] == 0) columns.push_back(c["name"]);
+  }
+  EXPECT_EQ(columns, std::vector<std::string>({"Name", "Desired", "Current", "Ready", "Age"}));
+  EXPECT_EQ(table["rows"][0]["cells"][1], 2);
+  EXPECT_EQ(table["rows"][0]["cells"][2], 0);
+}
+
 TEST_F(RestHandlerTest, EventTableHasKubectlsColumns) {
   put("", "events",
       json::parse(R"({"apiVersion":"v1","kind":"Event","metadata":{"name":"web.1","namespace":

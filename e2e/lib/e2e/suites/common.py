@@ -116,6 +116,34 @@ def check_deployment_pods(ctx, deployment_name, namespace):
     return pods
 
 
+def status_summary(obj, keys):
+    status = obj.get("status", {})
+    out = {}
+    for key in keys:
+        if key == "conditions":
+            out[key] = {c["type"]: c["status"] for c in status.get("conditions", [])}
+        else:
+            out[key] = status.get(key, 0)
+    return out
+
+
+def wait_for_status(ctx, resource, name, namespace, expected):
+    """The controllers' status of an object, as kubectl shows it, reaches `expected` (fields of
+    status; "conditions" as {type: status}); a check either way."""
+    last = {}
+
+    def probe():
+        nonlocal last
+        obj = ctx.get(resource, name, namespace)
+        last = status_summary(obj or {}, expected.keys())
+        return last == expected
+    try:
+        ctx.wait_for(f"the status of {resource} {name}", probe)
+    except HarnessError:
+        pass
+    ctx.check_equal(f"{resource} {name} status {json.dumps(expected)}", last, expected)
+
+
 def check_linkerd_injected(ctx, pod, deployment_name):
     name = pod["metadata"]["name"]
     init = [c["name"] for c in pod["spec"].get("initContainers", [])]

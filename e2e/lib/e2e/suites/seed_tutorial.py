@@ -32,6 +32,16 @@ def run(ctx):
             pods[pod["metadata"]["name"]] = deployment
     ctx.kubectl("get", "pods", "-n", "simple-app", "-o", "wide")
 
+    ctx.step("the Deployments' and ReplicaSets' status: nothing ever becomes available")
+    for deployment in ("simple-app-v1", "simple-app-v2"):
+        common.wait_for_status(ctx, "deployment", deployment, "simple-app", {
+            "replicas": 1, "updatedReplicas": 1, "unavailableReplicas": 1,
+            "conditions": {"Available": "False", "Progressing": "True"}})
+    for rs in ctx.get("replicasets", namespace="simple-app")["items"]:
+        common.wait_for_status(ctx, "replicaset", rs["metadata"]["name"], "simple-app",
+                               {"replicas": 1, "fullyLabeledReplicas": 1})
+    ctx.kubectl("get", "deployments,replicasets", "-n", "simple-app")
+
     ctx.step("kubectl get events: the injector's Injected Event on each Deployment")
 
     def injected_events():
