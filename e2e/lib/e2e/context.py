@@ -143,6 +143,21 @@ class Context:
             raise HarnessError(f"apiserver-sim audit exited {done.returncode}: {done.stderr}")
         return done.stdout, parse_chains(done.stdout)
 
+    def manifests(self, path):
+        """The objects of a YAML manifest file as JSON, converted by kubectl itself
+        (`create --dry-run=client -o json` prints one JSON document per object)."""
+        text = self.kubectl("create", "--dry-run=client", "-f", path, "-o", "json",
+                            quiet=True).stdout
+        decoder = json.JSONDecoder()
+        objects, at = [], 0
+        while True:
+            while at < len(text) and text[at].isspace():
+                at += 1
+            if at >= len(text):
+                return objects
+            obj, at = decoder.raw_decode(text, at)
+            objects.extend(obj["items"] if obj.get("kind") == "List" else [obj])
+
     def render(self, path, **values):
         """A manifest template with ${NAME} placeholders filled (string.Template)."""
         import string
