@@ -66,6 +66,39 @@ def wait_until_effective(ctx, what, namespace, predicate, labels=None):
     ctx.say(f"  {what} (a dry-run Pod CREATE in {namespace} shows it)")
 
 
+def wait_until_audited(ctx, what, namespace, prefix, value):
+    """Like wait_until_effective, for a webhook whose effect shows only in the audit log (one
+    that fails open): dry-run Pod CREATEs until one's audit event has an annotation whose key
+    starts with `prefix` and whose value is `value`."""
+    sent = []
+
+    def probe():
+        name = f"e2e-audit-probe-{len(sent)}"
+        sent.append(name)
+        ctx.kubectl("create", "--dry-run=server", "-f", "-", "-o", "name",
+                    stdin=probe_pod(name, namespace), check=False, quiet=True)
+        for event in ctx.audit_events():
+            ref = event.get("objectRef", {})
+            if (event.get("stage") == "ResponseComplete" and ref.get("name") in sent
+                    and ref.get("namespace") == namespace
+                    and any(k.startswith(prefix) and v == value
+                            for k, v in event.get("annotations", {}).items())):
+                return True
+        return False
+    ctx.wait_for(what, probe)
+    ctx.say(f"  {what} (the audit event of a dry-run Pod CREATE in {namespace} has {prefix}*)")
+
+
+def simple_deployment(name, namespace, template_labels=None, replicas=1):
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": dict({"app": name},
+                                                              **(template_labels or {}))},
+                                  "spec": {"containers": [{"name": "app",
+                                                           "image": "nginx:1.27"}]}}}}
+
+
 def has_container(pod, name):
     spec = pod.get("spec", {}) if isinstance(pod, dict) else {}
     return any(c.get("name") == name for c in
