@@ -233,6 +233,31 @@ struct WorkloadControllers::Impl {
   void event(const json& object, const std::string& kind, const std::string& api_version,
              const std::string& type, const std::string& reason, const std::string& message,
              const std::string& controller) {
+    // client-go tools/record EventCorrelator: the same event again (same object, reason,
+    // message, type and source) increments count and lastTimestamp of the stored one (a PATCH),
+    // so `kubectl get events` shows one row "(x2 over ...)".
+    for (auto existing : store.list({"", "events"}, namespaceOf(object))) {
+      if (str(existing, "/involvedObject/uid"_json_pointer) == uidOf(object) &&
+          existing.value("reason", "") == reason && existing.value("message", "") == message &&
+          existing.value("type", "") == type &&
+          str(existing, "/source/component"_json_pointer) == controller) {
+        existing["count"] = integer(existing, "/count"_json_pointer, 1) + 1;
+        existing["lastTimestamp"] = rfc3339Now();
+        WriteRequest request;
+        request.operation = "UPDATE";
+        request.verb = "patch";
+        request.resource = {"", "v1", "events"};
+        request.namespace_name = namespaceOf(object);
+        request.name = nameOf(existing);
+        request.object = existing;
+        request.user_info = serviceAccount(controller);
+        request.user_agent = "kube-controller-manager/" + controller;
+        request.request_uri = fmt::format("/api/v1/namespaces/{}/events/{}",
+                                          namespaceOf(object), nameOf(existing));
+        chain.handle(request);
+        return;
+      }
+    }
     write("CREATE", {"", "events"}, "events", namespaceOf(object), "",
           eventFor(object, kind, api_version, type, reason, message, controller), controller);
   }

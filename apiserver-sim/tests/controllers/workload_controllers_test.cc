@@ -182,11 +182,28 @@ TEST_F(ControllersTest, ADeniedPodCreationIsAFailedCreateEventAndBacksOff) {
   for (const auto& e : store_.list(kEvents, "demo")) {
     if (e.value("reason", "") == "FailedCreate") failures.push_back(e.value("message", ""));
   }
-  // One attempt: the next waits for the backoff (1 s), not for the next pass.
+  // One attempt: the next waits for the backoff, not for the next pass.
   ASSERT_EQ(failures.size(), 1u);
   EXPECT_EQ(failures[0],
             "Error creating: admission webhook \"pods.example.com\" denied the request: "
             "no pods today");
+}
+
+TEST_F(ControllersTest, TheSameEventAgainIsCountedOnTheStoredOne) {
+  deny_ = "no pods today";
+  ControllerOptions options;
+  options.run_thread = false;
+  options.initial_backoff = std::chrono::milliseconds(0);  // every pass retries
+  controllers_ = std::make_unique<WorkloadControllers>(store_, *chain_, options);
+  create(deployment(1));
+  controllers_->reconcileOnce();  // the ReplicaSet, and a first attempt
+  controllers_->reconcileOnce();  // a second attempt
+  std::vector<json> failures;
+  for (const auto& e : store_.list(kEvents, "demo")) {
+    if (e.value("reason", "") == "FailedCreate") failures.push_back(e);
+  }
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0]["count"], 2);
 }
 
 TEST(PodTemplateHashTest, FormOfControllerComputeHash) {
