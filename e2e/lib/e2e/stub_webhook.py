@@ -5,8 +5,10 @@
 
 Paths (the behaviour is chosen by the webhook configuration's path):
   /allow                     allowed, no patch
-  /deny?message=M&code=N     allowed: false with status {code: N, message: M}
-  /annotate?key=K            allowed with a JSON patch setting annotation K to the names of the
+  /deny/N/M                  allowed: false with status {code: N, message: M} (M
+                             percent-encoded: a webhook URL may not carry a query)
+  /annotate                  allowed with a JSON patch setting the annotation
+                             e2e.harness.dev/containers to the names of the
                              object's containers and init containers ("a,b|c"): a mutation that
                              changes again when a later webhook adds a container, so it shows
                              reinvocation (docs/admission-chain.md §6)
@@ -33,15 +35,15 @@ def container_names(obj):
     return f"{main}|{init}"
 
 
-def answer(path, query, request):
+def answer(path, request):
     uid = request.get("uid", "")
     response = {"uid": uid, "allowed": True}
-    if path == "/deny":
+    if path.startswith("/deny/"):
+        _, _, code, message = path.split("/", 3)
         response["allowed"] = False
-        response["status"] = {"code": int(query.get("code", ["403"])[0]),
-                              "message": query.get("message", ["denied by the e2e stub"])[0]}
+        response["status"] = {"code": int(code), "message": urllib.parse.unquote(message)}
     elif path == "/annotate":
-        key = query.get("key", ["e2e.harness.dev/containers"])[0]
+        key = "e2e.harness.dev/containers"
         obj = request.get("object") or {}
         patch = []
         if not (obj.get("metadata") or {}).get("annotations"):
@@ -74,7 +76,7 @@ class Handler(BaseHTTPRequestHandler):
         except (ValueError, KeyError, TypeError):
             self.send_error(400, "not an AdmissionReview")
             return
-        response = answer(url.path, urllib.parse.parse_qs(url.query), request)
+        response = answer(url.path, request)
         if response is None:
             self.send_error(404, "no such path")
             return
