@@ -289,17 +289,21 @@ class K3dTarget:
         return done
 
     def start_injector(self, name, profile_args, dns_names=()):
-        """e2e/deploy/<name>/: the injector's Namespace, RBAC, ConfigMaps, Deployment, Service,
-        with a serving certificate for its Service name; waits for the rollout."""
-        from .deploy import render_deploy
-        folder = os.path.join(self.work_dir, name)
-        os.makedirs(folder, exist_ok=True)
-        documents, service = render_deploy(self.repo, folder, name)
-        self.kubectl("apply", "-f", "-", stdin=documents)
-        self.kubectl("rollout", "status", "-n", service["namespace"], "deployment/" + name,
+        """e2e/deploy/<name>/ applied in order (Namespace, ServiceAccount, RBAC, the generated
+        ConfigMaps and TLS Secret, Deployment, Service); waits for the rollout. The suite then
+        writes the webhook configuration with the returned clientConfig (the Service and the
+        generated caBundle)."""
+        from .deploy import deploy_files
+        if name != "linkerd-proxy-injector":
+            raise HarnessError(f"the k3d target deploys only the Linkerd profile "
+                               f"(e2e/deploy/linkerd-proxy-injector), not {name}")
+        before, _, client_config = deploy_files(self.repo, os.path.join(self.work_dir, name),
+                                                name)
+        for path in before:
+            self.kubectl("apply", "-f", path)
+        self.kubectl("rollout", "status", "-n", "linkerd", "deployment/" + name,
                      "--timeout=300s")
-        return Webhook(name, {"service": dict(service, path="/"),
-                              "caBundle": b64_file(os.path.join(folder, "ca.crt"))})
+        return Webhook(name, client_config)
 
     def start_stub(self, name):
         """The stub runs on the host; the cluster reaches it as host.k3d.internal."""

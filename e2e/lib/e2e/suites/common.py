@@ -31,7 +31,7 @@ def install_linkerd(ctx):
          "--linkerd-namespace", "linkerd"],
         dns_names=["linkerd-proxy-injector.linkerd.svc"])
     ctx.apply(ctx.render(os.path.join(deploy_dir(ctx, "linkerd-proxy-injector"),
-                                      "mutatingwebhookconfiguration.yaml"),
+                                      "mutatingwebhookconfiguration.yaml.in"),
                          CLIENT_CONFIG=client_config_yaml(webhook.client_config)))
     return webhook
 
