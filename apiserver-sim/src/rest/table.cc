@@ -8,6 +8,7 @@
 #include "table.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <ctime>
 
@@ -72,6 +73,12 @@ std::size_t count(const nlohmann::json& value) {
 }
 
 Column nameColumn() { return {"Name", "string", "name", std::string(kNameDescription), 0}; }
+// The wide columns of workloads with a Pod template (printDeployment, printReplicaSet).
+std::array<Column, 2> templateColumns() {
+  return {Column{"Containers", "string", "", "Names of each container in the template.", 1},
+          Column{"Images", "string", "", "Images referenced by each container in the template.",
+                 1}};
+}
 Column ageColumn() { return {"Age", "string", "", std::string(kAgeDescription), 0}; }
 
 // printPod, reduced to what a simulated pod (no kubelet) can carry.
@@ -184,9 +191,7 @@ Printer printerFor(const core::ResourceInfo& info) {
              {"Available", "integer", "",
               "Total number of available pods (ready for at least minReadySeconds) targeted by "
               "this deployment."},
-             ageColumn(),
-             {"Containers", "string", "", "Names of each container in the template.", 1},
-             {"Images", "string", "", "Images referenced by each container in the template.", 1},
+             ageColumn(), templateColumns()[0], templateColumns()[1],
              {"Selector", "string", "",
               "Label selector for pods. Existing ReplicaSets whose pods are selected by this will "
               "be the ones affected by this deployment.",
@@ -216,9 +221,7 @@ Printer printerFor(const core::ResourceInfo& info) {
              {"Ready", "integer", "",
               "The number of non-terminating pods targeted by this ReplicaSet with a Ready "
               "Condition."},
-             ageColumn(),
-             {"Containers", "string", "", "Names of each container in the template.", 1},
-             {"Images", "string", "", "Images referenced by each container in the template.", 1},
+             ageColumn(), templateColumns()[0], templateColumns()[1],
              {"Selector", "string", "",
               "Selector is a label query over pods that should match the replica count.", 1}},
             [](const nlohmann::json& o, const std::string& name, const std::string& age) {

@@ -99,6 +99,16 @@ def simple_deployment(name, namespace, template_labels=None, replicas=1):
                                                            "image": "nginx:1.27"}]}}}}
 
 
+def failed_create(ctx, namespace):
+    """A Deployment in `namespace` whose Pod cannot be admitted: the ReplicaSet's FailedCreate
+    Events (waited for)."""
+    ctx.step("a Deployment: its ReplicaSet cannot create the Pod")
+    ctx.apply(json.dumps(simple_deployment("app", namespace)))
+    return ctx.wait_for("a FailedCreate Event", lambda: [
+        e for e in ctx.get("events", namespace=namespace)["items"]
+        if e.get("reason") == "FailedCreate"])
+
+
 def has_container(pod, name):
     spec = pod.get("spec", {}) if isinstance(pod, dict) else {}
     return any(c.get("name") == name for c in

@@ -49,11 +49,7 @@ def run(ctx):
     ctx.check_equal("kubectl's message", done.stderr.strip(), expected)
     ctx.check("the Pod does not exist", ctx.get("pod", "web", "restricted") is None)
 
-    ctx.step("a Deployment: its ReplicaSet cannot create the Pod")
-    ctx.apply(json.dumps(common.simple_deployment("app", "restricted")))
-    failed = ctx.wait_for("a FailedCreate Event", lambda: [
-        e for e in ctx.get("events", namespace="restricted")["items"]
-        if e.get("reason") == "FailedCreate"])
+    failed = common.failed_create(ctx, "restricted")
     ctx.check_equal("FailedCreate message on the ReplicaSet", failed[0]["message"],
                     "Error creating: " + DENIAL)
     ctx.check("no Pod in restricted", not ctx.get("pods", namespace="restricted")["items"])

@@ -59,11 +59,7 @@ def run(ctx):
                                      f'"STDIN": {CALL_ERROR.format(FAIL)}'), done.stderr)
     ctx.check("the Pod does not exist", ctx.get("pod", "web", "down-fail") is None)
 
-    ctx.step("failurePolicy Fail: a Deployment's ReplicaSet cannot create its Pod")
-    ctx.apply(json.dumps(common.simple_deployment("app", "down-fail")))
-    failed = ctx.wait_for("a FailedCreate Event", lambda: [
-        e for e in ctx.get("events", namespace="down-fail")["items"]
-        if e.get("reason") == "FailedCreate"])
+    failed = common.failed_create(ctx, "down-fail")
     ctx.check("FailedCreate on the ReplicaSet: Error creating: " + CALL_ERROR.format(FAIL),
               failed[0]["involvedObject"]["kind"] == "ReplicaSet"
               and failed[0]["message"].startswith("Error creating: " + CALL_ERROR.format(FAIL)),
