@@ -49,7 +49,10 @@ class Context:
     def kubectl(self, *args, stdin=None, check=True, quiet=False):
         """Runs kubectl; prints the command and its output. Returns CompletedProcess."""
         cmd = [self.tools.kubectl, *args]
-        env = dict(os.environ, KUBECONFIG=self.target.kubeconfig)
+        # A discovery cache per run: kubectl keys ~/.kube/cache by host:port, and a port reused
+        # by another cluster (a simulator after a kube-apiserver) would serve its stale discovery.
+        env = dict(os.environ, KUBECONFIG=self.target.kubeconfig,
+                   KUBECACHEDIR=os.path.join(self.work_dir, "kube-cache"))
         shown = "kubectl " + " ".join(shlex.quote(a) for a in args)
         if not quiet:
             self.log("$ " + shown.replace(self.repo + "/", ""))

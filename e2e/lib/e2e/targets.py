@@ -280,7 +280,8 @@ class K3dTarget:
         return os.path.join(self.audit_dir, "audit.log")
 
     def kubectl(self, *args, stdin=None):
-        env = dict(os.environ, KUBECONFIG=self.kubeconfig)
+        env = dict(os.environ, KUBECONFIG=self.kubeconfig,
+                   KUBECACHEDIR=os.path.join(self.work_dir, "kube-cache"))
         self.log("$ kubectl " + " ".join(args))
         done = subprocess.run([self.tools.kubectl, *args], input=stdin, capture_output=True,
                               text=True, env=env)
