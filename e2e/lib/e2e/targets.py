@@ -214,8 +214,21 @@ class SimTarget(LoopbackTarget):
             os.path.join(self.repo, "e2e", "sim", "cluster.yaml"),
             "--kubeconfig-out", self.kubeconfig, "--audit-log", self.audit_log,
             "--work-dir", os.path.join(self.work_dir, "serve")], log_file)
-        wait_file(self.kubeconfig, process, "apiserver-sim serve", log_file)
-        self.log("  " + tail(log_file, 3).splitlines()[0])
+        # Ready when it says so: the line comes after the kubeconfig is completely written (a
+        # kubeconfig that merely exists may still be being copied).
+        deadline = time.monotonic() + START_LIMIT_SECONDS
+        while True:
+            lines = [line for line in tail(log_file, 50).splitlines()
+                     if line.startswith("apiserver-sim: serving scenario ")]
+            if lines:
+                break
+            if process.poll() is not None:
+                raise HarnessError(f"apiserver-sim serve exited {process.returncode}:\n"
+                                   + tail(log_file))
+            if time.monotonic() > deadline:
+                raise HarnessError("apiserver-sim serve not ready:\n" + tail(log_file))
+            time.sleep(0.1)
+        self.log("  " + lines[0])
 
     def audit_log_path(self):
         return self.audit_log
