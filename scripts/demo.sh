@@ -7,8 +7,9 @@
 #   2. the mutation chain read back from the audit log the simulator wrote (the same command reads
 #      a real cluster's log, e.g. the k3d one in audit/tests/testdata);
 #   3. the same cluster served over the Kubernetes REST API and driven with the real kubectl:
-#      apply the tutorial's application.yaml (annotated namespace, Deployment), create the Pod its
-#      ReplicaSet would create, and see the proxy the injector added and the Event it posted;
+#      apply the tutorial's application.yaml (annotated namespace, Deployment), let the simulator's
+#      controllers create the ReplicaSet and Pod, and see the proxy the injector added and the
+#      Event it posted;
 #   4. (with --injector-webhook) the injector alone: offline `inject --explain`, and the webhook
 #      answering one AdmissionReview over HTTPS (scripts/demo-injector.sh).
 set -euo pipefail
@@ -67,9 +68,13 @@ else
   run() { echo "\$ $*"; "$@"; }
   echo "# as in the tutorial: the simple-app namespace (linkerd.io/inject: enabled) and the Deployment"
   run kubectl apply -f "$seed/application.yaml"
-  echo "# the Pod the ReplicaSet controller would create (generateName, owned by the ReplicaSet):"
-  run kubectl create -f "$seed/pod.yaml"
-  run kubectl get pods -n simple-app
+  echo "# the simulator's deployment and replicaset controllers create the ReplicaSet and its Pod"
+  echo "# (as the replicaset controller's service account, so the injector is called as on a cluster):"
+  for _ in $(seq 1 100); do
+    [[ -n "$(kubectl get pods -n simple-app -o name 2>/dev/null)" ]] && break
+    sleep 0.1
+  done
+  run kubectl get deployments,replicasets,pods -n simple-app
   echo "\$ kubectl get pods -n simple-app -o jsonpath=... # containers after injection"
   kubectl get pods -n simple-app -o jsonpath='{range .items[*]}{.metadata.name}{"\n  initContainers: "}{range .spec.initContainers[*]}{.name}{" "}{end}{"\n  containers: "}{range .spec.containers[*]}{.name}{" "}{end}{"\n"}{end}'
   run kubectl get events -n simple-app

@@ -44,6 +44,7 @@
 #include "harness/sim/report.h"
 #include "harness/sim/scenario.h"
 #include "harness/sim/scenario_runner.h"
+#include "harness/sim/workload_controllers.h"
 
 #ifdef HARNESS_KUBE_BACKEND
 #include "harness/kube/scenario_backend.h"
@@ -374,6 +375,10 @@ int serveCommand(const ServeArgs& args) {
           kubeconfig = args.kubeconfig_out;
         }
       }
+      // kube-controller-manager's workload controllers: a Deployment gets its ReplicaSet and
+      // Pods, as on a cluster (serve only: scenario runs play their steps alone).
+      std::optional<sim::WorkloadControllers> controllers;
+      if (status == 0) controllers.emplace((*environment)->store(), (*environment)->chain());
       if (status == 0) {
         std::cout << "apiserver-sim: serving scenario " << scenario->name << " at "
                   << (*environment)->apiServerUrl() << "\n"
@@ -385,6 +390,7 @@ int serveCommand(const ServeArgs& args) {
         harness::net::waitForTerminationSignal();
         std::cerr << "apiserver-sim: stopping\n";
       }
+      if (controllers) controllers->stop();
       (*environment)->stop();
     }
   }

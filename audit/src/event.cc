@@ -529,12 +529,22 @@ void logResponseObject(Event& event, const nlohmann::ordered_json& object,
                        bool omit_managed_fields) {
   if (less(event.level, Level::kMetadata)) return;
   if (object.is_object() && stringMember(object, "kind") == "Status") {
-    // "selectively copy the bounded fields"
+    // "selectively copy the bounded fields": Status, Message, Reason, Details and Code
+    // (k8s.io/apiserver v0.37.2 pkg/audit/context.go LogResponseObject).
     core::Status status;
-    status.status = stringMember(object, "status");
-    status.reason = stringMember(object, "reason");
-    if (const auto code = object.find("code"); code != object.end() && code->is_number_integer()) {
-      status.code = code->get<std::int32_t>();
+    if (auto parsed = core::statusFromJson(nlohmann::json(object)); parsed.ok()) {
+      status = std::move(*parsed);
+      status.kind.clear();
+      status.api_version.clear();
+      status.metadata = nlohmann::json::object();
+    } else {
+      status.status = stringMember(object, "status");
+      status.message = stringMember(object, "message");
+      status.reason = stringMember(object, "reason");
+      if (const auto code = object.find("code");
+          code != object.end() && code->is_number_integer()) {
+        status.code = code->get<std::int32_t>();
+      }
     }
     event.response_status = std::move(status);
   }

@@ -273,19 +273,25 @@ TEST(LogRequestObject, NoneLevelRecordsNothing) {
   EXPECT_EQ(event.object_ref, std::nullopt);
 }
 
-TEST(LogResponseObject, StatusKeepsOnlyBoundedFields) {
+// v1.37.2 copies Status, Message, Reason, Details and Code (pkg/audit/context.go); a real
+// kube-apiserver's log has a denial's message in responseStatus (found by e2e/run kube vs sim).
+TEST(LogResponseObject, StatusKeepsTheBoundedFields) {
   Event event = newEventFromRequest({}, Level::kRequestResponse, podCreate());
   logResponseObject(
       event,
       nlohmann::ordered_json::parse(
-          R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"long","reason":")"
-          R"(Forbidden","code":403})"),
+          R"({"kind":"Status","apiVersion":"v1","metadata":{"resourceVersion":"7"},)"
+          R"("status":"Failure","message":"long","reason":"NotFound",)"
+          R"("details":{"name":"web","kind":"pods"},"code":404})"),
       false);
   ASSERT_TRUE(event.response_status.has_value());
   EXPECT_EQ(event.response_status->status, "Failure");
-  EXPECT_EQ(event.response_status->reason, "Forbidden");
-  EXPECT_EQ(event.response_status->code, 403);
-  EXPECT_EQ(event.response_status->message, "");
+  EXPECT_EQ(event.response_status->reason, "NotFound");
+  EXPECT_EQ(event.response_status->code, 404);
+  EXPECT_EQ(event.response_status->message, "long");
+  ASSERT_TRUE(event.response_status->details.has_value());
+  EXPECT_EQ(event.response_status->details->name, "web");
+  EXPECT_EQ(event.response_status->metadata, nlohmann::json::object());
   EXPECT_TRUE(event.response_object.has_value());
 }
 

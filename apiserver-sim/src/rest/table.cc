@@ -1,5 +1,5 @@
 // Followed: k8s.io/kubernetes pkg/printers/internalversion/printers.go (column definitions of
-// pods, namespaces, deployments, configmaps, secrets, webhook configurations; printPod's Ready,
+// pods, namespaces, deployments, replicasets, configmaps, secrets, webhook configurations; printPod's Ready,
 // Status and Restarts cells), k8s.io/apiserver pkg/registry/rest/table.go (rows carry the object
 // as PartialObjectMetadata unless includeObject says otherwise), k8s.io/apimachinery
 // pkg/util/duration/duration.go HumanDuration and pkg/apis/meta/v1/types.go (Table,
@@ -8,6 +8,7 @@
 #include "table.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <ctime>
 
@@ -72,12 +73,26 @@ std::size_t count(const nlohmann::json& value) {
 }
 
 Column nameColumn() { return {"Name", "string", "name", std::string(kNameDescription), 0}; }
+// The wide columns of workloads with a Pod template (printDeployment, printReplicaSet).
+std::array<Column, 2> templateColumns() {
+  return {Column{"Containers", "string", "", "Names of each container in the template.", 1},
+          Column{"Images", "string", "", "Images referenced by each container in the template.",
+                 1}};
+}
 Column ageColumn() { return {"Age", "string", "", std::string(kAgeDescription), 0}; }
 
 // printPod, reduced to what a simulated pod (no kubelet) can carry.
 nlohmann::json podCells(const nlohmann::json& pod, const std::string& name, const std::string& age) {
   const nlohmann::json& containers = at(pod, {"spec", "containers"});
-  const std::size_t total = containers.is_array() ? containers.size() : 0;
+  std::size_t total = containers.is_array() ? containers.size() : 0;
+  // Restartable init containers (native sidecars) count as containers in READY (printPod,
+  // pkg/printers/internalversion/printers.go: totalContainers++ for each).
+  const nlohmann::json& init_containers = at(pod, {"spec", "initContainers"});
+  if (init_containers.is_array()) {
+    for (const auto& c : init_containers) {
+      if (str(at(c, {"restartPolicy"})) == "Always") ++total;
+    }
+  }
   std::int64_t restarts = 0;
   std::size_t ready = 0;
   std::string reason = str(at(pod, {"status", "phase"}));
@@ -176,9 +191,7 @@ Printer printerFor(const core::ResourceInfo& info) {
              {"Available", "integer", "",
               "Total number of available pods (ready for at least minReadySeconds) targeted by "
               "this deployment."},
-             ageColumn(),
-             {"Containers", "string", "", "Names of each container in the template.", 1},
-             {"Images", "string", "", "Images referenced by each container in the template.", 1},
+             ageColumn(), templateColumns()[0], templateColumns()[1],
              {"Selector", "string", "",
               "Label selector for pods. Existing ReplicaSets whose pods are selected by this will "
               "be the ones affected by this deployment.",
@@ -191,6 +204,33 @@ Printer printerFor(const core::ResourceInfo& info) {
                   fmt::format("{}/{}", integer(at(o, {"status", "readyReplicas"})), desired),
                   integer(at(o, {"status", "updatedReplicas"})),
                   integer(at(o, {"status", "availableReplicas"})),
+                  age,
+                  joinContainerField(o, "name"),
+                  joinContainerField(o, "image"),
+                  selectorText(at(o, {"spec", "selector"}))};
+            }};
+  }
+  if (resource == "replicasets") {
+    // printReplicaSet (pkg/printers/internalversion/printers.go).
+    return {{nameColumn(),
+             {"Desired", "integer", "",
+              "Replicas is the number of desired pods. This is a pointer to distinguish between "
+              "explicit zero and unspecified. Defaults to 1."},
+             {"Current", "integer", "",
+              "Replicas is the most recently observed number of non-terminating pods."},
+             {"Ready", "integer", "",
+              "The number of non-terminating pods targeted by this ReplicaSet with a Ready "
+              "Condition."},
+             ageColumn(), templateColumns()[0], templateColumns()[1],
+             {"Selector", "string", "",
+              "Selector is a label query over pods that should match the replica count.", 1}},
+            [](const nlohmann::json& o, const std::string& name, const std::string& age) {
+              const auto& replicas = at(o, {"spec", "replicas"});
+              return nlohmann::json{
+                  name,
+                  replicas.is_number_integer() ? integer(replicas) : 1,
+                  integer(at(o, {"status", "replicas"})),
+                  integer(at(o, {"status", "readyReplicas"})),
                   age,
                   joinContainerField(o, "name"),
                   joinContainerField(o, "image"),

@@ -499,6 +499,53 @@ TEST_F(RestHandlerTest, TableIsServedWhenAsked) {
   EXPECT_EQ(table["rows"][0]["object"]["metadata"]["namespace"], "default");
 }
 
+// kubectl get pods on the real control plane shows 0/2 for an injected Pod whose proxy is a native
+// sidecar (a restartable init container); found by e2e/run --target kube vs sim.
+TEST_F(RestHandlerTest, PodTableCountsNativeSidecarsAsContainers) {
+  json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", "meshed"}}},
+              {"spec",
+               {{"initContainers",
+                 {{{"name", "init"}, {"image", "busybox"}},
+                  {{"name", "proxy"}, {"image", "proxy"}, {"restartPolicy", "Always"}}}},
+                {"containers", {{{"name", "app"}, {"image", "nginx:1.27"}}}}}}};
+  ASSERT_EQ(send("POST", "/api/v1/namespaces/default/pods", pod.dump(), "application/json").status,
+            201);
+  const auto response = send("GET", "/api/v1/namespaces/default/pods/meshed", "", "",
+                             "application/json;as=Table;v=v1;g=meta.k8s.io");
+  ASSERT_EQ(response.status, 200);
+  EXPECT_EQ(body(response)["rows"][0]["cells"][1], "0/2");
+}
+
+// kubectl get replicasets: DESIRED, CURRENT, READY as on the real control plane (e2e kube vs sim).
+TEST_F(RestHandlerTest, ReplicaSetTableHasKubectlsColumns) {
+  json rs = {{"apiVersion", "apps/v1"},
+             {"kind", "ReplicaSet"},
+             {"metadata", {{"name", "web-abc"}}},
+             {"spec",
+              {{"replicas", 2},
+               {"selector", {{"matchLabels", {{"app", "web"}}}}},
+               {"template",
+                {{"metadata", {{"labels", {{"app", "web"}}}}},
+                 {"spec", {{"containers", {{{"name", "app"}, {"image", "nginx"}}}}}}}}}}};
+  ASSERT_EQ(send("POST", "/apis/apps/v1/namespaces/default/replicasets", rs.dump(),
+                 "application/json")
+                .status,
+            201);
+  const auto response = send("GET", "/apis/apps/v1/namespaces/default/replicasets", "", "",
+                             "application/json;as=Table;v=v1;g=meta.k8s.io");
+  ASSERT_EQ(response.status, 200);
+  const json table = body(response);
+  std::vector<std::string> columns;
+  for (const auto& c : table["columnDefinitions"]) {
+    if (c["priority"] == 0) columns.push_back(c["name"]);
+  }
+  EXPECT_EQ(columns, std::vector<std::string>({"Name", "Desired", "Current", "Ready", "Age"}));
+  EXPECT_EQ(table["rows"][0]["cells"][1], 2);
+  EXPECT_EQ(table["rows"][0]["cells"][2], 0);
+}
+
 TEST_F(RestHandlerTest, EventTableHasKubectlsColumns) {
   put("", "events",
       json::parse(R"({"apiVersion":"v1","kind":"Event","metadata":{"name":"web.1","namespace":

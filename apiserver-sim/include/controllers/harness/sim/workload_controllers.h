@@ -1,0 +1,73 @@
+#pragma once
+
+// kube-controller-manager's workload controllers for `apiserver-sim serve`, so that kubectl sees
+// what a cluster does after `kubectl apply` of a Deployment: the deployment controller creates a
+// ReplicaSet, the replicaset controller its Pods, the garbage collector removes what an owner
+// deletion leaves. Every write goes through the admission chain as the controller's service
+// account (kube-controller-manager --use-service-account-credentials), so webhooks, audit events
+// and the injector's owner lookups see what they see on a cluster. Pods never run: there is no
+// scheduler or kubelet (status.phase stays Pending), as on the local real control plane.
+//
+// Followed (k8s.io/kubernetes v1.37.2):
+//   pkg/controller/deployment/sync.go        getNewReplicaSet, the ScalingReplicaSet event,
+//                                            syncDeploymentStatus / calculateStatus
+//   pkg/controller/deployment/util/deployment_util.go  NewRSNewReplicas, MaxSurge, revisions
+//   pkg/controller/replicaset/replica_set.go manageReplicas (create / delete the difference),
+//                                            SuccessfulCreate / FailedCreate events
+//   pkg/controller/replicaset/replica_set_utils.go     calculateStatus
+//   pkg/controller/controller_utils.go       GetPodFromTemplate (generateName, ownerReference)
+//   pkg/controller/garbagecollector          dependents of a deleted owner are deleted
+// Differences, on purpose or not yet done (e2e/README.md lists them):
+//   * pod-template-hash is FNV-32a of the template's JSON, encoded as controller.ComputeHash
+//     encodes its hash (rand.SafeEncodeString); Kubernetes hashes a spew dump of the Go struct,
+//     so the value differs from a cluster's while its form (and its use in names, labels and
+//     selectors) is the same;
+//   * a changed template gets a new ReplicaSet sized by NewRSNewReplicas; old ReplicaSets are
+//     not scaled down (on a cluster without kubelets no Pod becomes available, so with the
+//     default strategy and one replica the real controller does not scale them down either);
+//   * Jobs, CronJobs and namespace deletion are not simulated.
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace harness::sim {
+
+class ObjectStore;
+class AdmissionChain;
+
+struct ControllerOptions {
+  // How long a failed Pod creation waits before the next attempt, doubled per failure up to
+  // max_backoff (the workqueue's rate limiter, without its jitter).
+  std::chrono::milliseconds initial_backoff{1000};
+  std::chrono::milliseconds max_backoff{60'000};
+  // false: no thread; the caller runs reconcileOnce() (tests).
+  bool run_thread = true;
+};
+
+class WorkloadControllers {
+ public:
+  // Starts the controllers' thread; it reconciles whenever the store changes.
+  WorkloadControllers(ObjectStore& store, AdmissionChain& chain, ControllerOptions options = {});
+  ~WorkloadControllers();  // stops
+  WorkloadControllers(const WorkloadControllers&) = delete;
+  WorkloadControllers& operator=(const WorkloadControllers&) = delete;
+
+  // One pass over every Deployment, ReplicaSet and owned object (what the thread runs); returns
+  // whether it wrote anything. For tests, without the thread (ControllerOptions::run_thread).
+  bool reconcileOnce();
+  // Stops the thread (idempotent).
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// controller.ComputeHash's form: FNV-32a of the template (its compact JSON here, see above),
+// the decimal of the hash, each character mapped by rand.SafeEncodeString.
+std::string podTemplateHash(const nlohmann::json& template_spec);
+
+}  // namespace harness::sim

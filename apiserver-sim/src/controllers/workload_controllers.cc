@@ -1,0 +1,646 @@
+// The deployment, replicaset and garbage-collector controllers of kube-controller-manager, as far
+// as `apiserver-sim serve` needs them (see the header for what is followed and what differs).
+
+#include "harness/sim/workload_controllers.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "harness/sim/admission_chain.h"
+#include "harness/sim/store.h"
+
+namespace harness::sim {
+namespace {
+
+using json = nlohmann::json;
+
+const core::GroupResource kDeployments{"apps", "deployments"};
+const core::GroupResource kReplicaSets{"apps", "replicasets"};
+const core::GroupResource kPods{"", "pods"};
+
+constexpr std::string_view kHashLabel = "pod-template-hash";
+constexpr std::string_view kRevision = "deployment.kubernetes.io/revision";
+constexpr std::string_view kDesiredReplicas = "deployment.kubernetes.io/desired-replicas";
+constexpr std::string_view kMaxReplicas = "deployment.kubernetes.io/max-replicas";
+
+// kube-controller-manager --use-service-account-credentials: each controller writes as its own
+// service account (pkg/controller/... ClientBuilder.ClientOrDie("<name>")).
+core::UserInfo serviceAccount(const std::string& controller) {
+  core::UserInfo user;
+  user.username = "system:serviceaccount:kube-system:" + controller;
+  user.groups = {"system:serviceaccounts", "system:serviceaccounts:kube-system",
+                 "system:authenticated"};
+  return user;
+}
+
+std::string str(const json& object, const json::json_pointer& pointer) {
+  if (!object.contains(pointer)) return {};
+  const json& value = object.at(pointer);
+  return value.is_string() ? value.get<std::string>() : std::string();
+}
+
+std::int64_t integer(const json& object, const json::json_pointer& pointer, std::int64_t dflt) {
+  if (!object.contains(pointer)) return dflt;
+  const json& value = object.at(pointer);
+  return value.is_number_integer() ? value.get<std::int64_t>() : dflt;
+}
+
+std::string uidOf(const json& object) { return str(object, "/metadata/uid"_json_pointer); }
+std::string nameOf(const json& object) { return str(object, "/metadata/name"_json_pointer); }
+std::string namespaceOf(const json& object) {
+  return str(object, "/metadata/namespace"_json_pointer);
+}
+std::string annotation(const json& object, std::string_view key) {
+  if (!object.contains("/metadata/annotations"_json_pointer)) return {};
+  const json& annotations = object.at("/metadata/annotations"_json_pointer);
+  const auto it = annotations.find(std::string(key));
+  return it != annotations.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+bool terminating(const json& object) {
+  return object.contains("/metadata/deletionTimestamp"_json_pointer);
+}
+
+// metav1.GetControllerOf: the ownerReference with controller: true.
+std::optional<json> controllerOf(const json& object) {
+  const json* refs = object.contains("/metadata/ownerReferences"_json_pointer)
+                         ? &object.at("/metadata/ownerReferences"_json_pointer)
+                         : nullptr;
+  if (refs == nullptr || !refs->is_array()) return std::nullopt;
+  for (const auto& ref : *refs) {
+    if (ref.is_object() && ref.value("controller", false)) return ref;
+  }
+  return std::nullopt;
+}
+
+bool controlledBy(const json& object, const json& owner) {
+  auto ref = controllerOf(object);
+  return ref && ref->value("uid", "") == uidOf(owner);
+}
+
+// metav1.NewControllerRef.
+json controllerRef(const json& owner, const std::string& kind) {
+  return {{"apiVersion", "apps/v1"}, {"kind", kind},          {"name", nameOf(owner)},
+          {"uid", uidOf(owner)},     {"controller", true},     {"blockOwnerDeletion", true}};
+}
+
+// intstr.GetScaledValueFromIntOrPercent for a rolling update's maxSurge (rounded up) and
+// maxUnavailable (rounded down); the defaults are 25% (pkg/apis/apps/v1/defaults.go).
+std::int64_t scaledValue(const json& value, std::int64_t total, bool round_up) {
+  if (value.is_number_integer()) return value.get<std::int64_t>();
+  std::string text = value.is_string() ? value.get<std::string>() : "25%";
+  if (text.empty() || text.back() != '%') return 0;
+  text.pop_back();
+  std::int64_t percent = 0;
+  try {
+    percent = std::stoll(text);
+  } catch (...) {
+    return 0;
+  }
+  const double scaled = static_cast<double>(percent) * static_cast<double>(total) / 100.0;
+  return static_cast<std::int64_t>(round_up ? std::ceil(scaled) : std::floor(scaled));
+}
+
+// deployment_util.MaxSurge / MaxUnavailable (ResolveFenceposts: both 0 means unavailable 1).
+std::pair<std::int64_t, std::int64_t> surgeAndUnavailable(const json& deployment) {
+  const std::int64_t replicas = integer(deployment, "/spec/replicas"_json_pointer, 1);
+  if (str(deployment, "/spec/strategy/type"_json_pointer) == "Recreate") return {0, replicas};
+  const json rolling = deployment.contains("/spec/strategy/rollingUpdate"_json_pointer)
+                           ? deployment.at("/spec/strategy/rollingUpdate"_json_pointer)
+                           : json::object();
+  std::int64_t surge = scaledValue(rolling.value("maxSurge", json("25%")), replicas, true);
+  std::int64_t unavailable =
+      scaledValue(rolling.value("maxUnavailable", json("25%")), replicas, false);
+  if (surge == 0 && unavailable == 0) unavailable = 1;
+  return {surge, std::min(unavailable, replicas)};
+}
+
+// The template without the pod-template-hash label: what EqualIgnoreHash compares.
+json withoutHash(json template_spec) {
+  if (template_spec.contains("/metadata/labels"_json_pointer)) {
+    template_spec["metadata"]["labels"].erase(std::string(kHashLabel));
+    if (template_spec["metadata"]["labels"].empty()) template_spec["metadata"].erase("labels");
+  }
+  return template_spec;
+}
+
+json eventFor(const json& object, const std::string& kind, const std::string& api_version,
+              const std::string& type, const std::string& reason, const std::string& message,
+              const std::string& component) {
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  const std::string timestamp = rfc3339Now();
+  // client-go tools/record makeEvent: name "<object>.<UnixNano in hex>".
+  return {{"apiVersion", "v1"},
+          {"kind", "Event"},
+          {"metadata",
+           {{"name", fmt::format("{}.{:x}", nameOf(object),
+                                 std::chrono::duration_cast<std::chrono::nanoseconds>(now)
+                                     .count())},
+            {"namespace", namespaceOf(object)}}},
+          {"involvedObject",
+           {{"kind", kind},
+            {"namespace", namespaceOf(object)},
+            {"name", nameOf(object)},
+            {"uid", uidOf(object)},
+            {"apiVersion", api_version},
+            {"resourceVersion", str(object, "/metadata/resourceVersion"_json_pointer)}}},
+          {"reason", reason},
+          {"message", message},
+          {"source", {{"component", component}}},
+          {"firstTimestamp", timestamp},
+          {"lastTimestamp", timestamp},
+          {"count", 1},
+          {"type", type},
+          {"eventTime", nullptr},
+          {"reportingComponent", component},
+          {"reportingInstance", ""}};
+}
+
+}  // namespace
+
+std::string podTemplateHash(const nlohmann::json& template_spec) {
+  // hash/fnv New32a.
+  std::uint32_t hash = 2166136261u;
+  for (const unsigned char c : template_spec.dump()) {
+    hash ^= c;
+    hash *= 16777619u;
+  }
+  // rand.SafeEncodeString(fmt.Sprint(hash)) (k8s.io/apimachinery pkg/util/rand/rand.go).
+  std::string out = std::to_string(hash);
+  for (char& c : out) {
+    c = kRandAlphabet[static_cast<unsigned char>(c) % kRandAlphabet.size()];
+  }
+  return out;
+}
+
+struct WorkloadControllers::Impl {
+  // Shared with the store's change listener, which can outlive the controllers.
+  struct Signal {
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool dirty = true;
+    bool stopping = false;
+  };
+
+  Impl(ObjectStore& s, AdmissionChain& c, ControllerOptions o)
+      : store(s), chain(c), options(o), signal(std::make_shared<Signal>()) {}
+
+  ObjectStore& store;
+  AdmissionChain& chain;
+  ControllerOptions options;
+  std::shared_ptr<Signal> signal;
+  std::thread thread;
+  // Pod creation backoff per ReplicaSet uid (the replicaset controller's rate-limited requeue).
+  struct Backoff {
+    std::chrono::steady_clock::time_point next;
+    std::chrono::milliseconds delay{0};
+  };
+  std::map<std::string, Backoff> backoff;
+
+  AdmissionResult write(std::string operation, const core::GroupResource& resource,
+                        std::string kind_path, const std::string& namespace_name,
+                        const std::string& name, std::optional<json> object,
+                        const std::string& controller, std::string subresource = {}) {
+    WriteRequest request;
+    request.operation = std::move(operation);
+    request.resource = {resource.group, "v1", resource.resource};
+    request.subresource = std::move(subresource);
+    request.namespace_name = namespace_name;
+    request.name = name;
+    request.object = std::move(object);
+    request.user_info = serviceAccount(controller);
+    request.user_agent = "kube-controller-manager/" + controller;
+    const std::string prefix = resource.group.empty() ? "/api/v1" : "/apis/apps/v1";
+    request.request_uri = fmt::format("{}/namespaces/{}/{}", prefix, namespace_name,
+                                      std::move(kind_path));
+    return chain.handle(request);
+  }
+
+  void event(const json& object, const std::string& kind, const std::string& api_version,
+             const std::string& type, const std::string& reason, const std::string& message,
+             const std::string& controller) {
+    // client-go tools/record EventCorrelator: the same event again (same object, reason,
+    // message, type and source) increments count and lastTimestamp of the stored one (a PATCH),
+    // so `kubectl get events` shows one row "(x2 over ...)".
+    for (auto existing : store.list({"", "events"}, namespaceOf(object))) {
+      if (str(existing, "/involvedObject/uid"_json_pointer) == uidOf(object) &&
+          existing.value("reason", "") == reason && existing.value("message", "") == message &&
+          existing.value("type", "") == type &&
+          str(existing, "/source/component"_json_pointer) == controller) {
+        existing["count"] = integer(existing, "/count"_json_pointer, 1) + 1;
+        existing["lastTimestamp"] = rfc3339Now();
+        WriteRequest request;
+        request.operation = "UPDATE";
+        request.verb = "patch";
+        request.resource = {"", "v1", "events"};
+        request.namespace_name = namespaceOf(object);
+        request.name = nameOf(existing);
+        request.object = existing;
+        request.user_info = serviceAccount(controller);
+        request.user_agent = "kube-controller-manager/" + controller;
+        request.request_uri = fmt::format("/api/v1/namespaces/{}/events/{}",
+                                          namespaceOf(object), nameOf(existing));
+        chain.handle(request);
+        return;
+      }
+    }
+    write("CREATE", {"", "events"}, "events", namespaceOf(object), "",
+          eventFor(object, kind, api_version, type, reason, message, controller), controller);
+  }
+
+  bool reconcile() {
+    bool wrote = false;
+    wrote |= collectGarbage();
+    for (const auto& deployment : store.list(kDeployments)) wrote |= syncDeployment(deployment);
+    for (const auto& rs : store.list(kReplicaSets)) wrote |= syncReplicaSet(rs);
+    return wrote;
+  }
+
+  // --- garbage collector: dependents whose controller owner is gone ---
+  bool collectGarbage() {
+    std::set<std::string> owners;
+    for (const auto& d : store.list(kDeployments)) owners.insert(uidOf(d));
+    for (const auto& rs : store.list(kReplicaSets)) owners.insert(uidOf(rs));
+    bool wrote = false;
+    auto orphaned = [&](const json& object, const std::string& kind) {
+      auto ref = controllerOf(object);
+      return ref && ref->value("kind", "") == kind &&
+             ref->value("apiVersion", "") == "apps/v1" &&
+             !owners.contains(ref->value("uid", ""));
+    };
+    for (const auto& rs : store.list(kReplicaSets)) {
+      if (orphaned(rs, "Deployment")) {
+        write("DELETE", kReplicaSets, "replicasets/" + nameOf(rs), namespaceOf(rs), nameOf(rs),
+              std::nullopt, "generic-garbage-collector");
+        wrote = true;
+      }
+    }
+    for (const auto& pod : store.list(kPods)) {
+      if (orphaned(pod, "ReplicaSet")) {
+        write("DELETE", kPods, "pods/" + nameOf(pod), namespaceOf(pod), nameOf(pod),
+              std::nullopt, "generic-garbage-collector");
+        wrote = true;
+      }
+    }
+    return wrote;
+  }
+
+  // --- deployment controller (RollingUpdate and Recreate, as far as the header says) ---
+  bool syncDeployment(json deployment) {
+    if (terminating(deployment) || !deployment.contains("/spec/template"_json_pointer)) {
+      return false;
+    }
+    const std::string ns = namespaceOf(deployment);
+    const std::string name = nameOf(deployment);
+    const std::int64_t replicas = integer(deployment, "/spec/replicas"_json_pointer, 1);
+    const json& template_spec = deployment.at("/spec/template"_json_pointer);
+
+    std::vector<json> owned;
+    for (const auto& rs : store.list(kReplicaSets, ns)) {
+      if (controlledBy(rs, deployment) && !terminating(rs)) owned.push_back(rs);
+    }
+    std::optional<json> new_rs;
+    std::int64_t max_revision = 0;
+    std::int64_t current_pods = 0;
+    for (const auto& rs : owned) {
+      try {
+        max_revision = std::max<std::int64_t>(max_revision, std::stoll(annotation(rs, kRevision)));
+      } catch (const std::exception&) {
+        // deployment_util.Revision: an unparsable revision counts as 0
+      }
+      current_pods += integer(rs, "/spec/replicas"_json_pointer, 0);
+      if (rs.contains("/spec/template"_json_pointer) &&
+          withoutHash(rs.at("/spec/template"_json_pointer)) == withoutHash(template_spec)) {
+        new_rs = rs;
+      }
+    }
+    const auto [surge, unavailable] = surgeAndUnavailable(deployment);
+    bool wrote = false;
+    if (!new_rs) {
+      // getNewReplicaSet: a ReplicaSet named <deployment>-<hash>, its template and selector
+      // labelled with the hash, sized by NewRSNewReplicas.
+      const std::string hash = podTemplateHash(withoutHash(template_spec));
+      json rs_template = template_spec;
+      rs_template["metadata"]["labels"][std::string(kHashLabel)] = hash;
+      json selector = deployment.contains("/spec/selector"_json_pointer)
+                          ? deployment.at("/spec/selector"_json_pointer)
+                          : json::object();
+      selector["matchLabels"][std::string(kHashLabel)] = hash;
+      std::int64_t size = replicas;
+      if (surge > 0 || str(deployment, "/spec/strategy/type"_json_pointer) != "Recreate") {
+        const std::int64_t max_total = replicas + surge;
+        size = current_pods >= max_total ? 0 : std::min(max_total - current_pods, replicas);
+      }
+      json labels = rs_template["metadata"]["labels"];
+      json annotations = json::object();
+      if (deployment.contains("/metadata/annotations"_json_pointer)) {
+        for (const auto& [key, value] : deployment["metadata"]["annotations"].items()) {
+          // deployment_util.skipCopyAnnotation
+          if (key != "kubectl.kubernetes.io/last-applied-configuration" && key != kRevision) {
+            annotations[key] = value;
+          }
+        }
+      }
+      annotations[std::string(kRevision)] = std::to_string(max_revision + 1);
+      annotations[std::string(kDesiredReplicas)] = std::to_string(replicas);
+      annotations[std::string(kMaxReplicas)] = std::to_string(replicas + surge);
+      json rs = {{"apiVersion", "apps/v1"},
+                 {"kind", "ReplicaSet"},
+                 {"metadata",
+                  {{"name", name + "-" + hash},
+                   {"namespace", ns},
+                   {"labels", labels},
+                   {"annotations", annotations},
+                   {"ownerReferences", json::array({controllerRef(deployment, "Deployment")})}}},
+                 {"spec",
+                  {{"replicas", size},
+                   {"minReadySeconds", integer(deployment, "/spec/minReadySeconds"_json_pointer, 0)},
+                   {"selector", selector},
+                   {"template", rs_template}}}};
+      auto created = write("CREATE", kReplicaSets, "replicasets", ns, "", rs,
+                           "deployment-controller");
+      wrote = true;
+      if (created.allowed && created.object) {
+        new_rs = *created.object;
+        if (size > 0) {
+          event(deployment, "Deployment", "apps/v1", "Normal", "ScalingReplicaSet",
+                fmt::format("Scaled up replica set {} from 0 to {}", nameOf(*new_rs), size),
+                "deployment-controller");
+        }
+      } else {
+        return wrote;  // retried on the next change, as the controller requeues
+      }
+    } else if (owned.size() == 1) {
+      // sync/scale: the only ReplicaSet follows the Deployment's replicas.
+      const std::int64_t current = integer(*new_rs, "/spec/replicas"_json_pointer, 0);
+      if (current != replicas) {
+        json scaled = *new_rs;
+        scaled["spec"]["replicas"] = replicas;
+        scaled["metadata"]["annotations"][std::string(kDesiredReplicas)] =
+            std::to_string(replicas);
+        scaled["metadata"]["annotations"][std::string(kMaxReplicas)] =
+            std::to_string(replicas + surge);
+        auto updated = write("UPDATE", kReplicaSets, "replicasets/" + nameOf(scaled), ns,
+                             nameOf(scaled), scaled, "deployment-controller");
+        wrote = true;
+        if (updated.allowed) {
+          event(deployment, "Deployment", "apps/v1", "Normal", "ScalingReplicaSet",
+                fmt::format("Scaled {} replica set {} from {} to {}",
+                            replicas > current ? "up" : "down", nameOf(scaled), current,
+                            replicas),
+                "deployment-controller");
+          if (updated.object) new_rs = *updated.object;
+        }
+      }
+    }
+    // The Deployment carries its newest revision (SetDeploymentRevision).
+    const std::string revision = annotation(*new_rs, kRevision);
+    if (!revision.empty() && annotation(deployment, kRevision) != revision) {
+      deployment["metadata"]["annotations"][std::string(kRevision)] = revision;
+      auto updated = write("UPDATE", kDeployments, "deployments/" + name, ns, name, deployment,
+                           "deployment-controller");
+      wrote = true;
+      if (!updated.allowed || !updated.object) return wrote;
+      deployment = *updated.object;
+    }
+    return syncDeploymentStatus(deployment, owned, *new_rs, unavailable) || wrote;
+  }
+
+  // sync.go calculateStatus and progress.go's conditions for a rollout whose Pods never become
+  // available.
+  bool syncDeploymentStatus(const json& deployment, const std::vector<json>& owned,
+                            const json& new_rs, std::int64_t max_unavailable) {
+    std::int64_t actual = 0;
+    std::int64_t spec_total = 0;
+    bool new_counted = false;
+    for (const auto& rs : owned) {
+      actual += integer(rs, "/status/replicas"_json_pointer, 0);
+      spec_total += integer(rs, "/spec/replicas"_json_pointer, 0);
+      new_counted |= uidOf(rs) == uidOf(new_rs);
+    }
+    if (!new_counted) {
+      actual += integer(new_rs, "/status/replicas"_json_pointer, 0);
+      spec_total += integer(new_rs, "/spec/replicas"_json_pointer, 0);
+    }
+    const std::int64_t replicas = integer(deployment, "/spec/replicas"_json_pointer, 1);
+    json status = json::object();
+    status["observedGeneration"] = integer(deployment, "/metadata/generation"_json_pointer, 1);
+    if (actual > 0) status["replicas"] = actual;
+    const std::int64_t updated = integer(new_rs, "/status/replicas"_json_pointer, 0);
+    if (updated > 0) status["updatedReplicas"] = updated;
+    if (spec_total > 0) status["unavailableReplicas"] = spec_total;
+    const json old = deployment.value("status", json::object());
+    auto previous = [&](const std::string& type) -> json {
+      for (const auto& c : old.value("conditions", json::array())) {
+        if (c.value("type", "") == type) return c;
+      }
+      return nullptr;
+    };
+    auto condition = [&](const std::string& type, const std::string& value,
+                         const std::string& reason, const std::string& message) {
+      json before = previous(type);
+      const std::string now = rfc3339Now();
+      json c = {{"type", type},        {"status", value},         {"lastUpdateTime", now},
+                {"lastTransitionTime", now}, {"reason", reason}, {"message", message}};
+      if (before.is_object()) {
+        if (before.value("status", "") == value) {
+          c["lastTransitionTime"] = before.value("lastTransitionTime", now);
+        }
+        if (before.value("status", "") == value && before.value("reason", "") == reason &&
+            before.value("message", "") == message) {
+          c["lastUpdateTime"] = before.value("lastUpdateTime", now);
+        }
+      }
+      return c;
+    };
+    const bool available = replicas - max_unavailable <= 0;
+    status["conditions"] = json::array(
+        {available ? condition("Available", "True", "MinimumReplicasAvailable",
+                               "Deployment has minimum availability.")
+                   : condition("Available", "False", "MinimumReplicasUnavailable",
+                               "Deployment does not have minimum availability."),
+         condition("Progressing", "True", "ReplicaSetUpdated",
+                   fmt::format("ReplicaSet \"{}\" is progressing.", nameOf(new_rs)))});
+    if (old == status) return false;
+    json next = deployment;
+    next["status"] = status;
+    write("UPDATE", kDeployments, "deployments/" + nameOf(deployment) + "/status",
+          namespaceOf(deployment), nameOf(deployment), next, "deployment-controller", "status");
+    return true;
+  }
+
+  // --- replicaset controller ---
+  bool syncReplicaSet(const json& rs) {
+    if (terminating(rs)) return false;
+    const std::string ns = namespaceOf(rs);
+    const std::int64_t replicas = integer(rs, "/spec/replicas"_json_pointer, 1);
+    std::vector<json> active;
+    for (const auto& pod : store.list(kPods, ns)) {
+      const std::string phase = str(pod, "/status/phase"_json_pointer);
+      if (controlledBy(pod, rs) && !terminating(pod) && phase != "Succeeded" &&
+          phase != "Failed") {
+        active.push_back(pod);
+      }
+    }
+    bool wrote = false;
+    const auto now = std::chrono::steady_clock::now();
+    auto& retry = backoff[uidOf(rs)];
+    if (static_cast<std::int64_t>(active.size()) < replicas && now >= retry.next) {
+      // GetPodFromTemplate: the template's labels, annotations and spec; generateName
+      // "<rs>-"; controlled by the ReplicaSet.
+      const json& tmpl = rs.at("/spec/template"_json_pointer);
+      json metadata = {{"generateName", nameOf(rs) + "-"},
+                       {"namespace", ns},
+                       {"ownerReferences", json::array({controllerRef(rs, "ReplicaSet")})}};
+      for (const char* field : {"labels", "annotations", "finalizers"}) {
+        if (tmpl.contains("metadata") && tmpl["metadata"].contains(field)) {
+          metadata[field] = tmpl["metadata"][field];
+        }
+      }
+      json pod = {{"apiVersion", "v1"},
+                  {"kind", "Pod"},
+                  {"metadata", metadata},
+                  {"spec", tmpl.value("spec", json::object())}};
+      for (auto missing = replicas - static_cast<std::int64_t>(active.size()); missing > 0;
+           --missing) {
+        auto created = write("CREATE", kPods, "pods", ns, "", pod, "replicaset-controller");
+        wrote = true;
+        if (!created.allowed) {
+          // manageReplicas: FailedCreate with the apiserver's error, then a rate-limited retry.
+          const std::string message =
+              created.status ? created.status->message : std::string("unknown error");
+          event(rs, "ReplicaSet", "apps/v1", "Warning", "FailedCreate",
+                "Error creating: " + message, "replicaset-controller");
+          retry.delay = retry.delay.count() == 0
+                            ? options.initial_backoff
+                            : std::min(retry.delay * 2, options.max_backoff);
+          retry.next = std::chrono::steady_clock::now() + retry.delay;
+          break;
+        }
+        retry = {};
+        if (created.object) {
+          active.push_back(*created.object);
+          event(rs, "ReplicaSet", "apps/v1", "Normal", "SuccessfulCreate",
+                "Created pod: " + nameOf(*created.object), "replicaset-controller");
+        }
+      }
+    } else if (static_cast<std::int64_t>(active.size()) > replicas) {
+      // getPodsToDelete: every Pod here is unscheduled and Pending, so the newest go first.
+      std::sort(active.begin(), active.end(), [](const json& a, const json& b) {
+        const auto ka = std::make_pair(str(a, "/metadata/creationTimestamp"_json_pointer),
+                                       nameOf(a));
+        const auto kb = std::make_pair(str(b, "/metadata/creationTimestamp"_json_pointer),
+                                       nameOf(b));
+        return ka > kb;
+      });
+      while (static_cast<std::int64_t>(active.size()) > replicas) {
+        const json victim = active.front();
+        active.erase(active.begin());
+        auto removed = write("DELETE", kPods, "pods/" + nameOf(victim), ns, nameOf(victim),
+                             std::nullopt, "replicaset-controller");
+        wrote = true;
+        if (removed.allowed) {
+          event(rs, "ReplicaSet", "apps/v1", "Normal", "SuccessfulDelete",
+                "Deleted pod: " + nameOf(victim), "replicaset-controller");
+        }
+      }
+    }
+    // replica_set_utils.go calculateStatus: no Pod is ever ready or available here.
+    json status = json::object();
+    if (!active.empty()) {
+      status["replicas"] = active.size();
+      status["fullyLabeledReplicas"] = active.size();
+    } else {
+      status["replicas"] = 0;
+    }
+    status["observedGeneration"] = integer(rs, "/metadata/generation"_json_pointer, 1);
+    json current = store.get(kReplicaSets, ns, nameOf(rs)).value_or(rs);
+    if (current.value("status", json::object()) != status) {
+      current["status"] = status;
+      write("UPDATE", kReplicaSets, "replicasets/" + nameOf(rs) + "/status", ns, nameOf(rs),
+            current, "replicaset-controller", "status");
+      wrote = true;
+    }
+    return wrote;
+  }
+
+  std::optional<std::chrono::steady_clock::time_point> nextRetry() const {
+    std::optional<std::chrono::steady_clock::time_point> next;
+    const auto now = std::chrono::steady_clock::now();
+    for (const auto& [uid, retry] : backoff) {
+      if (retry.delay.count() > 0 && retry.next > now && (!next || retry.next < *next)) {
+        next = retry.next;
+      }
+    }
+    return next;
+  }
+
+  void loop() {
+    while (true) {
+      {
+        std::unique_lock lock(signal->mutex);
+        auto ready = [&] { return signal->dirty || signal->stopping; };
+        if (auto next = nextRetry()) {
+          signal->cv.wait_until(lock, *next, ready);
+        } else {
+          signal->cv.wait(lock, ready);
+        }
+        if (signal->stopping) return;
+        signal->dirty = false;
+      }
+      // A bounded number of passes: each write changes the store (and sets dirty again); the
+      // passes stop when one writes nothing.
+      for (int pass = 0; pass < 16 && reconcile(); ++pass) {
+        std::lock_guard lock(signal->mutex);
+        if (signal->stopping) return;
+      }
+    }
+  }
+};
+
+WorkloadControllers::WorkloadControllers(ObjectStore& store, AdmissionChain& chain,
+                                         ControllerOptions options)
+    : impl_(std::make_unique<Impl>(store, chain, options)) {
+  std::weak_ptr<Impl::Signal> weak = impl_->signal;
+  store.onChange([weak](const core::GroupResource& resource) {
+    if (resource.resource != "deployments" && resource.resource != "replicasets" &&
+        resource.resource != "pods") {
+      return;
+    }
+    if (auto signal = weak.lock()) {
+      std::lock_guard lock(signal->mutex);
+      signal->dirty = true;
+      signal->cv.notify_all();
+    }
+  });
+  if (options.run_thread) impl_->thread = std::thread([this] { impl_->loop(); });
+}
+
+WorkloadControllers::~WorkloadControllers() { stop(); }
+
+bool WorkloadControllers::reconcileOnce() { return impl_->reconcile(); }
+
+void WorkloadControllers::stop() {
+  {
+    std::lock_guard lock(impl_->signal->mutex);
+    impl_->signal->stopping = true;
+    impl_->signal->cv.notify_all();
+  }
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+}  // namespace harness::sim
