@@ -12,6 +12,7 @@
 
 #include "dispatch.h"
 #include "harness/core/object.h"
+#include "harness/core/unstructured.h"
 #include "harness/sim/admission_policy.h"
 #include "validating_admission_policy.h"
 
