@@ -919,8 +919,8 @@ class KubeSession : public sim::BackendSession {
   }
 
   std::string syncPolicyPath(bool binding, bool with_name) const {
-    return fmt::format("/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicy{}{}",
-                       binding ? "bindings" : "ies",
+    return fmt::format("/apis/admissionregistration.k8s.io/v1/{}{}",
+                       binding ? "validatingadmissionpolicybindings" : "validatingadmissionpolicies",
                        with_name ? "/" + std::string(kSyncConfiguration) : "");
   }
 

@@ -9,17 +9,21 @@ package main
 // authorization check of the strategies is not made: the simulator's clients are administrators.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/operation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	genericfeatures "k8s.io/apiserver/pkg/features"
+	"k8s.io/apiserver/pkg/registry/rest"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"k8s.io/kubernetes/pkg/apis/admissionregistration"
@@ -120,7 +124,22 @@ func admitObject(kind string, rawObject, rawOld json.RawMessage, v1Object, v1Old
 		}
 		old = internalOld
 	}
-	if errs := prepareAndValidate(internal, old); len(errs) > 0 {
+	errs := prepareAndValidate(internal, old)
+	// rest.ValidateCreate / ValidateUpdate: both strategies embed rest.DeclarativeValidation, whose
+	// enforced (beta) errors replace the handwritten ones they cover.
+	resource, op, verb := "validatingadmissionpolicies", operation.Create, "create"
+	if kind == kindBinding {
+		resource = "validatingadmissionpolicybindings"
+	}
+	if old != nil {
+		op, verb = operation.Update, "update"
+	}
+	ctx := genericapirequest.WithRequestInfo(context.Background(), &genericapirequest.RequestInfo{
+		IsResourceRequest: true, Verb: verb, APIPrefix: "apis", APIGroup: admissionregistration.GroupName,
+		APIVersion: "v1", Resource: resource, Name: internal.(metav1.Object).GetName(),
+	})
+	errs = rest.ValidateDeclarativelyWithMigrationChecks(ctx, legacyscheme.Scheme, internal, old, errs, op, rest.DeclarativeValidationConfig{})
+	if len(errs) > 0 {
 		name := internal.(metav1.Object).GetName()
 		status := apierrors.NewInvalid(schema.GroupKind{Group: admissionregistration.GroupName, Kind: kind}, name, errs).ErrStatus
 		return map[string]any{"status": status}, nil
