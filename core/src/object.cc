@@ -484,6 +484,12 @@ const std::vector<TableEntry>& table() {
         {admission, "v1", "MutatingWebhookConfiguration"}, false);
     add(admission, "v1", "validatingwebhookconfigurations", "",
         {admission, "v1", "ValidatingWebhookConfiguration"}, false);
+    add(admission, "v1", "validatingadmissionpolicies", "",
+        {admission, "v1", "ValidatingAdmissionPolicy"}, false);
+    add(admission, "v1", "validatingadmissionpolicies", "status",
+        {admission, "v1", "ValidatingAdmissionPolicy"}, false);
+    add(admission, "v1", "validatingadmissionpolicybindings", "",
+        {admission, "v1", "ValidatingAdmissionPolicyBinding"}, false);
 
     add("events.k8s.io", "v1", "events", "", {"events.k8s.io", "v1", "Event"}, true, "events");
     return t;

@@ -29,6 +29,7 @@
 #include "harness/net/certificates.h"
 #include "harness/net/client.h"
 #include "harness/net/url.h"
+#include "harness/sim/admission_policy.h"
 #include "harness/sim/builtin_plugins.h"
 #include "harness/sim/injector_process.h"
 #include "harness/sim/matching.h"
@@ -136,6 +137,25 @@ bool writesWebhookConfiguration(const sim::RequestSpec& request) {
   return request.resource.group == core::kAdmissionRegistrationGroup &&
          (request.resource.resource == "mutatingwebhookconfigurations" ||
           request.resource.resource == "validatingwebhookconfigurations");
+}
+
+// A request that writes an object the ValidatingAdmissionPolicy plugin's informers watch:
+// policies, bindings (and, for the param informers, anything: their CollectParams falls back to
+// a direct read on a cache miss, so a param written just before is found).
+bool writesAdmissionPolicy(const sim::RequestSpec& request) {
+  return request.resource.group == core::kAdmissionRegistrationGroup &&
+         (request.resource.resource == "validatingadmissionpolicies" ||
+          request.resource.resource == "validatingadmissionpolicybindings");
+}
+
+// Whether the scenario has admission policies (in its starting state or written by a step): the
+// policy informers are then synced as well.
+bool usesAdmissionPolicies(const sim::Scenario& scenario) {
+  for (const auto& sourced : scenario.objects) {
+    if (sim::isAdmissionPolicyObject(sourced.object)) return true;
+  }
+  return std::any_of(scenario.steps.begin(), scenario.steps.end(),
+                     [](const sim::Step& step) { return writesAdmissionPolicy(step.request); });
 }
 
 // The informer sync's request, chosen per scenario (see KubeSession::sync).
@@ -453,7 +473,8 @@ class KubeSession : public sim::BackendSession {
           "--feature-gates=APIServerIdentity=false,UnknownVersionInteroperabilityProxy=false");
     }
     if (scenario_.plugins) {
-      // The scenario's in-tree plugins; the webhook plugins stay on (they are what is played).
+      // The scenario's in-tree plugins; the webhook and ValidatingAdmissionPolicy plugins stay on
+      // (they are what is played).
       const std::set<std::string> wanted(scenario_.plugins->begin(), scenario_.plugins->end());
       plane_options.enable_admission_plugins = *scenario_.plugins;
       plane_options.disable_admission_plugins.clear();
@@ -467,8 +488,7 @@ class KubeSession : public sim::BackendSession {
                                "RuntimeClass", "CertificateApproval", "CertificateSigning",
                                "ClusterTrustBundleAttest", "CertificateSubjectRestriction",
                                "DefaultIngressClass", "PodTopologyLabels",
-                               "MutatingAdmissionPolicy", "ValidatingAdmissionPolicy",
-                               "ResourceQuota", "NodeRestriction"}) {
+                               "MutatingAdmissionPolicy", "ResourceQuota", "NodeRestriction"}) {
         if (!wanted.contains(name) &&
             std::find(plane_options.disable_admission_plugins.begin(),
                       plane_options.disable_admission_plugins.end(),
@@ -523,6 +543,16 @@ class KubeSession : public sim::BackendSession {
       if (created.status != 201) {
         return core::makeError(fmt::format("creating the sync webhook configuration: {}",
                                            describe(created)));
+      }
+    }
+    sync_policies_ = usesAdmissionPolicies(scenario_);
+    if (sync_policies_) {
+      for (const bool binding : {false, true}) {
+        auto created = call("POST", syncPolicyPath(binding, false), syncPolicyObject(binding, 0).dump());
+        if (created.status != 201) {
+          return core::makeError(
+              fmt::format("creating the sync admission policy: {}", describe(created)));
+        }
       }
     }
     return sync();
@@ -649,7 +679,7 @@ class KubeSession : public sim::BackendSession {
     }
 
     if (!request.dry_run && result.allowed) {
-      if (writesWebhookConfiguration(request)) {
+      if (writesWebhookConfiguration(request) || writesAdmissionPolicy(request)) {
         if (auto r = sync(); !r) return r.error();
       }
     }
@@ -888,6 +918,80 @@ class KubeSession : public sim::BackendSession {
             {"webhooks", json::array({syncWebhook(mutating, token)})}};
   }
 
+  std::string syncPolicyPath(bool binding, bool with_name) const {
+    return fmt::format("/apis/admissionregistration.k8s.io/v1/{}{}",
+                       binding ? "validatingadmissionpolicybindings" : "validatingadmissionpolicies",
+                       with_name ? "/" + std::string(kSyncConfiguration) : "");
+  }
+
+  // The sync policy denies the dry-run request of token n once the plugin has seen the policy
+  // (its expression names n) and the binding (its objectSelector selects n) of token n.
+  json syncPolicySpec(bool binding, int token) const {
+    if (binding) {
+      return {{"policyName", kSyncConfiguration},
+              {"validationActions", json::array({"Deny"})},
+              {"matchResources",
+               {{"objectSelector",
+                 {{"matchLabels", {{kSyncLabel, std::to_string(token)}}}}}}}};
+    }
+    return {{"failurePolicy", "Fail"},
+            {"matchConstraints",
+             {{"resourceRules",
+               json::array({{{"operations", json::array({"CREATE"})},
+                             {"apiGroups", json::array({sync_plan_.resource.resource.group})},
+                             {"apiVersions", json::array({sync_plan_.resource.resource.version})},
+                             {"resources",
+                              json::array({sync_plan_.resource.resource.resource})}}})}}},
+            {"validations",
+             json::array({{{"expression",
+                            fmt::format("object.metadata.name != '{}'", syncObjectName(token))},
+                           {"message", syncPolicyMessage(token)}}})}};
+  }
+
+  static std::string syncPolicyMessage(int token) {
+    return fmt::format("apiserver-sim policy sync {}", token);
+  }
+
+  json syncPolicyObject(bool binding, int token) const {
+    return {{"apiVersion", "admissionregistration.k8s.io/v1"},
+            {"kind", binding ? "ValidatingAdmissionPolicyBinding" : "ValidatingAdmissionPolicy"},
+            {"metadata", {{"name", kSyncConfiguration}}},
+            {"spec", syncPolicySpec(binding, token)}};
+  }
+
+  // Until the ValidatingAdmissionPolicy plugin has seen the sync policy and binding of token n
+  // (and so every policy and binding written before them: each informer's events arrive in
+  // order), its dry-run request is admitted.
+  core::Result<void> syncPolicies(int token) {
+    for (const bool binding : {false, true}) {
+      const json patch = {{"spec", syncPolicySpec(binding, token)}};
+      auto patched = call("PATCH", syncPolicyPath(binding, true), patch.dump(), {},
+                          "application/merge-patch+json");
+      if (patched.status != 200) {
+        return core::makeError(
+            fmt::format("updating the sync admission policy: {}", describe(patched)));
+      }
+    }
+    const json object = syncObject(sync_plan_.resource, token);
+    const std::string path =
+        resourcePath(sync_plan_.resource.resource,
+                     sync_plan_.resource.namespaced ? std::string(kSyncNamespace) : "", "", "") +
+        "?dryRun=All";
+    const std::string expected = syncPolicyMessage(token);
+    const auto deadline = Clock::now() + options_.wait_timeout;
+    while (true) {
+      ApiResponse last = call("POST", path, object.dump());
+      if (last.status / 100 == 4 && last.body.find(expected) != std::string::npos) return {};
+      if (Clock::now() >= deadline) {
+        return core::makeError(fmt::format(
+            "kube-apiserver's ValidatingAdmissionPolicy plugin did not see the sync policy within "
+            "{}s (last answer: {})",
+            options_.wait_timeout.count(), describe(last)));
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+
   // Until kube-apiserver's mutating and validating configuration informers have seen the sync
   // configurations of token n (and so everything written before them), both are called for a
   // dry-run request labelled n.
@@ -916,7 +1020,7 @@ class KubeSession : public sim::BackendSession {
         if (syncToken(seen.review) != std::to_string(token)) continue;
         (seen.path == "/mutate" ? mutated : validated) = true;
       }
-      if (mutated && validated) return {};
+      if (mutated && validated) return sync_policies_ ? syncPolicies(token) : core::Result<void>{};
       if (Clock::now() >= deadline) {
         return core::makeError(fmt::format(
             "kube-apiserver did not call the sync webhooks within {}s (mutating {}, validating "
@@ -1122,6 +1226,7 @@ class KubeSession : public sim::BackendSession {
   std::map<std::string, std::unique_ptr<sim::InjectorProcess>> injectors_;
   std::unique_ptr<sim::StubWebhook> sync_stub_;
   int sync_token_ = 0;
+  bool sync_policies_ = false;  // the scenario has admission policies (syncPolicies)
   std::size_t audit_offset_ = 0;
   std::map<std::string, audit::Event> events_;
 };

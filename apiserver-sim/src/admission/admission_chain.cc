@@ -22,6 +22,7 @@
 #include "harness/sim/object_validation.h"
 #include "harness/sim/webhook_source.h"
 #include "reinvocation.h"
+#include "validating_admission_policy.h"
 
 namespace harness::sim {
 
@@ -543,6 +544,21 @@ std::optional<Failure> AdmissionChain::Impl::validateObject(ChainRequest& run) {
       return fail(core::invalidConfigurationStatus(*parsed, config_errors));
     }
   }
+  if (isAdmissionPolicyObject(object) && run.options.admit_policy_object &&
+      request.subresource.empty()) {
+    // The registry strategy of the policy kinds, by Kubernetes' code (its validation covers the
+    // metadata too: its 422 is the only one).
+    try {
+      auto admitted = run.options.admit_policy_object(
+          object.value("kind", ""), object,
+          attributes.old_object ? &*attributes.old_object : nullptr);
+      if (auto* status = std::get_if<core::Status>(&admitted)) return fail(*status);
+      object = std::get<nlohmann::json>(std::move(admitted));
+      errors.clear();
+    } catch (const std::exception& e) {
+      return fail(core::newInternalError(e.what()));
+    }
+  }
   if (!errors.empty()) {
     const std::string name = core::nestedString(object, {"metadata", "name"});
     return fail(core::newInvalid(core::GroupKind{attributes.kind.group, attributes.kind.kind},
@@ -573,6 +589,22 @@ std::optional<Failure> AdmissionChain::Impl::admitValidating(ChainRequest& run) 
       failure = Failure{*rejection, "validating"};
       break;
     }
+  }
+  if (!failure) {
+    // ValidatingAdmissionPolicy, before ValidatingAdmissionWebhook (AllOrderedPlugins).
+    const auto policies_started = Clock::now();
+    bool evaluated = false;
+    detail::DispatchError error = detail::dispatchValidatingPolicies(
+        run.state, store, run.options.validating_policies, evaluated);
+    const std::chrono::nanoseconds took = Clock::now() - policies_started;
+    step_time += took;
+    metrics.observeController("ValidatingAdmissionPolicy", "validate", attributes.operation, took,
+                              error.has_value());
+    if (evaluated) {
+      run.result.plugins.push_back(
+          PluginRecord{"ValidatingAdmissionPolicy", 0, true, false, error});
+    }
+    if (error) failure = Failure{*error, "validating"};
   }
   if (!failure && !run.exempt) {
     const std::vector<HookEntry> webhooks = hooks(core::WebhookKind::kValidating);

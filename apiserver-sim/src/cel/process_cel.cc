@@ -24,6 +24,16 @@ MatchConditionEvaluator& installedEvaluator() {
   return evaluator;
 }
 
+ValidatingPolicyDispatcher& installedPolicyDispatcher() {
+  static ValidatingPolicyDispatcher dispatcher;
+  return dispatcher;
+}
+
+PolicyObjectAdmitter& installedPolicyAdmitter() {
+  static PolicyObjectAdmitter admitter;
+  return admitter;
+}
+
 std::optional<std::string>& missingReason() {
   static std::optional<std::string> reason;
   return reason;
@@ -37,9 +47,13 @@ void install(std::shared_ptr<KubeCel> cel) {
   if (!cel) {
     core::setMatchConditionCompiler({});
     installedEvaluator() = {};
+    installedPolicyDispatcher() = {};
+    installedPolicyAdmitter() = {};
     return;
   }
   core::setMatchConditionCompiler(matchConditionCompiler(cel));
+  installedPolicyDispatcher() = validatingPolicyDispatcher(cel);
+  installedPolicyAdmitter() = policyObjectAdmitter(cel);
   installedEvaluator() = matchConditionEvaluator(std::move(cel));
 }
 
@@ -47,6 +61,8 @@ void installUnavailable(std::string reason) {
   std::lock_guard lock(installedMutex());
   core::setMatchConditionCompiler(unavailableCompiler(reason));
   installedEvaluator() = {};
+  installedPolicyDispatcher() = {};
+  installedPolicyAdmitter() = unavailablePolicyAdmitter(reason);
   missingReason() = std::move(reason);
 }
 
@@ -58,6 +74,16 @@ std::optional<std::string> unavailableReason() {
 MatchConditionEvaluator processMatchConditionEvaluator() {
   std::lock_guard lock(installedMutex());
   return installedEvaluator();
+}
+
+ValidatingPolicyDispatcher processValidatingPolicyDispatcher() {
+  std::lock_guard lock(installedMutex());
+  return installedPolicyDispatcher();
+}
+
+PolicyObjectAdmitter processPolicyObjectAdmitter() {
+  std::lock_guard lock(installedMutex());
+  return installedPolicyAdmitter();
 }
 
 ProcessCel::ProcessCel() {

@@ -449,6 +449,30 @@ std::optional<json> checkWebhookConfiguration(Reader& reader, const json& object
   return object;
 }
 
+// Why an admission policy object cannot be played here ("" when it can): without kube-cel, one
+// line naming what is missing; in the starting state, also the 422 kube-apiserver would answer
+// (steps may expect that 422).
+std::string policyObjectProblem(const json& object, bool starting_state) {
+  if (!isAdmissionPolicyObject(object)) return {};
+  const std::string kind = object.value("kind", "");
+  const std::string name = object.contains("metadata") && object["metadata"].is_object()
+                               ? object["metadata"].value("name", "")
+                               : std::string();
+  if (auto missing = cel::unavailableReason()) {
+    return fmt::format("{} {} needs CEL: {}", kind, go::quote(name), *missing);
+  }
+  if (!starting_state) return {};
+  auto admit = cel::processPolicyObjectAdmitter();
+  if (!admit) return {};
+  try {
+    auto admitted = admit(kind, object, nullptr);
+    if (auto* status = std::get_if<core::Status>(&admitted)) return status->message;
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return {};
+}
+
 void readObjects(Reader& reader, const View& spec, Scenario& scenario) {
   for (std::string_view key : {"objects", "webhookConfigurations"}) {
     auto list = reader.get(spec, key);
@@ -459,7 +483,8 @@ void readObjects(Reader& reader, const View& spec, Scenario& scenario) {
       auto objects = readObjectSource(reader, item);
       if (!objects) continue;
       for (auto& sourced : *objects) {
-        const std::string problem = objectProblem(sourced.object, true);
+        std::string problem = objectProblem(sourced.object, true);
+        if (problem.empty()) problem = policyObjectProblem(sourced.object, true);
         const bool from_file = sourced.location.line == 0;
         if (!problem.empty()) {
           reader.fail(item.path, from_file ? fmt::format("{}: {}", sourced.location.file, problem)
@@ -633,7 +658,8 @@ std::optional<json> readObjectValue(Reader& reader, const View& view, bool requi
     return std::nullopt;
   }
   auto& sourced = objects->front();
-  const std::string problem = objectProblem(sourced.object, require_name);
+  std::string problem = objectProblem(sourced.object, require_name);
+  if (problem.empty()) problem = policyObjectProblem(sourced.object, false);
   if (!problem.empty()) {
     reader.fail(view.path, sourced.location.line == 0
                                ? fmt::format("{}: {}", sourced.location.file, problem)

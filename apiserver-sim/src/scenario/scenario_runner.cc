@@ -161,6 +161,22 @@ core::Result<std::unique_ptr<ScenarioEnvironment>> ScenarioEnvironment::start(
     }
     applyDefaults(object);
     normalizeLikeGoEncoding(object);
+    if (isAdmissionPolicyObject(object)) {
+      // Stored as the registry would have stored it (defaults, generation); the loader checked
+      // that it is valid.
+      if (auto admit = cel::processPolicyObjectAdmitter()) {
+        try {
+          auto admitted = admit(object.value("kind", ""), object, nullptr);
+          if (auto* status = std::get_if<core::Status>(&admitted)) {
+            return core::makeError(fmt::format("{}: {}", sourced.location.toString(),
+                                               status->message));
+          }
+          object = std::get<json>(std::move(admitted));
+        } catch (const std::exception& e) {
+          return core::makeError(fmt::format("{}: {}", sourced.location.toString(), e.what()));
+        }
+      }
+    }
     impl->store.put(groupResourceOf(resource), std::move(object));
   }
 
@@ -171,6 +187,8 @@ core::Result<std::unique_ptr<ScenarioEnvironment>> ScenarioEnvironment::start(
   chain_options.audit_policy = scenario.audit_policy;
   chain_options.audit_sink = options.audit_sink;
   chain_options.match_conditions = cel::processMatchConditionEvaluator();
+  chain_options.validating_policies = cel::processValidatingPolicyDispatcher();
+  chain_options.admit_policy_object = cel::processPolicyObjectAdmitter();
   impl->caller.setAuthentication(options.webhook_authentication);
   impl->chain = std::make_unique<AdmissionChain>(impl->store, impl->caller, impl->metrics,
                                                  std::move(chain_options));

@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "harness/sim/cel.h"
 #include "harness/sim/scenario.h"
 #include "harness/testing/support.h"
 
@@ -529,6 +530,36 @@ TEST(ScenarioFilesTest, LooksLikeScenarioReadsTheFirstDocumentKind) {
   EXPECT_FALSE(looksLikeScenario("kind: Pod\n"));
   EXPECT_FALSE(looksLikeScenario("a: [\n"));
   EXPECT_FALSE(looksLikeScenario(""));
+}
+
+}  // namespace
+}  // namespace harness::sim
+
+namespace harness::sim {
+namespace {
+
+constexpr const char* kPolicyObjects = R"(  objects:
+    - apiVersion: admissionregistration.k8s.io/v1
+      kind: ValidatingAdmissionPolicy
+      metadata: {name: p}
+      spec:
+        matchConstraints:
+          resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]
+        validations: [{expression: "true"}]
+)";
+
+// Without kube-cel (no Go), a scenario with a ValidatingAdmissionPolicy does not load: one line
+// naming what is missing and the command that builds it.
+TEST_F(ScenarioLoaderTest, APolicyWithoutKubeCelFailsAtLoadNamingTheBuildCommand) {
+  cel::installUnavailable(
+      "kube-cel is not built (/x/kube-cel; bash scripts/build-kube.sh builds it, with Go 1.26)");
+  auto scenario = load(std::string(kHeader) + kPolicyObjects + kPodStep);
+  cel::install(nullptr);
+  ASSERT_FALSE(scenario.ok());
+  EXPECT_THAT(scenario.error().message,
+              HasSubstr("ValidatingAdmissionPolicy \"p\" needs CEL: kube-cel is not built "
+                        "(/x/kube-cel; bash scripts/build-kube.sh builds it, with Go 1.26)"));
+  EXPECT_EQ(scenario.error().message.find('\n'), std::string::npos) << scenario.error().message;
 }
 
 }  // namespace

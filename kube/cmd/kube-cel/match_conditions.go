@@ -148,7 +148,7 @@ func versionedAttributes(a *attributesJSON, invocation groupVersionKind) (*admis
 	if err != nil {
 		return nil, err
 	}
-	userInfo := &user.DefaultInfo{Name: a.UserInfo.Username, UID: a.UserInfo.UID, Groups: a.UserInfo.Groups, Extra: a.UserInfo.Extra}
+	userInfo := userInfoOf(a)
 	record := admission.NewAttributesRecord(object, oldObject,
 		schema.GroupVersionKind{Group: a.Kind.Group, Version: a.Kind.Version, Kind: a.Kind.Kind},
 		a.Namespace, a.Name,
@@ -199,4 +199,8 @@ func (s *server) evaluateMatchConditions(conditions []conditionJSON, invocation 
 		results[i].Value = &value
 	}
 	return results, nil, nil
+}
+
+func userInfoOf(a *attributesJSON) user.Info {
+	return &user.DefaultInfo{Name: a.UserInfo.Username, UID: a.UserInfo.UID, Groups: a.UserInfo.Groups, Extra: a.UserInfo.Extra}
 }

@@ -15,6 +15,15 @@ package main
 //	     one result per condition in order, from ConditionEvaluator.ForInput with the arguments
 //	     matchconditions.matcher.Match passes (StoredExpressions environment, authorizer
 //	     declared, no params, the matchConditions cost budget).
+//	{"op":"admitPolicyObject","kind":"ValidatingAdmissionPolicy"|"ValidatingAdmissionPolicyBinding",
+//	 "object":{...},"oldObject":{...}|null}
+//	  -> {"object":{...}} the object as the registry stores it (v1 defaults, PrepareForCreate/
+//	     Update), or {"status":{...}} the 422 of its validation (policy_objects.go).
+//	{"op":"dispatchValidatingPolicies","policies":[...],"bindings":[...],"params":[{"apiVersion",
+//	 "kind","resource","namespaced","objects":[...]}],"namespace":{...}|null,"equivalents":[...],
+//	 "attributes":{...}}
+//	  -> {"status":{...}?,"warnings":[...],"annotations":[{"key","value","level"}]}
+//	     the ValidatingAdmissionPolicy plugin's decision for one request (policies.go).
 //	{"op":"setAuthorizer","rules":[...]}   -> {}
 //	     the decisions the "authorizer" variable returns (authz.go).
 //
@@ -34,6 +43,16 @@ type request struct {
 	InvocationKind *groupVersionKind `json:"invocationKind,omitempty"`
 	Attributes     *attributesJSON   `json:"attributes,omitempty"`
 	Rules          []authorizerRule  `json:"rules,omitempty"`
+	// admitPolicyObject
+	Kind      string          `json:"kind,omitempty"`
+	Object    json.RawMessage `json:"object,omitempty"`
+	OldObject json.RawMessage `json:"oldObject,omitempty"`
+	// dispatchValidatingPolicies
+	Policies    []json.RawMessage `json:"policies,omitempty"`
+	Bindings    []json.RawMessage `json:"bindings,omitempty"`
+	Params      []paramKindJSON   `json:"params,omitempty"`
+	Namespace   json.RawMessage   `json:"namespace,omitempty"`
+	Equivalents []equivalentJSON  `json:"equivalents,omitempty"`
 }
 
 type conditionJSON struct {
@@ -88,11 +107,12 @@ type conditionResult struct {
 
 type server struct {
 	conditions *conditionCache
+	policies   *policyCache
 	authz      *rulesAuthorizer
 }
 
 func newServer() *server {
-	return &server{conditions: newConditionCache(), authz: &rulesAuthorizer{}}
+	return &server{conditions: newConditionCache(), policies: newPolicyCache(), authz: &rulesAuthorizer{}}
 }
 
 func errorResponse(id json.RawMessage, message string) map[string]any {
@@ -141,6 +161,10 @@ func (s *server) dispatch(req *request) (map[string]any, error) {
 			return map[string]any{"filterError": filterErr.Error()}, nil
 		}
 		return map[string]any{"results": results}, nil
+	case "admitPolicyObject":
+		return admitPolicyObject(req.Kind, req.Object, req.OldObject)
+	case "dispatchValidatingPolicies":
+		return s.dispatchValidatingPolicies(req)
 	case "setAuthorizer":
 		if err := validateRules(req.Rules); err != nil {
 			return nil, err
@@ -150,6 +174,6 @@ func (s *server) dispatch(req *request) (map[string]any, error) {
 	case "":
 		return nil, fmt.Errorf("request has no op")
 	default:
-		return nil, fmt.Errorf("unknown op %q (version, compileMatchConditions, evaluateMatchConditions, setAuthorizer)", req.Op)
+		return nil, fmt.Errorf("unknown op %q (version, compileMatchConditions, evaluateMatchConditions, admitPolicyObject, dispatchValidatingPolicies, setAuthorizer)", req.Op)
 	}
 }

@@ -29,6 +29,7 @@
 #include "harness/core/metrics.h"
 #include "harness/core/status.h"
 #include "harness/core/webhook_config.h"
+#include "harness/sim/admission_policy.h"
 #include "harness/sim/attributes.h"
 #include "harness/sim/builtin_plugins.h"
 #include "harness/sim/caller.h"
@@ -161,6 +162,12 @@ struct ChainOptions {
   // Evaluates matchConditions (CEL); without one, webhooks with matchConditions error when
   // matched (matching.h).
   MatchConditionEvaluator match_conditions;
+  // The ValidatingAdmissionPolicy plugin's decision (CEL, by kube-cel); without one, a request
+  // that finds policies and bindings in the store is answered 500 saying so.
+  ValidatingPolicyDispatcher validating_policies;
+  // Create/update of ValidatingAdmissionPolicy(Binding) objects (validation, defaults); without
+  // one they are stored unchecked.
+  PolicyObjectAdmitter admit_policy_object;
   // Plays kube-controller-manager's serviceaccounts controller: a namespace created through the
   // chain gets its "default" ServiceAccount at once (on a cluster, a moment later), so that the
   // ServiceAccount plugin admits the pods a client creates there next.

@@ -20,6 +20,7 @@
 
 #include "harness/core/result.h"
 #include "harness/core/webhook_config.h"
+#include "harness/sim/admission_policy.h"
 #include "harness/sim/matching.h"
 
 namespace harness::process {
@@ -87,6 +88,18 @@ core::MatchConditionCompiler matchConditionCompiler(std::shared_ptr<KubeCel> cel
 // what is missing, so a configuration with matchConditions fails at load in one line.
 core::MatchConditionCompiler unavailableCompiler(std::string reason);
 
+// --- ValidatingAdmissionPolicy (admission_policies.cc) ---
+// The plugin's decision per request, by kube-cel (validating.NewDispatcher(...).Dispatch with the
+// request's policies, bindings, params and namespace). kube-cel's failures are thrown.
+ValidatingPolicyDispatcher validatingPolicyDispatcher(std::shared_ptr<KubeCel> cel);
+// The kube-cel request for one dispatch (exposed for the benchmark and the tests).
+nlohmann::json validatingPolicyRequest(const ValidatingPolicyInput& input,
+                                       const AdmissionAttributes& attributes);
+// Create/update of policies and bindings by the registry's strategy (validation, defaults).
+PolicyObjectAdmitter policyObjectAdmitter(std::shared_ptr<KubeCel> cel);
+// Without kube-cel: every policy or binding is refused, naming what is missing.
+PolicyObjectAdmitter unavailablePolicyAdmitter(std::string reason);
+
 // --- the process's CEL ---
 // One kube-cel serves a whole simulator process. Installing it sets the compiler configuration
 // validation uses (core::setMatchConditionCompiler) and the evaluator every admission chain
@@ -99,6 +112,10 @@ void installUnavailable(std::string reason);
 std::optional<std::string> unavailableReason();
 // The installed evaluator; empty when none is installed.
 MatchConditionEvaluator processMatchConditionEvaluator();
+// The installed policy dispatcher (empty when none) and policy object admitter (the unavailable
+// one after installUnavailable, empty when nothing is installed).
+ValidatingPolicyDispatcher processValidatingPolicyDispatcher();
+PolicyObjectAdmitter processPolicyObjectAdmitter();
 
 // Starts KubeCel::defaultBinary() (log in the system temp directory, removed when it stops
 // cleanly) and installs it, or installs the unavailable compiler when it is not built. Holds it

@@ -1,0 +1,80 @@
+#pragma once
+
+// ValidatingAdmissionPolicy: what the chain gives the policy evaluator and what it gets back.
+// The evaluation itself is Kubernetes' own code (kube-cel, apiserver-sim/src/cel): the chain only
+// reads the policies, bindings, params and namespace from its store, as the plugin's informers
+// would (k8s.io/apiserver pkg/admission/plugin/policy/generic/policy_source.go), and applies the
+// outcome (pkg/admission/plugin/policy/validating/dispatcher.go Dispatch).
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/core/object.h"
+#include "harness/core/status.h"
+#include "harness/sim/attributes.h"
+
+namespace harness::sim {
+
+inline constexpr std::string_view kValidatingAdmissionPolicyKind = "ValidatingAdmissionPolicy";
+inline constexpr std::string_view kValidatingAdmissionPolicyBindingKind =
+    "ValidatingAdmissionPolicyBinding";
+
+// The objects of one paramKind, as its informer would list them.
+struct PolicyParamKind {
+  std::string api_version;
+  std::string kind;
+  // The resource serving the kind (nullopt when the apiserver does not serve it: the policy then
+  // has the configuration error "failed to find resource referenced by paramKind").
+  std::optional<core::ResourceInfo> resource;
+  std::vector<nlohmann::json> objects;
+};
+
+struct ValidatingPolicyInput {
+  std::vector<nlohmann::json> policies;
+  std::vector<nlohmann::json> bindings;
+  std::vector<PolicyParamKind> params;
+  std::optional<nlohmann::json> namespace_object;  // the request's namespace, when it exists
+  std::vector<core::ResourceInfo> equivalents;     // for matchPolicy Equivalent
+};
+
+struct PolicyAnnotation {
+  std::string key;
+  std::string value;
+  std::string level = "Metadata";  // the audit level that records it
+};
+
+struct ValidatingPolicyOutcome {
+  std::optional<core::Status> status;  // the request's rejection
+  std::vector<std::string> warnings;
+  std::vector<PolicyAnnotation> annotations;
+};
+
+// Evaluates the ValidatingAdmissionPolicy plugin for one request. Throws when the evaluator
+// itself fails (the chain answers 500 with the message).
+using ValidatingPolicyDispatcher = std::function<ValidatingPolicyOutcome(
+    const ValidatingPolicyInput&, const AdmissionAttributes&)>;
+
+// Create/update of a policy or binding as the registry does it: the object to store (defaulted,
+// generation set), or the 422 Status. `old_object` null on create. Throws when it cannot tell.
+using PolicyObjectAdmitter = std::function<std::variant<nlohmann::json, core::Status>(
+    std::string_view kind, const nlohmann::json& object, const nlohmann::json* old_object)>;
+
+// Whether `object` is a ValidatingAdmissionPolicy or ValidatingAdmissionPolicyBinding of
+// admissionregistration.k8s.io.
+inline bool isAdmissionPolicyObject(const nlohmann::json& object) {
+  if (!object.is_object()) return false;
+  const auto kind = object.find("kind");
+  const auto api_version = object.find("apiVersion");
+  return kind != object.end() && api_version != object.end() && kind->is_string() &&
+         api_version->is_string() &&
+         api_version->get<std::string>() == "admissionregistration.k8s.io/v1" &&
+         (kind->get<std::string>() == kValidatingAdmissionPolicyKind ||
+          kind->get<std::string>() == kValidatingAdmissionPolicyBindingKind);
+}
+
+}  // namespace harness::sim

@@ -1,0 +1,153 @@
+package main
+
+// Create and update of ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding objects as
+// the registry does them: decoding into admissionregistration.k8s.io/v1 with the scheme's
+// defaults, conversion to the internal version, the strategy's PrepareForCreate/PrepareForUpdate
+// and Validate/ValidateUpdate (k8s.io/kubernetes pkg/registry/admissionregistration/
+// validatingadmissionpolicy/strategy.go and validatingadmissionpolicybinding/strategy.go), and
+// the 422 rest.BeforeCreate/BeforeUpdate return (apierrors.NewInvalid). The paramKind/paramRef
+// authorization check of the strategies is not made: the simulator's clients are administrators.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/operation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	genericfeatures "k8s.io/apiserver/pkg/features"
+	"k8s.io/apiserver/pkg/registry/rest"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	"k8s.io/kubernetes/pkg/apis/admissionregistration"
+	_ "k8s.io/kubernetes/pkg/apis/admissionregistration/install"
+	"k8s.io/kubernetes/pkg/apis/admissionregistration/validation"
+)
+
+const (
+	kindPolicy  = "ValidatingAdmissionPolicy"
+	kindBinding = "ValidatingAdmissionPolicyBinding"
+)
+
+// decodeV1 decodes a v1 object and applies the scheme's defaults (SetObjectDefaults_*), as the
+// apiserver's decoder does for a request body and as the informers' objects are stored.
+func decodeV1(raw json.RawMessage, into runtime.Object) error {
+	if err := json.Unmarshal(raw, into); err != nil {
+		return err
+	}
+	legacyscheme.Scheme.Default(into)
+	return nil
+}
+
+func toInternal(in runtime.Object, out runtime.Object) error {
+	return legacyscheme.Scheme.Convert(in, out, nil)
+}
+
+// admitPolicyObject gives the object as it would be stored (v1 JSON), or the 422 Status.
+func admitPolicyObject(kind string, rawObject, rawOld json.RawMessage) (map[string]any, error) {
+	switch kind {
+	case kindPolicy:
+		return admitObject(kind, rawObject, rawOld, &admissionregistrationv1.ValidatingAdmissionPolicy{},
+			&admissionregistrationv1.ValidatingAdmissionPolicy{},
+			&admissionregistration.ValidatingAdmissionPolicy{}, &admissionregistration.ValidatingAdmissionPolicy{},
+			func(obj, old runtime.Object) field.ErrorList {
+				p := obj.(*admissionregistration.ValidatingAdmissionPolicy)
+				if old == nil {
+					// PrepareForCreate
+					p.Status = admissionregistration.ValidatingAdmissionPolicyStatus{}
+					p.Generation = 1
+					return withStaticSuffix(validation.ValidateValidatingAdmissionPolicy(p), p.Name)
+				}
+				o := old.(*admissionregistration.ValidatingAdmissionPolicy)
+				// PrepareForUpdate
+				p.Status = o.Status
+				p.Generation = o.Generation
+				if !apiequality.Semantic.DeepEqual(o.Spec, p.Spec) {
+					p.Generation = o.Generation + 1
+				}
+				return validation.ValidateValidatingAdmissionPolicyUpdate(p, o)
+			})
+	case kindBinding:
+		return admitObject(kind, rawObject, rawOld, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{},
+			&admissionregistrationv1.ValidatingAdmissionPolicyBinding{},
+			&admissionregistration.ValidatingAdmissionPolicyBinding{}, &admissionregistration.ValidatingAdmissionPolicyBinding{},
+			func(obj, old runtime.Object) field.ErrorList {
+				b := obj.(*admissionregistration.ValidatingAdmissionPolicyBinding)
+				if old == nil {
+					// PrepareForCreate
+					b.Generation = 1
+					return withStaticSuffix(validation.ValidateValidatingAdmissionPolicyBinding(b), b.Name)
+				}
+				o := old.(*admissionregistration.ValidatingAdmissionPolicyBinding)
+				b.Generation = o.Generation
+				if !apiequality.Semantic.DeepEqual(o.Spec, b.Spec) {
+					b.Generation = o.Generation + 1
+				}
+				return validation.ValidateValidatingAdmissionPolicyBindingUpdate(b, o)
+			})
+	default:
+		return nil, fmt.Errorf("admitPolicyObject: kind %q is not %s or %s", kind, kindPolicy, kindBinding)
+	}
+}
+
+// withStaticSuffix adds the create-time name check of both strategies' Validate when the
+// ManifestBasedAdmissionControlConfig feature is on (beta, on by default in v1.37).
+func withStaticSuffix(errs field.ErrorList, name string) field.ErrorList {
+	if utilfeature.DefaultFeatureGate.Enabled(genericfeatures.ManifestBasedAdmissionControlConfig) {
+		errs = append(errs, validation.ValidateStaticSuffix(name, field.NewPath("metadata", "name"))...)
+	}
+	return errs
+}
+
+func admitObject(kind string, rawObject, rawOld json.RawMessage, v1Object, v1Old, internal, internalOld runtime.Object,
+	prepareAndValidate func(obj, old runtime.Object) field.ErrorList) (map[string]any, error) {
+	if err := decodeV1(rawObject, v1Object); err != nil {
+		return nil, fmt.Errorf("object: %v", err)
+	}
+	if err := toInternal(v1Object, internal); err != nil {
+		return nil, fmt.Errorf("object: %v", err)
+	}
+	var old runtime.Object
+	if len(rawOld) > 0 && string(rawOld) != "null" {
+		if err := decodeV1(rawOld, v1Old); err != nil {
+			return nil, fmt.Errorf("oldObject: %v", err)
+		}
+		if err := toInternal(v1Old, internalOld); err != nil {
+			return nil, fmt.Errorf("oldObject: %v", err)
+		}
+		old = internalOld
+	}
+	errs := prepareAndValidate(internal, old)
+	// rest.ValidateCreate / ValidateUpdate: both strategies embed rest.DeclarativeValidation, whose
+	// enforced (beta) errors replace the handwritten ones they cover.
+	resource, op, verb := "validatingadmissionpolicies", operation.Create, "create"
+	if kind == kindBinding {
+		resource = "validatingadmissionpolicybindings"
+	}
+	if old != nil {
+		op, verb = operation.Update, "update"
+	}
+	ctx := genericapirequest.WithRequestInfo(context.Background(), &genericapirequest.RequestInfo{
+		IsResourceRequest: true, Verb: verb, APIPrefix: "apis", APIGroup: admissionregistration.GroupName,
+		APIVersion: "v1", Resource: resource, Name: internal.(metav1.Object).GetName(),
+	})
+	errs = rest.ValidateDeclarativelyWithMigrationChecks(ctx, legacyscheme.Scheme, internal, old, errs, op, rest.DeclarativeValidationConfig{})
+	if len(errs) > 0 {
+		name := internal.(metav1.Object).GetName()
+		status := apierrors.NewInvalid(schema.GroupKind{Group: admissionregistration.GroupName, Kind: kind}, name, errs).ErrStatus
+		return map[string]any{"status": status}, nil
+	}
+	out, err := legacyscheme.Scheme.ConvertToVersion(internal, admissionregistrationv1.SchemeGroupVersion)
+	if err != nil {
+		return nil, err
+	}
+	out.GetObjectKind().SetGroupVersionKind(admissionregistrationv1.SchemeGroupVersion.WithKind(kind))
+	return map[string]any{"object": out}, nil
+}
