@@ -194,6 +194,8 @@ core::AdmissionResponse LinkerdWebhook::respond(const core::AdmissionRequest& re
   input.trust_anchors_pem = (*config)->trust_anchors_pem;
   input.linkerd_namespace = config_.linkerd_namespace;
   input.injector_version = config_.version;
+  // The whole patch as JSON text, for a debug line that is not printed otherwise.
+  input.debug_logs = spdlog::should_log(spdlog::level::debug);
   auto ns = kube_.get({"v1", "Namespace", "", req.namespace_name});
   if (!ns) return fail(ns.error().message);
   input.namespace_object = *ns;
