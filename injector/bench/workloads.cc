@@ -2,10 +2,10 @@
 // callgrind (scripts/bench/callgrind.sh): deterministic, so a 1% regression shows on a busy
 // machine where wall-clock figures do not. Each workload is set up, run once to warm caches and
 // lazily built statics, then run `--iterations` times inside injector_workload_measure(), the
-// only function callgrind collects (--toggle-collect=injector_workload_measure). The request is the seed tutorial Pod's
-// AdmissionReview as `injector review` builds it, the objects are the seed tutorial's (its
-// Namespace and the ReplicaSet and Deployment owning the Pod), the configuration is the
-// injector's defaults (Linkerd values `proxy: {}`, this project's Istio template and values).
+// only function callgrind collects (--toggle-collect=injector_workload_measure). The request is
+// the seed tutorial Pod's AdmissionReview as `injector review` builds it; the objects, Linkerd
+// values and trust anchors are the seed tutorial's (its Namespace, and the ReplicaSet and
+// Deployment owning the Pod); the Istio configuration is this project's default one.
 //
 //   injector_workloads WORKLOAD [--iterations N]    (WORKLOAD: --list prints them)
 //
@@ -21,6 +21,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "event_sink.h"
 #include "harness/core/admission_review.h"
@@ -46,6 +47,8 @@ extern "C" [[gnu::noinline]] void injector_workload_measure(const std::function<
 namespace {
 
 namespace t = harness::testing;
+
+constexpr int kMaxIterations = 1000;
 namespace core = harness::core;
 namespace inj = harness::injector;
 using nlohmann::json;
@@ -99,7 +102,8 @@ struct Fixture {
   std::unique_ptr<inj::IstioWebhook> istio;
 
   Fixture() {
-    auto objects = inj::loadObjectFiles({seedDir() / "application.yaml", seedDir() / "owners.yaml"});
+    auto objects =
+        inj::loadObjectFiles({seedDir() / "application.yaml", seedDir() / "owners.yaml"});
     if (!objects) die(objects.error().message);
     kube = std::make_unique<inj::LocalKubeApi>(std::move(*objects));
     events = std::make_unique<inj::EventSink>(*kube, 1u << 20);
@@ -118,7 +122,8 @@ struct Fixture {
 void expectInjected(const harness::net::Response& res, std::size_t min_ops) {
   if (res.status != 200) die("HTTP " + std::to_string(res.status) + ": " + res.body);
   auto raw = core::parseJson(res.body);
-  auto answer = raw ? core::admissionReviewFromJson(*raw) : core::Result<core::AdmissionReview>(raw.error());
+  auto answer = raw ? core::admissionReviewFromJson(*raw)
+                    : core::Result<core::AdmissionReview>(raw.error());
   if (!answer || !answer->response || !answer->response->allowed) die("not injected: " + res.body);
   const auto patch = core::decodePatch(answer->response->patch);
   if (!patch || patch->size() < min_ops) die("short patch: " + res.body);
@@ -153,6 +158,25 @@ std::map<std::string, Workload> workloads(Fixture& f) {
   w["istio_request"] = {
       "IstioWebhook::handle: decode, render, merge, patch, the answer serialized",
       [&f, istio_request, response] { *response = f.istio->handle(istio_request); },
+      verify_response};
+  // Every request from another workload (its ReplicaSet, so its Deployment, named differently):
+  // the rendered template differs each time, so nothing rendered before is reused.
+  auto variants = std::make_shared<std::vector<harness::net::Request>>();
+  for (int n = 0; n <= kMaxIterations; ++n) {
+    std::string body = f.review;
+    const std::string from = "simple-app-v1-7b9c6f5d4";
+    const std::string to = "app-" + std::to_string(n) + "-7b9c6f5d4";
+    for (auto at = body.find(from); at != std::string::npos; at = body.find(from, at + to.size())) {
+      body.replace(at, from.size(), to);
+    }
+    variants->push_back(webhookRequest("/inject", body));
+  }
+  auto next = std::make_shared<std::size_t>(0);
+  w["istio_request_new_workload"] = {
+      "IstioWebhook::handle as istio_request, each request from another workload",
+      [&f, variants, next, response] {
+        *response = f.istio->handle((*variants)[(*next)++ % variants->size()]);
+      },
       verify_response};
   static const auto settings = inj::loadIstioSettings(istioConfig());
   if (!settings) die(settings.error().message);
@@ -215,11 +239,15 @@ int main(int argc, char** argv) {
       die("usage: injector_workloads WORKLOAD [--iterations N] | --list");
     }
   }
-  if (iterations < 1 || iterations > 100000) die("--iterations must be in [1, 100000]");
+  if (iterations < 1 || iterations > kMaxIterations) {
+    die("--iterations must be in [1, " + std::to_string(kMaxIterations) + "]");
+  }
   Fixture fixture;
   auto all = workloads(fixture);
   if (list) {
-    for (const auto& [key, value] : all) std::printf("%-16s %s\n", key.c_str(), value.about.c_str());
+    for (const auto& [key, value] : all) {
+      std::printf("%-28s %s\n", key.c_str(), value.about.c_str());
+    }
     return 0;
   }
   const auto found = all.find(name);

@@ -56,7 +56,7 @@ if [[ -f "$baseline" ]]; then
   done <"$baseline"
 fi
 
-printf '%-16s %14s %14s %9s\n' workload "Ir/iteration" baseline change
+printf '%-28s %14s %14s %9s\n' workload "Ir/iteration" baseline change
 declare -A counts
 failed=0
 for w in "${workloads[@]}"; do
@@ -75,12 +75,12 @@ for w in "${workloads[@]}"; do
   old="${base[$w]:-}"
   if [[ -n "$old" ]]; then
     change="$(awk -v a="$per" -v b="$old" 'BEGIN {printf "%+.2f%%", (a - b) * 100 / b}')"
-    printf '%-16s %14d %14d %9s\n' "$w" "$per" "$old" "$change"
+    printf '%-28s %14d %14d %9s\n' "$w" "$per" "$old" "$change"
     if awk -v a="$per" -v b="$old" -v p="$warn_percent" 'BEGIN {exit !((a - b) * 100 / b > p)}'; then
       echo "WARNING: $w costs $change more instructions than the baseline ($baseline)"
     fi
   else
-    printf '%-16s %14d %14s %9s\n' "$w" "$per" - -
+    printf '%-28s %14d %14s %9s\n' "$w" "$per" - -
   fi
 done
 
