@@ -11,12 +11,14 @@ ratio of requests per CPU-second to the Go webhook's.
 """
 
 import argparse
+import http.client
 import json
 import os
 import re
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -137,6 +139,29 @@ class Server:
                 self.proc.kill()
                 self.proc.wait()
         self.log.close()
+
+
+def check_answer(server, review_file):
+    """One request first: the server must answer the review with a patch, or the run is void."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE  # the same self-made certificate for every server
+    with open(review_file, "rb") as f:
+        body = f.read()
+    conn = http.client.HTTPSConnection("127.0.0.1", server.port, context=context, timeout=30)
+    try:
+        conn.request("POST", server.path, body, {"Content-Type": "application/json"})
+        res = conn.getresponse()
+        text = res.read()
+    finally:
+        conn.close()
+    try:
+        response = json.loads(text)["response"]
+    except (ValueError, KeyError, TypeError):
+        response = {}
+    if res.status != 200 or not response.get("allowed") or not response.get("patch"):
+        fail(f"{server.name} did not answer the review with a patch: HTTP {res.status} "
+             f"{text[:300]!r}")
 
 
 def parse_duration_ms(text):
@@ -294,6 +319,7 @@ def main():
             for name in servers:
                 server = start(name, args, work, certs)
                 try:
+                    check_answer(server, review_file)
                     run_wrk(args, server, max(connections), 1, lua)  # warm-up
                     runs = [run_wrk(args, server, c, seconds, lua) for c in connections]
                     fresh, fresh_cpu = run_hey_new_connections(args, server, seconds, review_file)
