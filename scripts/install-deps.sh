@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the project needs from Debian 12 packages. Idempotent: installs only what is
 # missing, so a second run does nothing. Run as root (or with sudo available).
+#   scripts/install-deps.sh [--bench]   (--bench: also what scripts/bench/compare.sh drives and
+#                                        compares against: wrk, hey, nginx, Node.js)
 set -euo pipefail
 
 packages=(
@@ -20,6 +22,10 @@ packages=(
   procps curl ca-certificates
   time                        # /usr/bin/time -v: peak RSS in the benchmark scripts
 )
+
+if [[ "${1:-}" == "--bench" ]]; then
+  packages+=(wrk hey nginx-light nodejs)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,13 +1,17 @@
 #include "harness/core/json.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
+#include <cstring>
 #include <istream>
 #include <streambuf>
 #include <utility>
 #include <vector>
 
 #include <simdjson.h>
+
+#include "harness/core/utf8.h"
 
 namespace harness::core {
 
@@ -254,8 +258,140 @@ const nlohmann::json* findTooDeep(const nlohmann::json& value, int max_depth) {
   return nullptr;
 }
 
+namespace {
+
+// nlohmann's dump() for one value (floats, strings that are not valid UTF-8, binary).
+void appendNlohmann(std::string& out, const nlohmann::json& value) {
+  out += value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// A string as nlohmann's serializer writes it with ensure_ascii off (serializer.hpp
+// dump_escaped): the two-character escapes, other bytes below 0x20 as \u00xx (lower-case hex),
+// everything else as is. Its byte-by-byte UTF-8 state machine was a third of the Linkerd
+// webhook's instructions; here runs of plain bytes are copied at once, and a string with bytes
+// above 0x7f that is not valid UTF-8 goes to nlohmann for its replacement characters.
+// False (and `out` as it was) when `s` has bytes above 0x7f and is not valid UTF-8.
+bool appendEscaped(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  const char* p = s.data();
+  const char* const end = p + s.size();
+  const std::size_t start = out.size();
+  out.push_back('"');
+  bool checked = false;
+  while (p < end) {
+    const char* run = p;
+    // Eight bytes at a time while none needs a look (SWAR: no byte below 0x20, above 0x7f, '"'
+    // or '\\'), then byte by byte.
+    while (end - p >= 8) {
+      std::uint64_t w;
+      std::memcpy(&w, p, 8);
+      constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+      constexpr std::uint64_t kHigh = 0x8080808080808080ULL;
+      const std::uint64_t quote = w ^ (kOnes * '"');
+      const std::uint64_t backslash = w ^ (kOnes * '\\');
+      // Bit-twiddling hacks' haszero / hasless: never miss a byte (may see one too many).
+      const std::uint64_t flagged = (((w - kOnes * 0x20) & ~w) | ((quote - kOnes) & ~quote) |
+                                     ((backslash - kOnes) & ~backslash) | w) &
+                                    kHigh;
+      if (flagged != 0) break;
+      p += 8;
+    }
+    while (p < end) {
+      const auto c = static_cast<unsigned char>(*p);
+      if (c < 0x20 || c == '"' || c == '\\') break;
+      if (c >= 0x80 && !checked) {
+        if (!isValidUtf8(s)) {
+          out.resize(start);
+          return false;
+        }
+        checked = true;
+      }
+      ++p;
+    }
+    out.append(run, static_cast<std::size_t>(p - run));
+    if (p == end) break;
+    const auto c = static_cast<unsigned char>(*p++);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\t': out += "\\t"; break;
+      case '\n': out += "\\n"; break;
+      case '\f': out += "\\f"; break;
+      case '\r': out += "\\r"; break;
+      default: {
+        const char escaped[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xf]};
+        out.append(escaped, sizeof escaped);
+      }
+    }
+  }
+  out.push_back('"');
+  return true;
+}
+
+void appendString(std::string& out, const nlohmann::json& value) {
+  if (!appendEscaped(out, value.get_ref<const std::string&>())) appendNlohmann(out, value);
+}
+
+void appendJson(std::string& out, const nlohmann::json& value) {
+  switch (value.type()) {
+    case nlohmann::json::value_t::object: {
+      out.push_back('{');
+      bool first = true;
+      for (auto it = value.begin(); it != value.end(); ++it) {
+        if (!first) out.push_back(',');
+        first = false;
+        if (!appendEscaped(out, it.key())) appendNlohmann(out, nlohmann::json(it.key()));
+        out.push_back(':');
+        appendJson(out, *it);
+      }
+      out.push_back('}');
+      return;
+    }
+    case nlohmann::json::value_t::array: {
+      out.push_back('[');
+      bool first = true;
+      for (const auto& element : value) {
+        if (!first) out.push_back(',');
+        first = false;
+        appendJson(out, element);
+      }
+      out.push_back(']');
+      return;
+    }
+    case nlohmann::json::value_t::string:
+      appendString(out, value);
+      return;
+    case nlohmann::json::value_t::boolean:
+      out += value.get<bool>() ? "true" : "false";
+      return;
+    case nlohmann::json::value_t::null:
+      out += "null";
+      return;
+    case nlohmann::json::value_t::number_integer: {
+      char buffer[24];
+      const auto r = std::to_chars(buffer, buffer + sizeof buffer, value.get<std::int64_t>());
+      out.append(buffer, r.ptr);
+      return;
+    }
+    case nlohmann::json::value_t::number_unsigned: {
+      char buffer[24];
+      const auto r = std::to_chars(buffer, buffer + sizeof buffer, value.get<std::uint64_t>());
+      out.append(buffer, r.ptr);
+      return;
+    }
+    default:  // floats, binary, discarded
+      appendNlohmann(out, value);
+      return;
+  }
+}
+
+}  // namespace
+
 std::string dumpJson(const nlohmann::json& value) {
-  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string out;
+  appendJson(out, value);
+  return out;
 }
 
 std::size_t tooDeepOffset(std::string_view text, int max_depth) {

@@ -1,4 +1,5 @@
 #include "harness/injector/istio/injector.h"
+#include "harness/injector/istio/overlay_cache.h"
 
 #include <algorithm>
 #include <cctype>
@@ -96,18 +97,18 @@ enum class Move { kFirst, kLast, kRemove };
 void modifyContainers(json& pod, const char* list_name, const std::string& name, Move how) {
   json* list = listOf(pod, list_name);
   if (list == nullptr) return;
+  // Moved, not copied: reorderPod calls this up to seven times on the injected pod.
   json rest = json::array();
   std::optional<json> match;
   for (auto& c : *list) {
     if (c.is_object() && str(c, "name") == name) {
-      match = c;
+      match = std::move(c);  // the last of the same name wins, as in Go
     } else {
-      rest.push_back(c);
+      rest.push_back(std::move(c));
     }
   }
-  if (!match) return;
-  if (how == Move::kFirst) rest.insert(rest.begin(), *match);
-  if (how == Move::kLast) rest.push_back(*match);
+  if (match && how == Move::kFirst) rest.insert(rest.begin(), std::move(*match));
+  if (match && how == Move::kLast) rest.push_back(std::move(*match));
   *list = std::move(rest);
 }
 
@@ -347,46 +348,53 @@ void canonicalizeResources(json& c) {
   }
 }
 
-json roundTrip(const json& v, int depth, const std::string& key) {
+bool omitZero(const std::string& key) {
+  // Probe timings are omitempty int32s.
+  return key == "initialDelaySeconds" || key == "periodSeconds" || key == "timeoutSeconds" ||
+         key == "successThreshold" || key == "failureThreshold";
+}
+
+bool isContainerList(const std::string& key) {
+  return key == "containers" || key == "initContainers" || key == "ephemeralContainers";
+}
+
+// The round trip, in place: `key` is the member name `v` is found under (an array's elements
+// have their array's). Done on the value itself rather than on a copy: it runs four times per
+// injection on the whole pod.
+void roundTripInPlace(json& v, const std::string& key) {
   if (v.is_object()) {
-    json out = json::object();
-    for (auto it = v.begin(); it != v.end(); ++it) {
-      if (it->is_null()) continue;
-      json c = roundTrip(*it, depth + 1, it.key());
-      // omitempty slices (every PodSpec/Container list but `containers`).
-      if (c.is_array() && c.empty() && it.key() != "containers") continue;
-      // Probe timings are omitempty int32s.
-      static const std::set<std::string> kOmitZero = {"initialDelaySeconds", "periodSeconds",
-                                                      "timeoutSeconds", "successThreshold",
-                                                      "failureThreshold"};
-      if (c.is_number_integer() && c.get<std::int64_t>() == 0 && kOmitZero.count(it.key())) {
+    for (auto it = v.begin(); it != v.end();) {
+      if (it->is_null()) {
+        it = v.erase(it);
         continue;
       }
-      out[it.key()] = std::move(c);
+      roundTripInPlace(*it, it.key());
+      // omitempty slices (every PodSpec/Container list but `containers`).
+      const bool empty_list = it->is_array() && it->empty() && it.key() != "containers";
+      const bool zero =
+          it->is_number_integer() && it->get<std::int64_t>() == 0 && omitZero(it.key());
+      it = empty_list || zero ? v.erase(it) : std::next(it);
     }
-    return out;
+    return;
   }
-  if (v.is_array()) {
-    json out = json::array();
-    for (const auto& e : v) {
-      json c = roundTrip(e, depth + 1, key);
-      if (key == "containers" || key == "initContainers" || key == "ephemeralContainers") {
-        canonicalizeResources(c);
-        if (c.is_object()) {
-          for (const char* s : {"image", "imagePullPolicy", "workingDir", "restartPolicy",
-                                "terminationMessagePath", "terminationMessagePolicy"}) {
-            if (c.contains(s) && c[s] == "") c.erase(s);
-          }
+  if (!v.is_array()) return;
+  const bool containers = isContainerList(key);
+  const bool env = key == "env";
+  for (auto& c : v) {
+    roundTripInPlace(c, key);
+    if (containers) {
+      canonicalizeResources(c);
+      if (c.is_object()) {
+        for (const char* s : {"image", "imagePullPolicy", "workingDir", "restartPolicy",
+                              "terminationMessagePath", "terminationMessagePolicy"}) {
+          if (auto f = c.find(s); f != c.end() && *f == "") c.erase(f);
         }
       }
-      if (key == "env" && c.is_object() && c.contains("value") && c["value"] == "") {
-        c.erase("value");
-      }
-      out.push_back(std::move(c));
     }
-    return out;
+    if (env && c.is_object()) {
+      if (auto f = c.find("value"); f != c.end() && *f == "") c.erase(f);
+    }
   }
-  return v;
 }
 
 std::string policyWarningName(const json& pod) {
@@ -440,14 +448,19 @@ std::string canonicalQuantity(const std::string& text) {
   return sign + std::to_string(v) + kDecimal[exp / 3];
 }
 
-json goPodRoundTrip(const json& pod) {
-  json out = roundTrip(pod, 0, "");
-  if (out.is_object() && out.contains("metadata") && out["metadata"].is_object()) {
+void goPodRoundTripInPlace(json& pod) {
+  roundTripInPlace(pod, "");
+  if (pod.is_object() && pod.contains("metadata") && pod["metadata"].is_object()) {
     for (const char* k : {"labels", "annotations"}) {
-      auto it = out["metadata"].find(k);
-      if (it != out["metadata"].end() && it->is_object() && it->empty()) out["metadata"].erase(it);
+      auto it = pod["metadata"].find(k);
+      if (it != pod["metadata"].end() && it->is_object() && it->empty()) pod["metadata"].erase(it);
     }
   }
+}
+
+json goPodRoundTrip(const json& pod) {
+  json out = pod;
+  goPodRoundTripInPlace(out);
   return out;
 }
 
@@ -740,8 +753,9 @@ core::Result<TemplateResult> runTemplate(const InjectionRequest& req) {
     }
     auto rendered = gotemplate::execute(t->second, "inject", data, options);
     if (!rendered) return templateError(rendered.error().message);
-    auto overlay = core::parseYaml(*rendered);
-    if (!overlay || !(overlay->is_object() || overlay->is_null())) {
+    auto parsed = OverlayCache::shared().parse(*rendered);
+    const json* overlay = parsed ? parsed->get() : nullptr;
+    if (overlay == nullptr || !(overlay->is_object() || overlay->is_null())) {
       return templateError("failed applying injection overlay: strategic merge: invalid JSON document");
     }
     auto tp = core::strategicMerge(template_pod, *overlay, core::podSchema(), smp);
@@ -749,7 +763,8 @@ core::Result<TemplateResult> runTemplate(const InjectionRequest& req) {
       return templateError("failed applying injection overlay: strategic merge: " +
                            tp.error().message);
     }
-    template_pod = goPodRoundTrip(*tp);
+    template_pod = std::move(*tp);
+    goPodRoundTripInPlace(template_pod);
     if (findContainer(at(template_pod, {"spec", "initContainers"}), kProxyName) != nullptr &&
         findContainer(at(merged, {"spec", "containers"}), kProxyName) != nullptr) {
       // The user's istio-proxy customisation moves to initContainers with a native proxy.
@@ -766,7 +781,8 @@ core::Result<TemplateResult> runTemplate(const InjectionRequest& req) {
           "strategic merge: " +
           mp.error().message);
     }
-    merged = goPodRoundTrip(*mp);
+    merged = std::move(*mp);
+    goPodRoundTripInPlace(merged);
   }
   return out;
 }
@@ -857,7 +873,8 @@ core::Result<json> reapplyOverwrittenContainers(json merged, const json& templat
                            (std::string(list) == "containers" ? "container" : "init container") +
                            ": strategic merge: " + r.error().message};
       }
-      merged = goPodRoundTrip(*r);
+      merged = std::move(*r);
+      goPodRoundTripInPlace(merged);
     }
   }
   if (!req.annotations.contains(kStatusKey) && !overrides.empty()) {
@@ -1037,7 +1054,8 @@ core::Result<json> injectPod(const InjectorSettings& settings, const InjectionPa
   auto merged = reapplyOverwrittenContainers(std::move(templated->merged), templated->template_pod, req);
   if (!merged) return merged.error();
   if (auto r = postProcessPod(*merged, templated->template_pod, req); !r) return r.error();
-  return goPodRoundTrip(*merged);
+  goPodRoundTripInPlace(*merged);
+  return std::move(*merged);
 }
 
 Outcome admit(const InjectorSettings& settings, const AdmissionInput& input) {
@@ -1154,7 +1172,8 @@ core::Result<json> kubeInject(const InjectorSettings& settings, const json& obje
     return goTypedWorkload(out, timestamp_null);
   }
   InjectionParams params;
-  params.pod = goPodRoundTrip(json{{"metadata", *metadata}, {"spec", *spec}});
+  params.pod = json{{"metadata", *metadata}, {"spec", *spec}};
+  goPodRoundTripInPlace(params.pod);
   params.deploy_meta = {{"name", str(deployment_meta, "name")},
                         {"namespace", str(deployment_meta, "namespace")}};
   params.type_meta = type_meta;

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <string_view>
 
 #include "harness/core/object.h"
@@ -94,8 +95,26 @@ std::size_t LocalKubeApi::candidatesFor(const ObjectRef& ref) const {
 
 core::Result<void> LocalKubeApi::createEvent(const nlohmann::json& event) {
   std::lock_guard lock(mutex_);
+  ++events_created_;
+  if (events_.size() >= max_events_) events_.pop_front();
   events_.push_back(event);
   return {};
+}
+
+std::uint64_t LocalKubeApi::eventsCreated() const {
+  std::lock_guard lock(mutex_);
+  return events_created_;
+}
+
+std::size_t LocalKubeApi::maxEvents() const {
+  std::lock_guard lock(mutex_);
+  return max_events_;
+}
+
+void LocalKubeApi::setMaxEvents(std::size_t max_events) {
+  std::lock_guard lock(mutex_);
+  max_events_ = std::max<std::size_t>(max_events, 1);
+  while (events_.size() > max_events_) events_.pop_front();
 }
 
 std::string LocalKubeApi::describe() const {
@@ -105,7 +124,7 @@ std::string LocalKubeApi::describe() const {
 
 std::vector<nlohmann::json> LocalKubeApi::events() const {
   std::lock_guard lock(mutex_);
-  return events_;
+  return {events_.begin(), events_.end()};
 }
 
 }  // namespace harness::injector

@@ -89,12 +89,24 @@ std::string snakeUpper(std::string_view s) {
   return out;
 }
 
+// Built member by member: nlohmann's initializer-list constructor builds and inspects a
+// two-element array per member first, and the proxy has about thirty of these.
 json env(std::string_view name, std::string_view value) {
-  return {{"name", name}, {"value", value}};
+  json e = json::object();
+  e.emplace("name", name);
+  e.emplace("value", value);
+  return e;
 }
 
 json envField(std::string_view name, std::string_view field_path) {
-  return {{"name", name}, {"valueFrom", {{"fieldRef", {{"fieldPath", field_path}}}}}};
+  json ref = json::object();
+  ref.emplace("fieldPath", field_path);
+  json from = json::object();
+  from.emplace("fieldRef", std::move(ref));
+  json e = json::object();
+  e.emplace("name", name);
+  e.emplace("valueFrom", std::move(from));
+  return e;
 }
 
 // partials.resources: null when nothing is set.
@@ -549,7 +561,11 @@ core::Result<json> proxyContainer(const PodPatchInput& in, const Values& v,
 }
 
 json addOp(const std::string& path, json value) {
-  return {{"op", "add"}, {"path", path}, {"value", std::move(value)}};
+  json op = json::object();
+  op.emplace("op", "add");
+  op.emplace("path", path);
+  op.emplace("value", std::move(value));
+  return op;
 }
 
 bool emptyOrMissing(const json& obj, const char* key) {

@@ -152,7 +152,7 @@ net::Response LinkerdWebhook::handle(const net::Request& request) {
     spdlog::error("invalid admission review request");
     return net::Response::text(400, "invalid admission review request");
   }
-  const auto& req = *review->request;
+  auto& req = *review->request;
   spdlog::info("received admission review request \"{}\"", req.uid);
 
   std::string decision = "error";
@@ -179,7 +179,7 @@ net::Response LinkerdWebhook::handle(const net::Request& request) {
   return jsonResponse(*raw);
 }
 
-core::AdmissionResponse LinkerdWebhook::respond(const core::AdmissionRequest& req,
+core::AdmissionResponse LinkerdWebhook::respond(core::AdmissionRequest& req,
                                                 std::string& decision) {
   auto fail = [&req](const std::string& message) {
     spdlog::error("failed to run webhook handler. Reason: {}", message);
@@ -188,15 +188,18 @@ core::AdmissionResponse LinkerdWebhook::respond(const core::AdmissionRequest& re
   auto config = loaded();
   if (!config) return fail(config.error().message);
   linkerd::AdmissionInput input;
-  input.object = req.object.value_or(nlohmann::json(nullptr));
+  // Moved out: the answer echoes the review from the raw JSON, not from `req`.
+  input.object = req.object ? std::move(*req.object) : nlohmann::json(nullptr);
   input.request_kind = req.kind.kind;
   input.request_namespace = req.namespace_name;
   input.trust_anchors_pem = (*config)->trust_anchors_pem;
   input.linkerd_namespace = config_.linkerd_namespace;
   input.injector_version = config_.version;
+  // The whole patch as JSON text, for a debug line that is not printed otherwise.
+  input.debug_logs = spdlog::should_log(spdlog::level::debug);
   auto ns = kube_.get({"v1", "Namespace", "", req.namespace_name});
   if (!ns) return fail(ns.error().message);
-  input.namespace_object = *ns;
+  input.namespace_object = std::move(*ns);
   input.owner_lookup = [this](std::string_view kind, std::string_view ns_name,
                               std::string_view name) -> std::optional<nlohmann::json> {
     auto found = kube_.get({"", std::string(kind), std::string(ns_name), std::string(name)});

@@ -51,9 +51,9 @@ class LinkerdWebhook {
   // Values and trust anchors: re-read when the files change, the last good ones kept when a
   // reload fails (see config_reload.h).
   core::Result<std::shared_ptr<const Loaded>> loaded();
-  // The review's answer once decoded; may throw only on a bug, which handle() turns into a
-  // handler error.
-  core::AdmissionResponse respond(const core::AdmissionRequest& req, std::string& decision);
+  // The review's answer once decoded (its object is moved out); may throw only on a bug, which
+  // handle() turns into a handler error.
+  core::AdmissionResponse respond(core::AdmissionRequest& req, std::string& decision);
 
   LinkerdWebhookConfig config_;
   KubeApi& kube_;

@@ -5,6 +5,8 @@
 // real injector uses) that works against a real cluster and against apiserver-sim, and a local
 // set of objects read from files for the offline `inject` command and tests.
 
+#include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -74,11 +76,17 @@ core::Result<std::string> restPathOf(const ObjectRef& ref);
 
 std::unique_ptr<KubeApi> makeRestKubeApi(KubeConnection connection);
 
-// Objects held in memory (loaded from files by the caller); Events are kept and can be listed.
+// Objects held in memory (loaded from files by the caller); the latest Events are kept and can be
+// listed. A cluster does not keep Events forever either: kube-apiserver stores them with a TTL
+// (--event-ttl, 1h by default) and etcd compacts them away; `injector serve --objects` posts one
+// per injected pod, so keeping them all grew without bound (about 3.2 kB per pod).
 // Objects are indexed by kind, namespace and name, so that a lookup does not depend on how many
 // objects there are (`inject` looks up a namespace and owners for every object it reads).
 class LocalKubeApi : public KubeApi {
  public:
+  // How many of the latest Events are kept by default.
+  static constexpr std::size_t kDefaultMaxEvents = 1000;
+
   LocalKubeApi() = default;
   explicit LocalKubeApi(std::vector<nlohmann::json> objects);
   // Objects without a string kind and name, or with a malformed namespace, are kept (describe()
@@ -92,7 +100,13 @@ class LocalKubeApi : public KubeApi {
   core::Result<std::vector<nlohmann::json>> list(const std::string& kind) override;
   core::Result<void> createEvent(const nlohmann::json& event) override;
   [[nodiscard]] std::string describe() const override;
+  // The latest Events, oldest first: at most maxEvents() of them.
   [[nodiscard]] std::vector<nlohmann::json> events() const;
+  // Every Event created, the ones no longer kept included.
+  [[nodiscard]] std::uint64_t eventsCreated() const;
+  [[nodiscard]] std::size_t maxEvents() const;
+  // At least 1; the oldest Events beyond it are dropped now.
+  void setMaxEvents(std::size_t max_events);
   // The number of objects a get() of `ref` compares (the candidates of the same kind, namespace
   // and name), for tests of the lookup's cost.
   [[nodiscard]] std::size_t candidatesFor(const ObjectRef& ref) const;
@@ -104,7 +118,9 @@ class LocalKubeApi : public KubeApi {
   std::vector<nlohmann::json> objects_;
   // "kind\0namespace\0name" (namespace "" for Namespaces) -> positions in objects_, ascending.
   std::unordered_map<std::string, std::vector<std::size_t>> index_;
-  std::vector<nlohmann::json> events_;
+  std::deque<nlohmann::json> events_;
+  std::size_t max_events_ = kDefaultMaxEvents;
+  std::uint64_t events_created_ = 0;
 };
 
 }  // namespace harness::injector

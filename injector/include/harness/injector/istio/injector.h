@@ -89,6 +89,8 @@ std::string injectionStatus(const nlohmann::json& template_spec, const std::stri
 // in output: nulls dropped, omitempty empties dropped, env values "" dropped, quantities
 // canonical.
 nlohmann::json goPodRoundTrip(const nlohmann::json& pod);
+// The same on the pod itself.
+void goPodRoundTripInPlace(nlohmann::json& pod);
 
 // resource.Quantity's canonical form ("2000m" -> "2", "1024Mi" -> "1Gi"); the input on error.
 std::string canonicalQuantity(const std::string& text);

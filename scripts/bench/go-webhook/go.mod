@@ -1,0 +1,3 @@
+module sidecar-harness/bench/go-webhook
+
+go 1.26
