@@ -5,6 +5,7 @@
 #include "harness/audit/log.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -12,7 +13,11 @@
 #include <system_error>
 #include <utility>
 
+#include <fstream>
+#include <streambuf>
+
 #include <nlohmann/json.hpp>
+#include <zlib.h>
 
 #include "harness/core/json.h"
 
@@ -159,6 +164,7 @@ std::optional<LogLineReader::Line> LogLineReader::next() {
       line.number = next_number_++;
       line.offset = offset_;
       line.text = pending.substr(0, length);
+      line.complete = newline != std::string_view::npos;
       if (!line.text.empty() && line.text.back() == '\r') line.text.remove_suffix(1);
       const std::size_t consumed = std::min(pending.size(), length + 1);
       begin_ += consumed;
@@ -194,5 +200,134 @@ std::optional<LogLineReader::Line> LogLineReader::next() {
     }
   }
 }
+
+namespace {
+
+// Inflates a gzip file as it is read (zlib, windowBits 15 + 16: gzip only). Concatenated members
+// (gzip -c a >> b) are read one after the other, as gunzip does.
+class GzipBuffer : public std::streambuf {
+ public:
+  explicit GzipBuffer(std::ifstream& file) : file_(file) {
+    stream_.zalloc = Z_NULL;
+    stream_.zfree = Z_NULL;
+    stream_.opaque = Z_NULL;
+    ready_ = inflateInit2(&stream_, 15 + 16) == Z_OK;
+    if (!ready_) error_ = "cannot start zlib";
+  }
+  ~GzipBuffer() override {
+    if (ready_) inflateEnd(&stream_);
+  }
+  GzipBuffer(const GzipBuffer&) = delete;
+  GzipBuffer& operator=(const GzipBuffer&) = delete;
+
+  [[nodiscard]] const std::optional<std::string>& error() const { return error_; }
+
+ protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    if (!ready_ || error_) return traits_type::eof();
+    while (true) {
+      if (stream_.avail_in == 0 && !input_done_) {
+        file_.read(in_.data(), static_cast<std::streamsize>(in_.size()));
+        const auto got = static_cast<uInt>(file_.gcount());
+        if (got == 0) input_done_ = true;
+        stream_.next_in = reinterpret_cast<Bytef*>(in_.data());
+        stream_.avail_in = got;
+      }
+      if (stream_.avail_in == 0 && input_done_) {
+        if (in_member_) error_ = "gzip data truncated at compressed byte " + std::to_string(consumed());
+        return traits_type::eof();
+      }
+      stream_.next_out = reinterpret_cast<Bytef*>(out_.data());
+      stream_.avail_out = static_cast<uInt>(out_.size());
+      const uInt before_in = stream_.avail_in;
+      const int status = inflate(&stream_, Z_NO_FLUSH);
+      total_in_ += before_in - stream_.avail_in;
+      const std::size_t produced = out_.size() - stream_.avail_out;
+      if (status == Z_STREAM_END) {
+        in_member_ = false;
+        inflateReset(&stream_);
+      } else if (status == Z_OK || status == Z_BUF_ERROR) {
+        in_member_ = true;
+      } else {
+        error_ = "bad gzip data at compressed byte " + std::to_string(consumed()) + ": " +
+                 (stream_.msg != nullptr ? stream_.msg : "zlib error " + std::to_string(status));
+        if (produced == 0) return traits_type::eof();
+      }
+      if (produced > 0) {
+        setg(out_.data(), out_.data(), out_.data() + produced);
+        return traits_type::to_int_type(*gptr());
+      }
+      if (status == Z_BUF_ERROR && stream_.avail_in > 0) {
+        error_ = "bad gzip data at compressed byte " + std::to_string(consumed());
+        return traits_type::eof();
+      }
+    }
+  }
+
+ private:
+  [[nodiscard]] std::uint64_t consumed() const { return total_in_; }
+
+  std::ifstream& file_;
+  z_stream stream_{};
+  bool ready_ = false;
+  bool input_done_ = false;
+  bool in_member_ = false;
+  std::uint64_t total_in_ = 0;
+  std::array<char, 1 << 16> in_{};
+  std::array<char, 1 << 18> out_{};
+  std::optional<std::string> error_;
+};
+
+}  // namespace
+
+struct LogFile::State {
+  std::filesystem::path path;
+  std::ifstream file;
+  std::unique_ptr<GzipBuffer> gzip;
+  std::unique_ptr<std::istream> inflated;
+};
+
+LogFile::LogFile(std::unique_ptr<State> state) : state_(std::move(state)) {}
+LogFile::~LogFile() = default;
+
+core::Result<std::unique_ptr<LogFile>> LogFile::open(const std::filesystem::path& path) {
+  auto state = std::make_unique<State>();
+  state->path = path;
+  state->file.open(path, std::ios::binary);
+  if (!state->file) {
+    return core::Error{"cannot read " + path.string() + ": " + std::strerror(errno)};
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return core::Error{"cannot read " + path.string() + ": it is a directory"};
+  }
+  std::array<char, 2> magic{};
+  state->file.read(magic.data(), 2);
+  const bool gzip = state->file.gcount() == 2 && static_cast<unsigned char>(magic[0]) == 0x1f &&
+                    static_cast<unsigned char>(magic[1]) == 0x8b;
+  state->file.clear();
+  state->file.seekg(0);
+  if (gzip) {
+    state->gzip = std::make_unique<GzipBuffer>(state->file);
+    state->inflated = std::make_unique<std::istream>(state->gzip.get());
+  }
+  return std::unique_ptr<LogFile>(new LogFile(std::move(state)));
+}
+
+std::istream& LogFile::stream() {
+  return state_->inflated ? *state_->inflated : static_cast<std::istream&>(state_->file);
+}
+
+bool LogFile::compressed() const { return state_->gzip != nullptr; }
+
+std::optional<std::string> LogFile::error() const {
+  if (state_->gzip && state_->gzip->error()) {
+    return state_->path.string() + ": " + *state_->gzip->error();
+  }
+  return std::nullopt;
+}
+
+const std::filesystem::path& LogFile::path() const { return state_->path; }
 
 }  // namespace harness::audit

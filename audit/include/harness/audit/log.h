@@ -83,6 +83,8 @@ class LogLineReader {
     std::size_t number = 0;  // 1-based
     std::uint64_t offset = 0;  // of the line's first byte in the stream
     bool too_long = false;     // text is empty then
+    // False for a last line without "\n": kube-apiserver was stopped, or is still writing it.
+    bool complete = true;
   };
 
   // Starts at the stream's current position, which is byte `offset` and the start of line
@@ -106,6 +108,31 @@ class LogLineReader {
   std::size_t next_number_;
   bool eof_ = false;
   bool failed_ = false;
+};
+
+// An audit log file opened for reading as kube-apiserver leaves it: plain JSON lines, or
+// gzip-compressed (lumberjack's --audit-log-compress backups, recognised by their magic bytes,
+// several gzip members read one after the other), decompressed as it is read.
+class LogFile {
+ public:
+  // Errors name the path and the OS error.
+  static core::Result<std::unique_ptr<LogFile>> open(const std::filesystem::path& path);
+  ~LogFile();
+  LogFile(const LogFile&) = delete;
+  LogFile& operator=(const LogFile&) = delete;
+
+  // The log's text (decompressed). A gzip error ends it; see error().
+  std::istream& stream();
+  [[nodiscard]] bool compressed() const;
+  // A decompression error, e.g. `bad gzip data at compressed byte 1234: invalid block type`
+  // or `gzip data truncated at compressed byte 99`; nullopt while the data is good.
+  [[nodiscard]] std::optional<std::string> error() const;
+  [[nodiscard]] const std::filesystem::path& path() const;
+
+ private:
+  struct State;
+  explicit LogFile(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
 };
 
 }  // namespace harness::audit
