@@ -15,6 +15,8 @@
 //   apiserver-sim audit compare A B [--pair-by auto|name|labels|order] [filters]
 //   apiserver-sim audit policy-check POLICY REQUEST
 //   apiserver-sim audit timeline LOG... AUDIT_ID
+//   apiserver-sim audit assert LOG... EXPECTATIONS
+//   apiserver-sim audit sink --log FILE [--port N] [--tls-cert F --tls-key F] [--client-ca F]
 //   apiserver-sim audit LOG [--compare OTHER_LOG]   (= chains / compare)
 //   apiserver-sim check-idempotence (--injector P | --stub FILE | --stub-mutator M | --url URL)
 //                                   [--cases N] [--seed S] [--kinds K,...] [--mutator M]...
@@ -32,6 +34,7 @@
 #include <iostream>
 #include <sstream>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -44,6 +47,7 @@
 #include "harness/audit/event.h"
 #include "harness/audit/log.h"
 #include "harness/net/server.h"
+#include "harness/sim/audit_assert.h"
 #include "harness/sim/cel.h"
 #include "harness/sim/check_command.h"
 #include "harness/sim/compare.h"
@@ -450,6 +454,78 @@ harness::audit::ChainFilter auditFilter(const AuditArgs& args) {
   return filter;
 }
 
+struct SinkArgs {
+  std::string log;
+  std::string address = "127.0.0.1";
+  std::uint16_t port = 0;
+  std::string tls_cert, tls_key, client_ca;
+};
+
+// `audit sink`: kube-apiserver's webhook audit backend (--audit-webhook-config-file, a kubeconfig
+// naming this server) POSTs batches of events as EventList (k8s.io/apiserver
+// plugin/pkg/audit/webhook); each batch is appended to the log as JSON lines, the log backend's
+// format every `audit` command reads. A body that is not a batch of events gets 400 with the
+// item and field, and nothing of it is written.
+int auditSinkCommand(const SinkArgs& args) {
+  namespace net = harness::net;
+  net::blockTerminationSignals();
+  auto log = harness::audit::LogWriter::open(args.log);
+  if (!log.ok()) {
+    std::cerr << "apiserver-sim: " << log.error().message << "\n";
+    return kExitBadInput;
+  }
+  if (args.tls_cert.empty() != args.tls_key.empty()) {
+    std::cerr << "apiserver-sim: audit sink: --tls-cert and --tls-key go together\n";
+    return kExitBadInput;
+  }
+  net::ServerOptions options;
+  options.address = args.address;
+  options.port = args.port;
+  options.name = "audit-sink";
+  // The webhook backend batches up to 400 events (--audit-webhook-batch-max-size) of up to a few
+  // MiB each.
+  options.body_limit = std::size_t{256} << 20;
+  if (!args.tls_cert.empty()) {
+    net::TlsServerConfig tls;
+    tls.certificate_file = args.tls_cert;
+    tls.private_key_file = args.tls_key;
+    if (!args.client_ca.empty()) {
+      tls.client_ca_file = args.client_ca;
+      tls.require_client_certificate = true;
+    }
+    options.tls = tls;
+  }
+  std::mutex mutex;
+  std::size_t received = 0;
+  net::Router router;
+  router.fallback([&](const net::Request& request) {
+    if (request.method != "POST") {
+      return net::Response::text(405, "audit sink: POST an audit.k8s.io/v1 EventList\n");
+    }
+    const std::lock_guard<std::mutex> lock(mutex);
+    auto written = harness::audit::appendEventBatch(request.body, *log);
+    if (!written.ok()) {
+      std::cerr << "audit sink: request from " << request.peer << " refused: "
+                << written.error().message << "\n";
+      return net::Response::text(400, "audit sink: " + written.error().message + "\n");
+    }
+    received += *written;
+    return net::Response::json(200, "{}");
+  });
+  net::Server server(options, router);
+  if (auto started = server.start(); !started.ok()) {
+    std::cerr << "apiserver-sim: audit sink: " << started.error().message << "\n";
+    return kExitBadInput;
+  }
+  std::cout << "apiserver-sim: audit sink at " << (options.tls ? "https" : "http") << "://"
+            << server.address() << ":" << server.port() << " writing " << args.log << "\n";
+  std::cout.flush();
+  net::waitForTerminationSignal();
+  server.stop(std::chrono::seconds(5));
+  std::cerr << "apiserver-sim: audit sink stopping, " << received << " events written\n";
+  return 0;
+}
+
 // `audit chains LOG...` (and the older `audit LOG`) or, with --compare, `audit compare`.
 int auditChains(const AuditArgs& args) {
   namespace audit = harness::audit;
@@ -567,6 +643,26 @@ int main(int argc, char** argv) {
                            "events")
       ->required();
 
+  SinkArgs sink_args;
+  auto* audit_sink = audit->add_subcommand(
+      "sink", "Receive a cluster's audit events (kube-apiserver's webhook backend: EventList "
+              "POSTs) and append them to a log, until SIGTERM");
+  audit_sink->add_option("--log", sink_args.log, "The log to append to")->required();
+  audit_sink->add_option("--address", sink_args.address, "Address to listen on")
+      ->capture_default_str();
+  audit_sink->add_option("--port", sink_args.port, "Port (0: any free port, printed)");
+  audit_sink->add_option("--tls-cert", sink_args.tls_cert, "Serving certificate (PEM): HTTPS");
+  audit_sink->add_option("--tls-key", sink_args.tls_key, "Its private key (PEM)");
+  audit_sink->add_option("--client-ca", sink_args.client_ca,
+                         "Require client certificates signed by this CA (kube-apiserver's "
+                         "webhook kubeconfig client-certificate)");
+
+  std::vector<std::string> assert_args;
+  auto* audit_assert = audit->add_subcommand(
+      "assert", "Check a log against expectations in the scenario expectation language "
+                "(kind: AuditExpectations): LOG... EXPECTATIONS");
+  audit_assert->add_option("args", assert_args, "LOG... EXPECTATIONS")->required()->expected(2, -1);
+
   std::vector<std::string> timeline_args;
   std::string timeline_output = "text";
   auto* audit_timeline = audit->add_subcommand(
@@ -636,6 +732,12 @@ int main(int argc, char** argv) {
     }
     if (audit_policy->parsed()) {
       return harness::audit::policyCheckCommand(policy_file, request_file, std::cout, std::cerr);
+    }
+    if (audit_sink->parsed()) return auditSinkCommand(sink_args);
+    if (audit_assert->parsed()) {
+      const std::string expectations = assert_args.back();
+      assert_args.pop_back();
+      return sim::auditAssertCommand(assert_args, expectations, std::cout, std::cerr);
     }
     if (audit_timeline->parsed()) {
       const std::string audit_id = timeline_args.back();

@@ -460,6 +460,11 @@ ChainReader::ChainReader(std::istream& in, std::string file_name, bool keep_all)
 
 std::optional<ChainReader::Entry> ChainReader::next(
     const std::function<void(const std::string&)>& on_error) {
+  if (!pending_.empty()) {
+    Entry entry = std::move(pending_.back());
+    pending_.pop_back();
+    return entry;
+  }
   while (auto line = lines_.next()) {
     auto where = [&] { return file_name_ + ":" + std::to_string(line->number) + ": "; };
     if (line->too_long) {
@@ -469,6 +474,35 @@ std::optional<ChainReader::Entry> ChainReader::next(
     }
     if (line->text.find_first_not_of(" \t") == std::string_view::npos) continue;
     if (!mayHoldChain(line->text, keep_all_)) continue;
+    if (looksLikeEventList(line->text)) {
+      auto items = parseEventListObjectsApart(line->text);
+      if (!items.ok()) {
+        if (!line->complete) {
+          incomplete_last_line_ = where() + "last line incomplete (" +
+                                  std::to_string(line->text.size()) +
+                                  " bytes, no newline), skipped";
+        } else {
+          on_error(where() + items.error().message);
+        }
+        continue;
+      }
+      std::vector<Entry> kept;
+      for (std::size_t i = 0; i < items->size(); ++i) {
+        auto& read = (*items)[i];
+        if (!builder_.keeps(read.event)) continue;
+        kept.push_back(Entry{chainWith(read.event, std::move(read.request_object),
+                                       std::move(read.response_object)),
+                             line->number, line->offset, i});
+      }
+      // Handed out from the back: the first item last in.
+      pending_.assign(std::make_move_iterator(kept.rbegin()), std::make_move_iterator(kept.rend()));
+      if (!pending_.empty()) {
+        Entry entry = std::move(pending_.back());
+        pending_.pop_back();
+        return entry;
+      }
+      continue;
+    }
     auto read = parseLogLineObjectsApart(line->text);
     if (!read.ok()) {
       if (!line->complete) {

@@ -127,9 +127,17 @@ core::Result<MutationChain> chainAt(std::istream& log, const std::string& name,
   log.seekg(static_cast<std::streamoff>(position.offset));
   LogLineReader lines(log, kMaxLogLineBytes, position.offset, position.line_number);
   auto line = lines.next();
-  auto event = line && !line->too_long
-                   ? parseLogLineObjectsApart(line->text)
-                   : core::Result<EventObjectsApart>(core::Error{"no such line"});
+  core::Result<EventObjectsApart> event = core::Error{"no such line"};
+  if (line && !line->too_long && looksLikeEventList(line->text)) {
+    auto items = parseEventListObjectsApart(line->text);
+    if (!items.ok()) {
+      event = items.error();
+    } else if (position.item < items->size()) {
+      event = std::move((*items)[position.item]);
+    }
+  } else if (line && !line->too_long) {
+    event = parseLogLineObjectsApart(line->text);
+  }
   if (!event.ok()) {
     return core::Error{name + ":" + std::to_string(position.line_number) +
                        ": changed while it was read: " + event.error().message};
@@ -274,7 +282,7 @@ int compareCommand(const CompareOptions& options, std::ostream& out, std::ostrea
             continue;
           }
         }
-        index.add(entry->chain, {entry->line_number, entry->offset, i});
+        index.add(entry->chain, {entry->line_number, entry->offset, i, entry->item});
       }
       if (reader.failed()) reading.fail("cannot read " + options.actual[i]);
       if (reader.incompleteLastLine()) err << "note: " << *reader.incompleteLastLine() << "\n";

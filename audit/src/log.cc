@@ -101,6 +101,100 @@ core::Result<EventObjectsApart> parseLogLineObjectsApart(std::string_view line) 
   return read;
 }
 
+bool looksLikeEventList(std::string_view text) {
+  return text.find("\"EventList\"") != std::string_view::npos;
+}
+
+namespace {
+
+// The items of a parsed EventList (nullptr: none), or why it is not one.
+core::Result<nlohmann::json*> eventListItems(nlohmann::json& list) {
+  if (!list.is_object()) return core::Error{"expected an EventList object"};
+  const auto kind = list.find("kind");
+  if (kind == list.end() || !kind->is_string() || kind->get<std::string>() != "EventList") {
+    return core::Error{"kind: expected \"EventList\""};
+  }
+  const auto api_version = list.find("apiVersion");
+  if (api_version != list.end() &&
+      (!api_version->is_string() || api_version->get<std::string>().rfind("audit.k8s.io/", 0) != 0)) {
+    return core::Error{"apiVersion: expected audit.k8s.io/v1, got " + api_version->dump()};
+  }
+  const auto items = list.find("items");
+  if (items == list.end() || items->is_null()) return nullptr;  // an empty batch
+  if (!items->is_array()) {
+    return core::Error{"items: expected a list of events, got " + std::string(items->type_name())};
+  }
+  return &*items;
+}
+
+}  // namespace
+
+core::Result<std::vector<EventObjectsApart>> parseEventListObjectsApart(std::string_view line) {
+  auto json = core::parseJson(line);
+  if (!json) return core::Error{"invalid JSON: " + json.error().message};
+  auto items = eventListItems(*json);
+  if (!items.ok()) return items.error();
+  std::vector<EventObjectsApart> out;
+  if (*items == nullptr) return out;
+  out.reserve((*items)->size());
+  for (std::size_t i = 0; i < (*items)->size(); ++i) {
+    nlohmann::json& item = (**items)[i];
+    EventObjectsApart read;
+    if (item.is_object()) {
+      auto take = [&item](const char* key, std::optional<nlohmann::json>& into) {
+        const auto it = item.find(key);
+        if (it != item.end() && !it->is_null()) into = std::exchange(*it, nullptr);
+      };
+      take("requestObject", read.request_object);
+      take("responseObject", read.response_object);
+    }
+    auto event = eventFromJson(item);
+    if (!event.ok()) return core::Error{"items[" + std::to_string(i) + "]." + event.error().message};
+    read.event = std::move(*event);
+    out.push_back(std::move(read));
+  }
+  return out;
+}
+
+core::Result<std::vector<Event>> parseEventBatch(std::string_view body) {
+  auto json = core::parseOrderedJson(body);
+  if (!json) return core::Error{"invalid JSON: " + json.error().message};
+  std::vector<Event> out;
+  if (json->is_object() && json->contains("kind") && (*json)["kind"] == "Event") {
+    auto event = eventFromJson(std::move(*json));
+    if (!event.ok()) return event.error();
+    out.push_back(std::move(*event));
+    return out;
+  }
+  if (!json->is_object() || !json->contains("kind") || (*json)["kind"] != "EventList") {
+    return core::Error{"kind: expected \"EventList\" or \"Event\""};
+  }
+  if (json->contains("apiVersion") &&
+      (!(*json)["apiVersion"].is_string() ||
+       (*json)["apiVersion"].get<std::string>().rfind("audit.k8s.io/", 0) != 0)) {
+    return core::Error{"apiVersion: expected audit.k8s.io/v1, got " + (*json)["apiVersion"].dump()};
+  }
+  auto& items = (*json)["items"];
+  if (items.is_null()) return out;
+  if (!items.is_array()) {
+    return core::Error{"items: expected a list of events, got " + std::string(items.type_name())};
+  }
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    auto event = eventFromJson(std::move(items[i]));
+    if (!event.ok()) return core::Error{"items[" + std::to_string(i) + "]." + event.error().message};
+    out.push_back(std::move(*event));
+  }
+  return out;
+}
+
+core::Result<std::size_t> appendEventBatch(std::string_view body, LogWriter& log) {
+  auto events = parseEventBatch(body);
+  if (!events.ok()) return events.error();
+  for (const Event& event : *events) log.write(event);
+  if (auto error = log.lastError()) return core::Error{*error};
+  return events->size();
+}
+
 LogReadResult readLog(std::string_view text, std::string_view file_name) {
   LogReadResult result;
   std::size_t line_number = 0;

@@ -374,6 +374,63 @@ TEST(AuditLogs, WrongTypesNameFileLineAndField) {
   EXPECT_THAT(err.str(), HasSubstr("wrong.log:1: responseStatus.code"));
 }
 
+// --- the webhook backend's batches ---
+
+std::string eventListOf(const std::string& log_text) {
+  std::string items;
+  std::istringstream lines(log_text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    items += (items.empty() ? "" : ",") + line;
+  }
+  return R"({"kind":"EventList","apiVersion":"audit.k8s.io/v1","metadata":{},"items":[)" + items +
+         "]}";
+}
+
+TEST(EventList, ALineHoldingABatchIsReadAndCompared) {
+  const std::string text = testing::readFile(testdataPath("kube_denials.log"));
+  const fs::path batch = scratch("batch.log");
+  std::ofstream(batch, std::ios::binary) << eventListOf(text) << "\n";
+  ChainsOptions options;
+  options.logs = {batch.string()};
+  std::ostringstream out, err;
+  EXPECT_EQ(chainsCommand(options, out, err), 0) << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("9 chains in "));
+  // Compared against the same events one per line: every item paired, read again by position.
+  CompareOptions compare_options;
+  compare_options.expected = {testdataPath("kube_denials.log")};
+  compare_options.actual = {batch.string()};
+  std::ostringstream c_out, c_err;
+  EXPECT_EQ(compareCommand(compare_options, c_out, c_err), 0) << c_out.str() << c_err.str();
+  EXPECT_THAT(c_out.str(), HasSubstr("9 chains compared, 9 paired"));
+}
+
+TEST(EventList, TheSinkWritesAllOrNothing) {
+  const std::string text = testing::readFile(testdataPath("kube_denials.log"));
+  const fs::path path = scratch("sink.log");
+  fs::remove(path);
+  auto log = LogWriter::open(path);
+  ASSERT_TRUE(log.ok());
+  auto written = appendEventBatch(eventListOf(text), *log);
+  ASSERT_TRUE(written.ok()) << written.error().message;
+  EXPECT_EQ(*written, 9u);
+  // The lines written are the log backend's: read back as the same chains.
+  EXPECT_EQ(chainsOf("kube_denials.log").size(), 9u);
+  std::string bad = eventListOf(text);
+  // The second event's stage.
+  const auto at = bad.find("\"stage\":\"ResponseComplete\"",
+                           bad.find("\"stage\":\"ResponseComplete\"") + 1);
+  ASSERT_NE(at, std::string::npos);
+  bad.replace(at, 26, "\"stage\":\"Done\"");
+  const auto size_before = fs::file_size(path);
+  auto refused = appendEventBatch(bad, *log);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.error().message, HasSubstr("items[1].stage: unknown stage \"Done\""));
+  EXPECT_EQ(fs::file_size(path), size_before);
+  EXPECT_FALSE(appendEventBatch(R"({"kind":"EventList","items":{}})", *log).ok());
+  EXPECT_FALSE(appendEventBatch(R"([1,2])", *log).ok());
+}
+
 // --- policy-check ---
 
 TEST(PolicyCheck, FirstMatchingRuleDecides) {

@@ -1217,4 +1217,67 @@ core::Result<std::vector<fs::path>> findScenarioFiles(const std::vector<fs::path
   return out;
 }
 
+core::Result<std::vector<LogExpectation>> parseLogExpectations(std::string_view text,
+                                                               const fs::path& path) {
+  auto document = core::parseYaml(text);
+  if (!document.ok()) return document.error().within(path.string());
+  Reader reader(path, detail::LocationIndex::build(text));
+  const View root{&*document, ""};
+  std::vector<LogExpectation> out;
+  if (!reader.mapping(root)) return core::makeError(reader.errorText());
+  reader.checkKeys(root, {"apiVersion", "kind", "expectations"});
+  auto api_version = reader.string(root, "apiVersion", true);
+  auto kind = reader.string(root, "kind", true);
+  if (api_version && *api_version != kScenarioApiVersion) {
+    reader.fail("apiVersion", fmt::format("expected {}, got {}", jsonQuote(kScenarioApiVersion),
+                                          jsonQuote(*api_version)));
+  }
+  if (kind && *kind != kAuditExpectationsKind) {
+    reader.fail("kind", fmt::format("expected {}, got {}", jsonQuote(kAuditExpectationsKind),
+                                    jsonQuote(*kind)));
+  }
+  const Scenario none;
+  if (auto list = reader.require(root, "expectations"); list && reader.sequence(*list)) {
+    if ((*list)->empty()) reader.fail(list->path, "at least one expectation is required");
+    for (std::size_t i = 0; i < (*list)->size(); ++i) {
+      const View item{&(**list)[i], detail::indexPath(list->path, i)};
+      if (!reader.mapping(item)) continue;
+      reader.checkKeys(item, {"name", "match", "count", "expect"});
+      LogExpectation expectation;
+      expectation.location = reader.locate(item.path);
+      expectation.name = reader.string(item, "name").value_or("expectations[" +
+                                                              std::to_string(i) + "]");
+      if (auto match = reader.require(item, "match"); match && reader.mapping(*match)) {
+        reader.checkKeys(*match, {"verb", "resource", "namespace", "name", "generateName", "user"});
+        auto& selector = expectation.match;
+        selector.verb = reader.string(*match, "verb").value_or("");
+        selector.resource = reader.string(*match, "resource").value_or("");
+        selector.namespace_name = reader.string(*match, "namespace").value_or("");
+        selector.name = reader.string(*match, "name").value_or("");
+        selector.generate_name = reader.string(*match, "generateName").value_or("");
+        selector.user = reader.string(*match, "user").value_or("");
+      }
+      if (auto count = reader.integer(item, "count", 0, 1'000'000'000)) {
+        expectation.count = static_cast<std::size_t>(*count);
+      }
+      if (auto expect = reader.require(item, "expect"); expect && reader.mapping(*expect)) {
+        for (const char* field :
+             {"calls", "callsMatch", "callCounts", "warnings", "metrics", "stub", "reinvoked",
+              "auditEvent"}) {
+          if ((*expect)->contains(field)) {
+            reader.fail(detail::childPath(expect->path, field),
+                        "not recorded in an audit log (allowed, code, message, reason, object, "
+                        "absent and annotations are)",
+                        true);
+          }
+        }
+        readExpect(reader, *expect, none, expectation.expect);
+      }
+      out.push_back(std::move(expectation));
+    }
+  }
+  if (reader.failed()) return core::makeError(reader.errorText());
+  return out;
+}
+
 }  // namespace harness::sim

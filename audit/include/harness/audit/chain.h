@@ -98,7 +98,7 @@ class ChainBuilder {
 bool mayHoldChain(std::string_view line, bool keep_all);
 
 // The chains of a log read from a stream, as reconstructChains would build them from readLog,
-// holding one line at a time: lines for which mayHoldChain is false are not parsed (the parse is
+// holding one line at a time (a line may also be an EventList, the webhook backend's batch): lines for which mayHoldChain is false are not parsed (the parse is
 // most of the cost of reading a log). For `apiserver-sim audit` on logs of any size.
 class ChainReader {
  public:
@@ -106,6 +106,9 @@ class ChainReader {
     MutationChain chain;
     std::size_t line_number = 0;
     std::uint64_t offset = 0;  // of the event's line: LogLineReader reads it again from there
+    // A line holding an EventList (the webhook backend's batch, saved as one line): the event's
+    // index in its items.
+    std::size_t item = 0;
   };
   // `file_name` prefixes the error messages.
   ChainReader(std::istream& in, std::string file_name, bool keep_all);
@@ -127,6 +130,7 @@ class ChainReader {
   bool keep_all_;
   ChainBuilder builder_;
   std::optional<std::string> incomplete_last_line_;
+  std::vector<Entry> pending_;  // the kept events of an EventList line, last one first
 };
 
 // How `audit compare` pairs the requests of two logs. Each mode gives every chain a key; the
@@ -157,6 +161,7 @@ class ChainIndex {
     std::size_t line_number = 0;
     std::uint64_t offset = 0;
     std::size_t file = 0;  // which of the indexed log's files (rotated logs)
+    std::size_t item = 0;  // in an EventList line
   };
   explicit ChainIndex(PairBy by = PairBy::kAuto) : by_(by) {}
   void add(const MutationChain& chain, Position position);

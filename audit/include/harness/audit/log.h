@@ -68,6 +68,23 @@ struct EventObjectsApart {
 };
 core::Result<EventObjectsApart> parseLogLineObjectsApart(std::string_view line);
 
+// The body kube-apiserver's webhook audit backend POSTs (plugin/pkg/audit/webhook: a batch of
+// events as an audit.k8s.io/v1 EventList, {"kind":"EventList","apiVersion":"audit.k8s.io/v1",
+// "metadata":{},"items":[...]}), or a single Event. Every item is checked before any is returned:
+// errors name the item and field, `items[3].stage: unknown stage "Done"`.
+core::Result<std::vector<Event>> parseEventBatch(std::string_view body);
+// A webhook backend's POST body (parseEventBatch) appended to `log`, one line per event, all or
+// nothing: the number of events written, or why the body is not a batch of events.
+core::Result<std::size_t> appendEventBatch(std::string_view body, LogWriter& log);
+
+// Whether a JSON text (a log line, a request body) is an EventList, from its bytes: it names the
+// kind "EventList" (a log line of events never does: an Event's kind is "Event").
+bool looksLikeEventList(std::string_view text);
+
+// The events of an EventList read with their objects apart (parseLogLineObjectsApart for each
+// item); errors name the item as parseEventBatch does.
+core::Result<std::vector<EventObjectsApart>> parseEventListObjectsApart(std::string_view line);
+
 // The longest line a LogLineReader holds. kube-apiserver bounds an event: a request body is at
 // most 3 MiB (apiserver's MaxRequestBodyBytes), a stored object 1.5 MiB (etcd's
 // --max-request-bytes), and an event carries the two objects and the webhooks' patches.
