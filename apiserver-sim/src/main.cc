@@ -44,6 +44,7 @@
 
 #include "harness/audit/chain.h"
 #include "harness/audit/commands.h"
+#include "harness/audit/default_policy.h"
 #include "harness/audit/event.h"
 #include "harness/audit/log.h"
 #include "harness/net/server.h"

@@ -636,7 +636,11 @@ std::string pairingKey(const MutationChain& chain, PairBy by) {
   const auto owners = metadata->find("ownerReferences");
   if (owners != metadata->end() && owners->is_array()) {
     for (const auto& owner : *owners) {
-      if (!owner.is_object() || !owner.value("controller", false)) continue;
+      if (!owner.is_object()) continue;
+      const auto controller = owner.find("controller");
+      if (controller == owner.end() || !controller->is_boolean() || !controller->get<bool>()) {
+        continue;
+      }
       return indexKey({chain.verb, resource, namespace_name, "owner",
                        stringOf(owner, "kind") + "/" +
                            withoutHash(stringOf(owner, "name") + "-", labels)});
@@ -877,7 +881,10 @@ json fillFromResponse(const json& request, const json& response, const std::stri
         const auto added = writes.names.find(at);
         json kept = json::array();
         for (const auto& element : value) {
-          if (added != writes.names.end() && added->second.count(element["name"]) != 0) continue;
+          if (added != writes.names.end() &&
+              added->second.count(element["name"].get<std::string>()) != 0) {
+            continue;
+          }
           filled.push_back(fillNote(at + "/" + std::to_string(kept.size()), element));
           kept.push_back(element);
         }
@@ -893,7 +900,9 @@ json fillFromResponse(const json& request, const json& response, const std::stri
     std::map<std::string, const json*> mine;
     for (const auto& element : request) mine[element["name"].get<std::string>()] = &element;
     std::size_t present = 0;
-    for (const auto& element : response) present += mine.count(element["name"]) != 0 ? 1 : 0;
+    for (const auto& element : response) {
+      present += mine.count(element["name"].get<std::string>()) != 0 ? 1 : 0;
+    }
     // An element the response lacks was removed or renamed by a webhook: keep the request's.
     if (present != mine.size()) return request;
     const auto added = writes.names.find(pointer);
@@ -1050,7 +1059,8 @@ std::vector<std::string> compareChains(const MutationChain& expected, const Muta
   std::vector<std::string> out;
   // What only one side recorded is left out (the patch annotations are written at Request and
   // above: annotations.h).
-  const bool patches = !less(expected.level, Level::kRequest) && !less(actual.level, Level::kRequest);
+  const bool patches =
+      !less(expected.level, Level::kRequest) && !less(actual.level, Level::kRequest);
   if (!patches) {
     const bool expected_low = less(expected.level, Level::kRequest);
     out.push_back("patches not compared: recorded at level " +

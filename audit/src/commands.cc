@@ -16,6 +16,7 @@
 #include "harness/audit/policy.h"
 #include "harness/audit/timeline.h"
 #include "harness/core/json.h"
+#include "harness/core/unstructured.h"
 #include "harness/core/yaml.h"
 
 namespace harness::audit {
@@ -437,7 +438,7 @@ core::Result<std::string> stringField(const json& object, const char* field,
 core::Result<RequestAttributes> attributesOf(const json& document, const std::string& where) {
   if (!document.is_object()) return core::Error{where + ": expected an object"};
   RequestAttributes attributes;
-  if (document.value("kind", std::string()) == "Event") {
+  if (core::nestedString(document, {"kind"}) == "Event") {
     auto event = eventFromJson(document);
     if (!event.ok()) return core::Error{where + ": " + event.error().message};
     attributes.user = event->user.username;
@@ -592,8 +593,8 @@ int policyCheckCommand(const std::string& policy_path, const std::string& reques
       out << "]";
     }
     out << "\n";
-    if (document.value("kind", std::string()) == "Event") {
-      const std::string recorded = document.value("level", std::string());
+    if (core::nestedString(document, {"kind"}) == "Event") {
+      const std::string recorded = core::nestedString(document, {"level"});
       if (!recorded.empty() && recorded != toString(config.level)) {
         out << "  recorded at level " << recorded << ": this policy would give "
             << toString(config.level) << "\n";

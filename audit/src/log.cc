@@ -116,7 +116,8 @@ core::Result<nlohmann::json*> eventListItems(nlohmann::json& list) {
   }
   const auto api_version = list.find("apiVersion");
   if (api_version != list.end() &&
-      (!api_version->is_string() || api_version->get<std::string>().rfind("audit.k8s.io/", 0) != 0)) {
+      (!api_version->is_string() ||
+       api_version->get<std::string>().rfind("audit.k8s.io/", 0) != 0)) {
     return core::Error{"apiVersion: expected audit.k8s.io/v1, got " + api_version->dump()};
   }
   const auto items = list.find("items");
@@ -149,7 +150,9 @@ core::Result<std::vector<EventObjectsApart>> parseEventListObjectsApart(std::str
       take("responseObject", read.response_object);
     }
     auto event = eventFromJson(item);
-    if (!event.ok()) return core::Error{"items[" + std::to_string(i) + "]." + event.error().message};
+    if (!event.ok()) {
+      return core::Error{"items[" + std::to_string(i) + "]." + event.error().message};
+    }
     read.event = std::move(*event);
     out.push_back(std::move(read));
   }
@@ -181,7 +184,9 @@ core::Result<std::vector<Event>> parseEventBatch(std::string_view body) {
   }
   for (std::size_t i = 0; i < items.size(); ++i) {
     auto event = eventFromJson(std::move(items[i]));
-    if (!event.ok()) return core::Error{"items[" + std::to_string(i) + "]." + event.error().message};
+    if (!event.ok()) {
+      return core::Error{"items[" + std::to_string(i) + "]." + event.error().message};
+    }
     out.push_back(std::move(*event));
   }
   return out;
@@ -329,7 +334,9 @@ class GzipBuffer : public std::streambuf {
         stream_.avail_in = got;
       }
       if (stream_.avail_in == 0 && input_done_) {
-        if (in_member_) error_ = "gzip data truncated at compressed byte " + std::to_string(consumed());
+        if (in_member_) {
+          error_ = "gzip data truncated at compressed byte " + std::to_string(consumed());
+        }
         return traits_type::eof();
       }
       stream_.next_out = reinterpret_cast<Bytef*>(out_.data());

@@ -10,6 +10,7 @@
 
 #include "harness/audit/annotations.h"
 #include "harness/core/json.h"
+#include "harness/core/unstructured.h"
 
 namespace harness::audit {
 namespace {
@@ -30,23 +31,15 @@ bool startsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-// The Go-quoted name after `prefix` in `message` ("admission webhook \"x\" denied"): Go's %q of
-// a DNS name is the name between plain quotes.
-std::optional<std::string> quotedAfter(std::string_view message, std::string_view prefix) {
+// The name between `prefix` and the next `quote` in `message`: Go's %q of a DNS name is the
+// name between plain quotes ("admission webhook \"x\" denied"), the policy dispatcher's '%s' is
+// between single quotes.
+std::optional<std::string> quotedAfter(std::string_view message, std::string_view prefix,
+                                       char quote = '"') {
   const auto at = message.find(prefix);
   if (at == std::string_view::npos) return std::nullopt;
   const std::size_t start = at + prefix.size();
-  const auto end = message.find('"', start);
-  if (end == std::string_view::npos) return std::nullopt;
-  return std::string(message.substr(start, end - start));
-}
-
-// 'x' after `prefix`, for the policy dispatcher's '%s' quoting.
-std::optional<std::string> singleQuotedAfter(std::string_view message, std::string_view prefix) {
-  const auto at = message.find(prefix);
-  if (at == std::string_view::npos) return std::nullopt;
-  const std::size_t start = at + prefix.size();
-  const auto end = message.find('\'', start);
+  const auto end = message.find(quote, start);
   if (end == std::string_view::npos) return std::nullopt;
   return std::string(message.substr(start, end - start));
 }
@@ -106,9 +99,9 @@ RequestOutcome outcomeOf(const std::optional<core::Status>& response_status,
       }
       for (const auto& entry : *parsed) {
         if (!entry.is_object()) continue;
-        out.policy_audit.push_back("policy \"" + entry.value("policy", std::string()) +
-                                   "\" binding \"" + entry.value("binding", std::string()) +
-                                   "\": " + entry.value("message", std::string()));
+        out.policy_audit.push_back("policy \"" + core::nestedString(entry, {"policy"}) +
+                                   "\" binding \"" + core::nestedString(entry, {"binding"}) +
+                                   "\": " + core::nestedString(entry, {"message"}));
       }
     }
   }
@@ -130,11 +123,11 @@ RequestOutcome outcomeOf(const std::optional<core::Status>& response_status,
     out.kind = isTimeout(message) ? OutcomeKind::kTimedOut : OutcomeKind::kFailed;
     out.decided_by_kind = "webhook";
     out.decided_by = std::move(*called);
-  } else if (auto policy = singleQuotedAfter(message, "ValidatingAdmissionPolicy '")) {
+  } else if (auto policy = quotedAfter(message, "ValidatingAdmissionPolicy '", '\'')) {
     out.kind = OutcomeKind::kDenied;
     out.decided_by_kind = "policy";
     out.decided_by = std::move(*policy);
-    if (auto binding = singleQuotedAfter(message, "' with binding '")) {
+    if (auto binding = quotedAfter(message, "' with binding '", '\'')) {
       out.binding = std::move(*binding);
     }
   } else if (message.find("violates PodSecurity") != std::string_view::npos) {

@@ -32,8 +32,8 @@ bool selects(const LogRequestSelector& match, const audit::Event& event,
     }
     if (!match.name.empty() && ref.name != match.name) return false;
     if (!match.generate_name.empty() &&
-        (metadata == nullptr || !metadata->is_object() ||
-         metadata->value("generateName", std::string()) != match.generate_name)) {
+        (metadata == nullptr || !metadata->is_object() || !metadata->contains("generateName") ||
+         (*metadata)["generateName"] != match.generate_name)) {
       return false;
     }
   }

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/audit/default_policy.h"
 #include "harness/audit/policy.h"
 #include "harness/core/utf8.h"
 #include "harness/sim/explain.h"

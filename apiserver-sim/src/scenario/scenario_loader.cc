@@ -31,6 +31,7 @@
 #include "harness/go/regexp.h"
 #include "harness/go/strconv.h"
 #include "harness/go/time.h"
+#include "harness/sim/audit_assert.h"
 #include "harness/sim/builtin_plugins.h"
 #include "harness/sim/cel.h"
 #include "harness/sim/endpoint.h"
@@ -1130,6 +1131,24 @@ core::GroupVersionResource resourceForKind(const core::GroupVersionKind& kind) {
   return {kind.group, kind.version, plural};
 }
 
+namespace {
+
+// apiVersion apiserver-sim.harness.dev/v1alpha1 and the document's kind, both required.
+void checkTypeMeta(Reader& reader, const View& root, std::string_view expected_kind) {
+  auto api_version = reader.string(root, "apiVersion", true);
+  auto kind = reader.string(root, "kind", true);
+  if (api_version && *api_version != kScenarioApiVersion) {
+    reader.fail("apiVersion", fmt::format("expected {}, got {}", jsonQuote(kScenarioApiVersion),
+                                          jsonQuote(*api_version)));
+  }
+  if (kind && *kind != expected_kind) {
+    reader.fail("kind", fmt::format("expected {}, got {}", jsonQuote(expected_kind),
+                                    jsonQuote(*kind)));
+  }
+}
+
+}  // namespace
+
 core::Result<Scenario> parseScenario(std::string_view text, const fs::path& path) {
   auto documents = core::parseYamlDocuments(text);
   if (!documents.ok()) return documents.error().within(path.string());
@@ -1145,15 +1164,7 @@ core::Result<Scenario> parseScenario(std::string_view text, const fs::path& path
   const View root{&document, ""};
   if (!reader.mapping(root)) return core::makeError(reader.errorText());
   reader.checkKeys(root, {"apiVersion", "kind", "metadata", "spec"});
-  auto api_version = reader.string(root, "apiVersion", true);
-  auto kind = reader.string(root, "kind", true);
-  if (api_version && *api_version != kScenarioApiVersion) {
-    reader.fail("apiVersion", fmt::format("expected {}, got {}", jsonQuote(kScenarioApiVersion),
-                                          jsonQuote(*api_version)));
-  }
-  if (kind && *kind != kScenarioKind) {
-    reader.fail("kind", fmt::format("expected {}, got {}", jsonQuote(kScenarioKind), jsonQuote(*kind)));
-  }
+  checkTypeMeta(reader, root, kScenarioKind);
   if (auto metadata = reader.require(root, "metadata"); metadata && reader.mapping(*metadata)) {
     reader.checkKeys(*metadata, {"name", "description", "labels", "annotations"});
     if (auto name = reader.string(*metadata, "name", true)) {
@@ -1226,16 +1237,7 @@ core::Result<std::vector<LogExpectation>> parseLogExpectations(std::string_view 
   std::vector<LogExpectation> out;
   if (!reader.mapping(root)) return core::makeError(reader.errorText());
   reader.checkKeys(root, {"apiVersion", "kind", "expectations"});
-  auto api_version = reader.string(root, "apiVersion", true);
-  auto kind = reader.string(root, "kind", true);
-  if (api_version && *api_version != kScenarioApiVersion) {
-    reader.fail("apiVersion", fmt::format("expected {}, got {}", jsonQuote(kScenarioApiVersion),
-                                          jsonQuote(*api_version)));
-  }
-  if (kind && *kind != kAuditExpectationsKind) {
-    reader.fail("kind", fmt::format("expected {}, got {}", jsonQuote(kAuditExpectationsKind),
-                                    jsonQuote(*kind)));
-  }
+  checkTypeMeta(reader, root, kAuditExpectationsKind);
   const Scenario none;
   if (auto list = reader.require(root, "expectations"); list && reader.sequence(*list)) {
     if ((*list)->empty()) reader.fail(list->path, "at least one expectation is required");

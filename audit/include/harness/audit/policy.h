@@ -77,14 +77,6 @@ core::Result<Policy> parsePolicy(std::string_view text, std::string_view file_na
 // nonResourceURLs. Field paths as Go writes them ("rules[1].resources.group").
 core::FieldErrors validatePolicy(const Policy& policy);
 
-// The policy `apiserver-sim run|serve --audit-log` records a scenario without spec.auditPolicy
-// with (a scenario's own policy always wins): every request at RequestResponse, the objects and
-// patches that chains, replay and comparison need, without the RequestReceived stage (which
-// repeats the request without its outcome).
-inline constexpr std::string_view kDefaultLogPolicyText =
-    "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n"
-    "  - level: RequestResponse\n";
-
 // authorizer.Attributes as the policy checker reads them.
 struct RequestAttributes {
   std::string user;

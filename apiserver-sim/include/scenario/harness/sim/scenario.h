@@ -216,44 +216,6 @@ bool looksLikeScenario(std::string_view text);
 core::Result<std::vector<std::filesystem::path>> findScenarioFiles(
     const std::vector<std::filesystem::path>& paths);
 
-// --- expectations on an audit log (`apiserver-sim audit assert`) ---
-
-inline constexpr std::string_view kAuditExpectationsKind = "AuditExpectations";
-
-// Which requests of a log an expectation is about; empty fields match every request.
-struct LogRequestSelector {
-  std::string verb;
-  std::string resource;  // "pods", "deployments.apps"
-  std::string namespace_name, name, user;
-  std::string generate_name;  // the requestObject's metadata.generateName
-};
-
-// One expectation: every request `match` selects must meet `expect` (the scenario expectation
-// language, restricted to what an audit event records: allowed, code, message, reason, object,
-// absent, annotations); `count`, when given, is how many requests must be selected (else at least
-// one).
-struct LogExpectation {
-  std::string name;
-  SourceLocation location;
-  LogRequestSelector match;
-  std::optional<std::size_t> count;
-  Expectation expect;
-};
-
-// Parses an AuditExpectations document:
-//   apiVersion: apiserver-sim.harness.dev/v1alpha1
-//   kind: AuditExpectations
-//   expectations:
-//     - name: the Pod is injected
-//       match: {verb: create, resource: pods, namespace: simple-app, generateName: web-}
-//       count: 1
-//       expect: {allowed: true, code: 201, object: {...}, annotations: {...}}
-// Errors as the scenario loader words them (file:line:column: field: problem); the fields an
-// audit log cannot show (calls, callCounts, warnings, metrics, stub, reinvoked, auditEvent) are
-// refused with that reason.
-core::Result<std::vector<LogExpectation>> parseLogExpectations(std::string_view text,
-                                                               const std::filesystem::path& path);
-
 // The resource for a kind: the built-in table (core::findResourceForKind), else apimachinery's
 // UnsafeGuessKindToResource pluralization ("Foo" -> "foos", "Policy" -> "policies").
 core::GroupVersionResource resourceForKind(const core::GroupVersionKind& kind);

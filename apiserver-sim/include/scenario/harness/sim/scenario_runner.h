@@ -194,7 +194,7 @@ struct RunOptions {
   // Called after each step (progress lines).
   std::function<void(const ScenarioResult&, const StepResult&)> on_step;
   // Warnings about a scenario that runs anyway (runScenarioFiles: a scenario without
-  // spec.auditPolicy under an audit_sink is recorded with audit::kDefaultLogPolicyText).
+  // spec.auditPolicy under an audit_sink is recorded with audit/default_policy.h).
   std::function<void(const std::string&)> on_warning;
   // Where the scenario is played; nullptr: the simulator.
   Backend* backend = nullptr;
