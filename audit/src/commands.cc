@@ -273,17 +273,17 @@ int compareCommand(const CompareOptions& options, std::ostream& out, std::ostrea
       std::ifstream in(seekable[i]->path(), std::ios::binary);
       ChainReader reader(in, options.actual[i], true);
       while (auto entry = reader.next([&](const std::string& m) { reading.badLine(m); })) {
-        if (!options.all && entry->chain.steps.empty() &&
-            entry->chain.outcome.kind == OutcomeKind::kAdmitted &&
-            entry->chain.webhook_annotations.empty()) {
-          // Not a chain unless --all; kept for pairing only when it is a write (a webhook may be
-          // missing on this side).
-          if (entry->chain.verb == "get" || entry->chain.verb == "list" ||
-              entry->chain.verb == "watch") {
-            continue;
-          }
-        }
-        index.add(entry->chain, {entry->line_number, entry->offset, i, entry->item});
+        const MutationChain& chain = entry->chain;
+        // Reads are never chains; writes are indexed so that a chain of the other log finds
+        // its partner even where no webhook touched it, and reported as unpaired only when
+        // they are chains themselves (as `chains` would list them).
+        const bool read = chain.verb == "get" || chain.verb == "list" || chain.verb == "watch";
+        if (!options.all && read) continue;
+        const bool listed = options.all || !chain.steps.empty() ||
+                            !chain.outcome.failed_open.empty() ||
+                            chain.outcome.kind != OutcomeKind::kAdmitted;
+        index.add(chain, {entry->line_number, entry->offset, i, entry->item},
+                  listed && options.filter.matches(chain));
       }
       if (reader.failed()) reading.fail("cannot read " + options.actual[i]);
       if (reader.incompleteLastLine()) err << "note: " << *reader.incompleteLastLine() << "\n";

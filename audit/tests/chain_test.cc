@@ -351,7 +351,8 @@ TEST(FormatChain, MutationWithoutPatchSaysTheLevelWasTooLow) {
   const std::string text = formatChain(chain);
   EXPECT_THAT(text, ::testing::StartsWith("create deployments.apps ns/d (auditID a)\n"));
   EXPECT_THAT(text, ::testing::HasSubstr("mutated, patch not recorded (level below Request)\n"));
-  EXPECT_THAT(text, ::testing::HasSubstr("  replay: not possible at level None: "));
+  EXPECT_THAT(text, ::testing::HasSubstr("  replay: round 0 index 0 (webhook w.example.com) "
+                                         "mutated but its patch is not recorded"));
 }
 
 // One webhook step with `patch` over a Pod without labels.

@@ -49,18 +49,18 @@ const MutationChain* byName(const std::vector<MutationChain>& chains, const std:
   return nullptr;
 }
 
-struct Run {
+struct CommandRun {
   int status = 0;
   std::string out, err;
 };
 
-Run compare(const std::string& a, const std::string& b, PairBy by = PairBy::kAuto) {
+CommandRun compare(const std::string& a, const std::string& b, PairBy by = PairBy::kAuto) {
   CompareOptions options;
   options.expected = {testdataPath(a)};
   options.actual = {testdataPath(b)};
   options.pair_by = by;
   std::ostringstream out, err;
-  Run run;
+  CommandRun run;
   run.status = compareCommand(options, out, err);
   run.out = out.str();
   run.err = err.str();
@@ -69,7 +69,7 @@ Run compare(const std::string& a, const std::string& b, PairBy by = PairBy::kAut
 
 // A scratch file under the build tree.
 fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::current_path() / "audit_commands_test";
+  const fs::path dir = fs::current_path() / "audit_commands_test.scratch";
   fs::create_directories(dir);
   return dir / name;
 }
@@ -80,7 +80,7 @@ fs::path scratch(const std::string& name) {
 // names, other hashes. Paired by controller owner (ReplicaSet, hash removed): the chains are
 // compared, not reported as missing.
 TEST(AuditCompare, PairsGeneratedPodsByOwnerAcrossSimulatorAndRealLogs) {
-  const Run run = compare("sim_seed_tutorial.log", "kube_seed_tutorial.log");
+  const CommandRun run = compare("sim_seed_tutorial.log", "kube_seed_tutorial.log");
   EXPECT_THAT(run.out, HasSubstr("compare: paired with create simple-app/"));
   EXPECT_THAT(run.out, Not(HasSubstr("nothing paired")));
   EXPECT_THAT(run.out, Not(HasSubstr("no partner")));
@@ -100,22 +100,22 @@ TEST(AuditCompare, PairsGeneratedPodsByOwnerAcrossSimulatorAndRealLogs) {
 
 TEST(AuditCompare, SaysWhenNothingPaired) {
   // By name, the generated Pod names never match.
-  const Run run = compare("sim_seed_tutorial.log", "kube_seed_tutorial.log", PairBy::kName);
+  const CommandRun run = compare("sim_seed_tutorial.log", "kube_seed_tutorial.log", PairBy::kName);
   EXPECT_EQ(run.status, 1);
   EXPECT_THAT(run.out, HasSubstr("no partner in the other log (key: create pods simple-app name "
                                  "simple-app-v1-7b9c6f5d4-"));
   // Logs of unrelated requests pair nothing at all.
-  const Run unrelated = compare("kube_denials.log", "kube_seed_tutorial.log");
+  const CommandRun unrelated = compare("kube_denials.log", "kube_seed_tutorial.log");
   EXPECT_EQ(unrelated.status, 1);
   EXPECT_THAT(unrelated.out, HasSubstr("nothing paired: "));
   EXPECT_THAT(unrelated.out, HasSubstr("(try --pair-by order or labels)"));
 }
 
 TEST(AuditCompare, ByOrderAndByLabels) {
-  const Run order = compare("sim_seed_tutorial.log", "kube_seed_tutorial.log", PairBy::kOrder);
+  const CommandRun order = compare("sim_seed_tutorial.log", "kube_seed_tutorial.log", PairBy::kOrder);
   EXPECT_THAT(order.out, HasSubstr("paired (by order)"));
   EXPECT_THAT(order.out, Not(HasSubstr("nothing paired")));
-  const Run labels = compare("sim_seed_tutorial.log", "kube_seed_tutorial.log", PairBy::kLabels);
+  const CommandRun labels = compare("sim_seed_tutorial.log", "kube_seed_tutorial.log", PairBy::kLabels);
   EXPECT_THAT(labels.out, HasSubstr("paired (by labels)"));
   EXPECT_THAT(labels.out, HasSubstr("compare: paired with create simple-app/"));
 }

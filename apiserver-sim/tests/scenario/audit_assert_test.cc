@@ -25,18 +25,18 @@ std::string log(const std::string& name) {
 }
 
 fs::path write(const std::string& name, const std::string& text) {
-  const fs::path dir = fs::current_path() / "audit_assert_test";
+  const fs::path dir = fs::current_path() / "audit_assert_test.scratch";
   fs::create_directories(dir);
   std::ofstream(dir / name) << text;
   return dir / name;
 }
 
-struct Run {
+struct CommandRun {
   int status;
   std::string out, err;
 };
 
-Run assertLog(const std::string& log_name, const std::string& expectations) {
+CommandRun assertLog(const std::string& log_name, const std::string& expectations) {
   const fs::path file = write("expectations.yaml", expectations);
   std::ostringstream out, err;
   const int status = auditAssertCommand({log(log_name)}, file.string(), out, err);
@@ -47,7 +47,7 @@ constexpr char kHeader[] =
     "apiVersion: apiserver-sim.harness.dev/v1alpha1\nkind: AuditExpectations\nexpectations:\n";
 
 TEST(AuditAssert, TheRealInjectedPodMeetsTheScenarioExpectations) {
-  const Run run = assertLog("kube_seed_tutorial.log", std::string(kHeader) + R"(
+  const CommandRun run = assertLog("kube_seed_tutorial.log", std::string(kHeader) + R"(
   - name: the ReplicaSet's Pod is injected
     match: {verb: create, resource: pods, namespace: simple-app, generateName: simple-app-v1-76fc99b86b-}
     count: 1
@@ -78,7 +78,7 @@ TEST(AuditAssert, TheRealInjectedPodMeetsTheScenarioExpectations) {
 }
 
 TEST(AuditAssert, FailuresNameTheRequestAndTheField) {
-  const Run run = assertLog("kube_denials.log", std::string(kHeader) + R"(
+  const CommandRun run = assertLog("kube_denials.log", std::string(kHeader) + R"(
   - name: deny-fail is rejected with 403
     match: {resource: configmaps, name: deny-fail}
     expect: {allowed: false, code: 403, message: {contains: not on my watch}}
@@ -99,7 +99,7 @@ TEST(AuditAssert, FailuresNameTheRequestAndTheField) {
 }
 
 TEST(AuditAssert, FieldsALogCannotShowAreRefused) {
-  const Run run = assertLog("kube_denials.log", std::string(kHeader) + R"(
+  const CommandRun run = assertLog("kube_denials.log", std::string(kHeader) + R"(
   - name: calls
     match: {resource: configmaps}
     expect: {calls: []}

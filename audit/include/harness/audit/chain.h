@@ -164,7 +164,9 @@ class ChainIndex {
     std::size_t item = 0;  // in an EventList line
   };
   explicit ChainIndex(PairBy by = PairBy::kAuto) : by_(by) {}
-  void add(const MutationChain& chain, Position position);
+  // `reported`: whether unpaired() lists it when nothing takes it (false for a request indexed
+  // only so that a chain of the other log finds its partner, e.g. one no webhook touched here).
+  void add(const MutationChain& chain, Position position, bool reported = true);
   // The next chain of the same key not paired yet, in log order (it counts as paired then).
   std::optional<Position> take(const MutationChain& chain);
   // The chains never taken, in log order, with their keys.
@@ -173,7 +175,7 @@ class ChainIndex {
 
  private:
   struct Slot {
-    std::vector<Position> positions;
+    std::vector<std::pair<Position, bool>> positions;  // with `reported`
     std::size_t taken = 0;
   };
   PairBy by_;
