@@ -298,9 +298,10 @@ std::optional<Difference> firstDifference(const json& replayed, const json& resp
         continue;
       }
       if (b == b_end || (a != a_end && a.key() < b.key())) {
-        // A null the patch wrote is decoded into the typed object as its zero value, which an
-        // omitempty field then leaves out (encoding/json).
-        if (a.value().is_null()) {
+        // A zero value (or null) the patch wrote is decoded into the typed object, and an
+        // omitempty field then leaves it out when encoded (encoding/json): the webhook's
+        // `initialDelaySeconds: 0` is not in the response.
+        if (isZeroValue(a.value())) {
           ++a;
           continue;
         }
@@ -708,9 +709,14 @@ const MutationChain* findChain(const std::vector<MutationChain>& chains, std::st
   return nullptr;
 }
 
-core::Result<ReplayResult> replayChain(const MutationChain& chain, const ReplayOptions& options) {
+namespace {
+
+// replayChain; with `owned` (a base object the caller is done with), the first patch is applied
+// to it in place instead of to a copy (replayReport replays every chain of a log).
+core::Result<ReplayResult> replayFrom(const MutationChain& chain, const ReplayOptions& options,
+                                      std::optional<json> owned) {
   const std::optional<json>& base =
-      options.base_object ? options.base_object : chain.request_object;
+      owned ? owned : options.base_object ? options.base_object : chain.request_object;
   if (!base) {
     return core::makeError(
         "audit " + chain.audit_id + ": no requestObject (the event's level is below Request)",
@@ -721,7 +727,14 @@ core::Result<ReplayResult> replayChain(const MutationChain& chain, const ReplayO
                                ": no responseObject (the event's level is below RequestResponse)",
                            core::ErrorCode::kFailedPrecondition);
   }
-  // The first patch applies to the base itself: the only copies are those applyPatch makes.
+  std::vector<std::string> ignored = {
+      "/metadata/uid",           "/metadata/resourceVersion", "/metadata/creationTimestamp",
+      "/metadata/managedFields", "/metadata/generation",      "/status"};
+  for (const char* filled : {"/metadata/name", "/metadata/namespace"}) {
+    if (!hasPointer(*base, filled)) ignored.emplace_back(filled);
+  }
+  // The first patch applies to the base itself (in place when owned): the only copies are those
+  // applyPatch makes.
   std::optional<json> object;
   for (const MutationStep& step : chain.steps) {
     const std::string label = stepLabel(step) + " (webhook " + step.webhook + ")";
@@ -735,19 +748,16 @@ core::Result<ReplayResult> replayChain(const MutationChain& chain, const ReplayO
     }
     auto patch = core::decodeParsedPatch(*step.patch);
     if (!patch.ok()) return patch.error().within(label);
-    auto applied = core::applyPatch(object ? *object : *base, *patch);
+    auto applied = object  ? core::applyPatch(std::move(*object), std::move(*patch))
+                   : owned ? core::applyPatch(std::move(*owned), std::move(*patch))
+                           : core::applyPatch(*base, *patch);
     if (!applied.ok()) return applied.error().within(label);
     object = std::move(*applied);
   }
+  if (!object) object = owned ? std::move(*owned) : *base;
 
   ReplayResult result;
-  result.patched = object ? std::move(*object) : *base;
-  std::vector<std::string> ignored = {
-      "/metadata/uid",           "/metadata/resourceVersion", "/metadata/creationTimestamp",
-      "/metadata/managedFields", "/metadata/generation",      "/status"};
-  for (const char* filled : {"/metadata/name", "/metadata/namespace"}) {
-    if (!hasPointer(*base, filled)) ignored.emplace_back(filled);
-  }
+  result.patched = std::move(*object);
   ignored.insert(ignored.end(), options.ignored_paths.begin(), options.ignored_paths.end());
   // Members at the ignored pointers are left out of the comparison without copying either
   // document to erase them, when that is the same as erasing: when every pointer goes through
@@ -797,6 +807,12 @@ core::Result<ReplayResult> replayChain(const MutationChain& chain, const ReplayO
     result.matches = true;
   }
   return result;
+}
+
+}  // namespace
+
+core::Result<ReplayResult> replayChain(const MutationChain& chain, const ReplayOptions& options) {
+  return replayFrom(chain, options, std::nullopt);
 }
 
 namespace {
@@ -885,14 +901,19 @@ std::string fillNote(const std::string& pointer, const json& value) {
 json fillFromResponse(const json& request, const json& response, const std::string& pointer,
                       const PatchWrites& writes, std::vector<std::string>& filled) {
   if (request.is_object() && response.is_object()) {
-    json out = request;
+    // Built member by member: each member of the request is copied once.
+    json out = json::object();
+    for (const auto& [key, value] : request.items()) {
+      const auto theirs = response.find(key);
+      out[key] = theirs == response.end()
+                     ? value
+                     : fillFromResponse(value, *theirs,
+                                        pointer + "/" + core::escapePointerToken(key), writes,
+                                        filled);
+    }
     for (const auto& [key, value] : response.items()) {
+      if (request.contains(key)) continue;
       const std::string at = pointer + "/" + core::escapePointerToken(key);
-      const auto mine = request.find(key);
-      if (mine != request.end()) {
-        out[key] = fillFromResponse(*mine, value, at, writes, filled);
-        continue;
-      }
       if (serverSet(at) || writes.paths.count(at) != 0) continue;
       if (namedArray(value)) {
         // Only the elements no patch added.
@@ -1023,51 +1044,57 @@ ReplayReport replayReport(const MutationChain& chain) {
                    "the patches apply to the requestObject; not checked: level " +
                        levelText(chain.level) + " records no responseObject");
   }
-  auto strict = replayChain(chain, options);
-  if (strict.ok() && strict->matches) {
-    return verdict(Kind::kMatches, "the patches turn the requestObject into the responseObject");
+  // The object the webhooks saw, as far as the event tells: the requestObject itself when
+  // admission added nothing before them (then one replay says it all).
+  AdmittedBase base = admittedBase(chain);
+  const std::vector<std::string> filled = std::move(base.filled);
+  auto describe = [](const core::Result<ReplayResult>& replay) {
+    if (!replay.ok()) return replay.error().message;
+    return "differs at " +
+           (replay->first_difference.empty() ? std::string("the root")
+                                             : replay->first_difference) +
+           ": " + replay->detail;
+  };
+  if (filled.empty()) {
+    auto strict = replayChain(chain, options);
+    if (strict.ok() && strict->matches) {
+      return verdict(Kind::kMatches, "the patches turn the requestObject into the responseObject");
+    }
+    if (!strict.ok()) {
+      report.lines.push_back("  " + strict.error().message);
+      return verdict(Kind::kPatchFails, "a patch does not apply to the recorded objects");
+    }
+    return verdict(Kind::kDiffers, describe(strict));
   }
-  // Retry from the object the webhooks saw, completed from the response.
-  const AdmittedBase base = admittedBase(chain);
-  options.base_object = base.object;
-  auto completed = replayChain(chain, options);
-  std::string strict_line =
-      strict.ok() ? "differs at " +
-                        (strict->first_difference.empty() ? std::string("the root")
-                                                          : strict->first_difference) +
-                        ": " + strict->detail
-                  : strict.error().message;
+  auto completed = replayFrom(chain, options, std::move(base.object));
   if (completed.ok() && completed->matches) {
-    report.lines.push_back("  onto the requestObject alone: " + strict_line);
     report.lines.push_back(
         "  the requestObject is the request as the client sent it; completed with what "
         "admission added before the webhooks (" +
-        std::to_string(base.filled.size()) + " member" + (base.filled.size() == 1 ? "" : "s") +
+        std::to_string(filled.size()) + " member" + (filled.size() == 1 ? "" : "s") +
         " of the responseObject no patch wrote):");
     constexpr std::size_t kListed = 8;
-    for (std::size_t i = 0; i < base.filled.size() && i < kListed; ++i) {
-      report.lines.push_back("    " + base.filled[i]);
+    for (std::size_t i = 0; i < filled.size() && i < kListed; ++i) {
+      report.lines.push_back("    " + filled[i]);
     }
-    if (base.filled.size() > kListed) {
-      report.lines.push_back("    and " + std::to_string(base.filled.size() - kListed) +
+    if (filled.size() > kListed) {
+      report.lines.push_back("    and " + std::to_string(filled.size() - kListed) +
                              " more (defaults)");
     }
     return verdict(Kind::kMatches,
                    "the patches turn the admitted object into the responseObject");
   }
+  // Not explained by what admission added: what the requestObject alone gives, for comparison.
+  report.lines.push_back("  onto the requestObject alone: " +
+                         describe(replayChain(chain, options)));
   if (!completed.ok()) {
-    report.lines.push_back("  onto the requestObject: " + strict_line);
     report.lines.push_back("  onto it completed from the responseObject: " +
                            completed.error().message);
     return verdict(Kind::kPatchFails, "a patch does not apply to the recorded objects");
   }
-  report.lines.push_back("  onto the requestObject: " + strict_line);
   return verdict(Kind::kDiffers,
-                 "differs at " +
-                     (completed->first_difference.empty() ? std::string("the root")
-                                                          : completed->first_difference) +
-                     ": " + completed->detail +
-                     " (onto the requestObject completed from the responseObject)");
+                 describe(completed) + " (onto the requestObject completed from the "
+                                       "responseObject)");
 }
 
 bool isDifference(std::string_view compare_line) {

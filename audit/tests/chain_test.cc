@@ -245,6 +245,8 @@ MutationChain simulatorLinkerdChain() {
   MutationChain sim;
   sim.audit_id = "sim";
   sim.steps = real[0].steps;
+  sim.level = real[0].level;
+  sim.outcome = real[0].outcome;
   return sim;
 }
 
