@@ -609,7 +609,6 @@ int main(int argc, char** argv) {
   auto* audit = app.add_subcommand(
       "audit", "Audit logs (the simulator's or a real cluster's: JSON lines, rotated, gzip): "
                "mutation chains, outcomes, replay, comparison, policy check, timelines");
-  audit->add_option("log", audit_args.logs, "= audit chains LOG...");
   audit->add_option("--compare", audit_args.compare, "= audit compare LOG OTHER");
   audit->add_option("--pair-by", audit_args.pair_by, "With --compare: auto, name, labels, order")
       ->check(CLI::IsMember({"auto", "name", "labels", "order"}));
@@ -671,6 +670,9 @@ int main(int argc, char** argv) {
   audit_timeline->add_option("args", timeline_args, "LOG... AUDIT_ID")->required()->expected(2, -1);
   audit_timeline->add_option("-o,--output", timeline_output, "text or json")
       ->check(CLI::IsMember({"text", "json"}));
+  // `audit LOG... [--compare OTHER]`, the older form: the logs are what no subcommand took (a
+  // positional of `audit` would take the subcommands' arguments too).
+  audit->allow_extras();
 
   sim::CheckIdempotenceArgs check_args;
   auto* check = app.add_subcommand(
@@ -746,7 +748,16 @@ int main(int argc, char** argv) {
       return harness::audit::timelineCommand(timeline_args, audit_id, timeline_output, std::cout,
                                              std::cerr);
     }
-    if (audit->parsed()) return auditChains(audit_args);
+    if (audit->parsed()) {
+      for (const auto& extra : audit->remaining()) {
+        if (extra.rfind("-", 0) == 0) {
+          std::cerr << "apiserver-sim: audit: unknown option " << extra << "\n";
+          return kExitBadInput;
+        }
+        audit_args.logs.push_back(extra);
+      }
+      return auditChains(audit_args);
+    }
     if (check->parsed()) return sim::runCheckIdempotence(check_args, std::cout, std::cerr);
   } catch (const std::exception& error) {
     std::cerr << "apiserver-sim: " << error.what() << "\n";

@@ -98,6 +98,14 @@ TEST(AuditCompare, PairsGeneratedPodsByOwnerAcrossSimulatorAndRealLogs) {
             "create pods simple-app owner ReplicaSet/simple-app-v1-");
 }
 
+// The example: the simulator's Pod (ReplicaSet simple-app-v1-7b9c6f5d4) against the k3d
+// cluster's (ReplicaSet simple-app-v1-76fc99b86b): other hashes, the same Deployment.
+TEST(AuditCompare, PairsAcrossPodTemplateHashes) {
+  const CommandRun run = compare("sim_seed_tutorial.log", "k3d_linkerd_pod_create.log");
+  EXPECT_THAT(run.out, HasSubstr("compare: paired with create simple-app/simple-app-v1-76fc99b86b-"));
+  EXPECT_THAT(run.out, Not(HasSubstr("nothing paired")));
+}
+
 TEST(AuditCompare, SaysWhenNothingPaired) {
   // By name, the generated Pod names never match.
   const CommandRun run = compare("sim_seed_tutorial.log", "kube_seed_tutorial.log", PairBy::kName);

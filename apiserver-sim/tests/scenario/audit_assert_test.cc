@@ -49,7 +49,7 @@ constexpr char kHeader[] =
 TEST(AuditAssert, TheRealInjectedPodMeetsTheScenarioExpectations) {
   const CommandRun run = assertLog("kube_seed_tutorial.log", std::string(kHeader) + R"(
   - name: the ReplicaSet's Pod is injected
-    match: {verb: create, resource: pods, namespace: simple-app, generateName: simple-app-v1-76fc99b86b-}
+    match: {verb: create, resource: pods, namespace: simple-app, generateName: simple-app-v1-7b9c6f5d4-}
     count: 1
     expect:
       allowed: true
