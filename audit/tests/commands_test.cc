@@ -85,6 +85,9 @@ TEST(AuditCompare, PairsGeneratedPodsByOwnerAcrossSimulatorAndRealLogs) {
   EXPECT_THAT(run.out, Not(HasSubstr("nothing paired")));
   EXPECT_THAT(run.out, Not(HasSubstr("no partner")));
   EXPECT_THAT(run.out, HasSubstr(" 0 without a partner"));
+  // The patches differ only by the ServiceAccount plugin's random volume name: the same chain.
+  EXPECT_THAT(run.out, HasSubstr("2 paired (by auto), 0 differ"));
+  EXPECT_EQ(run.status, 0);
   EXPECT_THAT(pairingKey(*byName(chainsOf("kube_seed_tutorial.log"), "simple-app-v1"),
                          PairBy::kAuto),
               "create services simple-app name simple-app-v1");
@@ -102,7 +105,8 @@ TEST(AuditCompare, PairsGeneratedPodsByOwnerAcrossSimulatorAndRealLogs) {
 // cluster's (ReplicaSet simple-app-v1-76fc99b86b): other hashes, the same Deployment.
 TEST(AuditCompare, PairsAcrossPodTemplateHashes) {
   const CommandRun run = compare("sim_seed_tutorial.log", "k3d_linkerd_pod_create.log");
-  EXPECT_THAT(run.out, HasSubstr("compare: paired with create simple-app/simple-app-v1-76fc99b86b-"));
+  EXPECT_THAT(run.out,
+              HasSubstr("compare: paired with create simple-app/simple-app-v1-76fc99b86b-"));
   EXPECT_THAT(run.out, Not(HasSubstr("nothing paired")));
 }
 
