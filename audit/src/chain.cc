@@ -1171,10 +1171,12 @@ std::vector<std::string> compareChains(const MutationChain& expected, const Muta
                     " (configuration " + quoted(s.configuration) + ") in actual");
       continue;
     }
-    MutationStep e = *w->second;
-    MutationStep a = *g->second;
-    if (e.patch) normalizeGeneratedNames(*e.patch);
-    if (a.patch) normalizeGeneratedNames(*a.patch);
+    auto normalized = [](MutationStep step) {
+      if (step.patch) normalizeGeneratedNames(*step.patch);
+      return step;
+    };
+    const MutationStep e = normalized(*w->second);
+    const MutationStep a = normalized(*g->second);
     const std::string label = stepLabel(e) + " (" + e.webhook + "): ";
     if (e.webhook != a.webhook) {
       out.push_back(label + "webhook: expected " + quoted(e.webhook) + ", got " +
