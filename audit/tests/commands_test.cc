@@ -263,6 +263,23 @@ TEST(Outcome, RealFailedOpenAndTimeouts) {
                         "failed open"));
 }
 
+TEST(Outcome, RealValidatingWebhooksFailedOpenAndFailingClosed) {
+  const auto chains = chainsOf("kube_failed_open_index.log");
+  const MutationChain* open = byName(chains, "settings");
+  ASSERT_NE(open, nullptr);
+  EXPECT_EQ(open->outcome.kind, OutcomeKind::kAdmitted);
+  ASSERT_EQ(open->outcome.failed_open.size(), 1u);
+  EXPECT_THAT(open->outcome.failed_open[0], HasSubstr("validating webhook \""));
+  EXPECT_THAT(open->outcome.failed_open[0], HasSubstr("(index 1)"));
+  const MutationChain* closed = byName(chains, "web");
+  ASSERT_NE(closed, nullptr);
+  EXPECT_EQ(closed->outcome.kind, OutcomeKind::kFailed);
+  EXPECT_EQ(closed->outcome.decided_by, "unreachable-fail.validating.example.com");
+  EXPECT_THAT(formatChain(*closed),
+              HasSubstr("  unreachable-fail.validating.example.com: could not be called "
+                        "(failurePolicy Fail)\n"));
+}
+
 TEST(Outcome, AdmissionPolicyDenialAndAuditAction) {
   core::Status status;
   status.code = 422;
