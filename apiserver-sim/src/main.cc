@@ -10,7 +10,14 @@
 //   apiserver-sim compare --backend kube PATH... [--known-differences FILE] [-o ...]
 //   apiserver-sim serve SCENARIO [--kubeconfig-out FILE] [--port N] [--audit-log FILE]
 //                                [--admission-control-config-file FILE]
-//   apiserver-sim audit LOG [--compare OTHER_LOG] [--all]
+//   apiserver-sim audit chains LOG... [--namespace N] [--resource R] [--user U] [--verb V]
+//                                     [--webhook W] [--outcome O] [--all] [-o text|json]
+//   apiserver-sim audit compare A B [--pair-by auto|name|labels|order] [filters]
+//   apiserver-sim audit policy-check POLICY REQUEST
+//   apiserver-sim audit timeline LOG... AUDIT_ID
+//   apiserver-sim audit assert LOG... EXPECTATIONS
+//   apiserver-sim audit sink --log FILE [--port N] [--tls-cert F --tls-key F] [--client-ca F]
+//   apiserver-sim audit LOG [--compare OTHER_LOG]   (= chains / compare)
 //   apiserver-sim check-idempotence (--injector P | --stub FILE | --stub-mutator M | --url URL)
 //                                   [--cases N] [--seed S] [--kinds K,...] [--mutator M]...
 //                                   (harness/sim/check_command.h)
@@ -27,6 +34,7 @@
 #include <iostream>
 #include <sstream>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -35,9 +43,12 @@
 #include <CLI/CLI.hpp>
 
 #include "harness/audit/chain.h"
+#include "harness/audit/commands.h"
+#include "harness/audit/default_policy.h"
 #include "harness/audit/event.h"
 #include "harness/audit/log.h"
 #include "harness/net/server.h"
+#include "harness/sim/audit_assert.h"
 #include "harness/sim/cel.h"
 #include "harness/sim/check_command.h"
 #include "harness/sim/compare.h"
@@ -217,6 +228,9 @@ int runCommand(const RunArgs& args) {
   if (!openAuditLog(args.audit_log, audit_log)) return kExitBadInput;
   if (audit_log) {
     options.audit_sink = [&](const harness::audit::Event& event) { audit_log->write(event); };
+    options.on_warning = [](const std::string& warning) {
+      std::cerr << "warning: " << warning << "\n";
+    };
   }
   if (!args.work_dir.empty()) {
     std::error_code ec;
@@ -326,6 +340,17 @@ int serveCommand(const ServeArgs& args) {
   if (!authentication) return kExitBadInput;
   std::optional<harness::audit::LogWriter> audit_log;  // thread-safe: one line per event
   if (!openAuditLog(args.audit_log, audit_log)) return kExitBadInput;
+  if (audit_log && !scenario->audit_policy) {
+    auto policy = harness::audit::parsePolicy(harness::audit::kDefaultLogPolicyText,
+                                              "default audit policy");
+    if (policy.ok()) {
+      scenario->audit_policy = std::move(*policy);
+      scenario->audit_policy_text = std::string(harness::audit::kDefaultLogPolicyText);
+      std::cerr << "warning: " << args.scenario
+                << ": no spec.auditPolicy: the audit log records every request at "
+                   "RequestResponse (the default policy, RequestReceived omitted)\n";
+    }
+  }
   fs::path work_dir = args.work_dir;
   bool remove_work_dir = false;
   std::error_code ec;
@@ -399,114 +424,138 @@ int serveCommand(const ServeArgs& args) {
 }
 
 struct AuditArgs {
-  std::string log;
+  std::vector<std::string> logs;
   std::string compare;
   bool all = false;
+  std::string output = "text";
+  std::string pair_by = "auto";
+  std::string namespace_name, resource, user, verb, webhook, outcome;
 };
 
-// The chain of the event at `position` of a log read before (--compare reads the other log
-// twice: once to index its chains, then for each chain paired).
-harness::core::Result<harness::audit::MutationChain> chainAt(
-    std::istream& log, const std::string& path, harness::audit::ChainIndex::Position position) {
-  namespace audit = harness::audit;
-  log.clear();
-  log.seekg(static_cast<std::streamoff>(position.offset));
-  audit::LogLineReader lines(log, audit::kMaxLogLineBytes, position.offset, position.line_number);
-  auto line = lines.next();
-  auto event = line && !line->too_long ? audit::parseLogLineObjectsApart(line->text)
-                                       : harness::core::Result<audit::EventObjectsApart>(
-                                             harness::core::Error{"no such line"});
-  if (!event.ok()) {
-    return harness::core::Error{path + ":" + std::to_string(position.line_number) +
-                                ": changed while it was read: " + event.error().message};
-  }
-  return harness::audit::chainOf(std::move(*event));
+// The filter options of `audit chains` and `audit compare`.
+void addAuditFilters(CLI::App& command, AuditArgs& args) {
+  command.add_flag("--all", args.all, "Also list requests no admission annotation marks");
+  command.add_option("-o,--output", args.output, "text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  command.add_option("--namespace", args.namespace_name, "Only requests in this namespace");
+  command.add_option("--resource", args.resource, "Only this resource (pods, deployments.apps)");
+  command.add_option("--user", args.user, "Only requests by this user");
+  command.add_option("--verb", args.verb, "Only this verb (create, update...)");
+  command.add_option("--webhook", args.webhook,
+                     "Only requests this webhook mutated, denied, failed open or annotated");
+  command.add_option("--outcome", args.outcome,
+                     "Only requests with this outcome: admitted, denied, failed, timed-out, "
+                     "error, unknown")
+      ->check(CLI::IsMember({"admitted", "denied", "failed", "timed-out", "error", "unknown"}));
 }
 
-// `apiserver-sim audit LOG [--compare OTHER]`: the mutation chains an audit log records (the
-// simulator's or a real cluster's), replayed; with --compare, each chain of LOG against the chain
-// of OTHER for the same object and verb. Both logs are streamed: memory holds one line of each
-// and, for OTHER, where each object's chain is. Exit 1 when a comparison finds differences, 2
-// when a log cannot be read or has lines that are not audit events (each reported on stderr).
-int auditCommand(const AuditArgs& args) {
-  std::size_t bad_lines = 0;
-  auto report = [&bad_lines](const std::string& message) {
-    ++bad_lines;
-    std::cerr << message << "\n";
-  };
-  std::ifstream log(args.log, std::ios::binary);
-  if (!log) {
-    std::cerr << "apiserver-sim: cannot read " << args.log << "\n";
+harness::audit::ChainFilter auditFilter(const AuditArgs& args) {
+  harness::audit::ChainFilter filter;
+  filter.namespace_name = args.namespace_name;
+  filter.resource = args.resource;
+  filter.user = args.user;
+  filter.verb = args.verb;
+  filter.webhook = args.webhook;
+  if (!args.outcome.empty()) filter.outcome = harness::audit::parseOutcomeKind(args.outcome);
+  return filter;
+}
+
+struct SinkArgs {
+  std::string log;
+  std::string address = "127.0.0.1";
+  std::uint16_t port = 0;
+  std::string tls_cert, tls_key, client_ca;
+};
+
+// `audit sink`: kube-apiserver's webhook audit backend (--audit-webhook-config-file, a kubeconfig
+// naming this server) POSTs batches of events as EventList (k8s.io/apiserver
+// plugin/pkg/audit/webhook); each batch is appended to the log as JSON lines, the log backend's
+// format every `audit` command reads. A body that is not a batch of events gets 400 with the
+// item and field, and nothing of it is written.
+int auditSinkCommand(const SinkArgs& args) {
+  namespace net = harness::net;
+  net::blockTerminationSignals();
+  auto log = harness::audit::LogWriter::open(args.log);
+  if (!log.ok()) {
+    std::cerr << "apiserver-sim: " << log.error().message << "\n";
     return kExitBadInput;
   }
-  std::ifstream other;
-  harness::audit::ChainIndex index;
-  if (!args.compare.empty()) {
-    other.open(args.compare, std::ios::binary);
-    if (!other) {
-      std::cerr << "apiserver-sim: cannot read " << args.compare << "\n";
-      return kExitBadInput;
-    }
-    std::error_code ec;
-    if (!fs::is_regular_file(args.compare, ec)) {
-      std::cerr << "apiserver-sim: --compare " << args.compare
-                << ": not a regular file (it is read twice; save it to a file first)\n";
-      return kExitBadInput;
-    }
-    harness::audit::ChainReader reader(other, args.compare, true);
-    while (auto entry = reader.next(report)) {
-      index.add(entry->chain, {entry->line_number, entry->offset});
-    }
-    if (reader.failed()) {
-      std::cerr << "apiserver-sim: cannot read " << args.compare << "\n";
-      return kExitBadInput;
-    }
-  }
-  harness::audit::ChainReader reader(log, args.log, args.all);
-  std::size_t chains = 0;
-  std::size_t differing = 0;
-  while (auto entry = reader.next(report)) {
-    ++chains;
-    const auto& chain = entry->chain;
-    std::cout << harness::audit::formatChain(chain);
-    if (args.compare.empty()) continue;
-    const auto partner = index.partnerOf(chain);
-    if (!partner) {
-      std::cout << "  compare: no " << chain.verb << " of this object in " << args.compare
-                << "\n";
-      ++differing;
-      continue;
-    }
-    const auto other_chain = chainAt(other, args.compare, *partner);
-    if (!other_chain.ok()) {
-      std::cerr << "apiserver-sim: " << other_chain.error().message << "\n";
-      return kExitBadInput;
-    }
-    const auto differences = harness::audit::compareChains(chain, *other_chain);
-    if (differences.empty()) {
-      std::cout << "  compare: the same chain in " << args.compare << "\n";
-    } else {
-      ++differing;
-      for (const auto& line : differences) std::cout << "  compare: " << line << "\n";
-    }
-  }
-  if (reader.failed()) {
-    std::cerr << "apiserver-sim: cannot read " << args.log << "\n";
+  if (args.tls_cert.empty() != args.tls_key.empty()) {
+    std::cerr << "apiserver-sim: audit sink: --tls-cert and --tls-key go together\n";
     return kExitBadInput;
   }
-  if (args.compare.empty()) {
-    std::cout << chains << " mutation chain" << (chains == 1 ? "" : "s") << " in " << args.log
-              << "\n";
-  } else {
-    std::cout << chains << " chains compared, " << differing << " differ\n";
+  net::ServerOptions options;
+  options.address = args.address;
+  options.port = args.port;
+  options.name = "audit-sink";
+  // The webhook backend batches up to 400 events (--audit-webhook-batch-max-size) of up to a few
+  // MiB each.
+  options.body_limit = std::size_t{256} << 20;
+  if (!args.tls_cert.empty()) {
+    net::TlsServerConfig tls;
+    tls.certificate_file = args.tls_cert;
+    tls.private_key_file = args.tls_key;
+    if (!args.client_ca.empty()) {
+      tls.client_ca_file = args.client_ca;
+      tls.require_client_certificate = true;
+    }
+    options.tls = tls;
   }
+  std::mutex mutex;
+  std::size_t received = 0;
+  net::Router router;
+  router.fallback([&](const net::Request& request) {
+    if (request.method != "POST") {
+      return net::Response::text(405, "audit sink: POST an audit.k8s.io/v1 EventList\n");
+    }
+    const std::lock_guard<std::mutex> lock(mutex);
+    auto written = harness::audit::appendEventBatch(request.body, *log);
+    if (!written.ok()) {
+      std::cerr << "audit sink: request from " << request.peer << " refused: "
+                << written.error().message << "\n";
+      return net::Response::text(400, "audit sink: " + written.error().message + "\n");
+    }
+    received += *written;
+    return net::Response::json(200, "{}");
+  });
+  net::Server server(options, router);
+  if (auto started = server.start(); !started.ok()) {
+    std::cerr << "apiserver-sim: audit sink: " << started.error().message << "\n";
+    return kExitBadInput;
+  }
+  std::cout << "apiserver-sim: audit sink at " << (options.tls ? "https" : "http") << "://"
+            << server.address() << ":" << server.port() << " writing " << args.log << "\n";
   std::cout.flush();
-  if (bad_lines > 0) {
-    std::cerr << "apiserver-sim: " << bad_lines << " line" << (bad_lines == 1 ? "" : "s")
-              << " could not be read as audit events\n";
+  net::waitForTerminationSignal();
+  server.stop(std::chrono::seconds(5));
+  std::cerr << "apiserver-sim: audit sink stopping, " << received << " events written\n";
+  return 0;
+}
+
+// `audit chains LOG...` (and the older `audit LOG`) or, with --compare, `audit compare`.
+int auditChains(const AuditArgs& args) {
+  namespace audit = harness::audit;
+  if (args.logs.empty()) {
+    std::cerr << "apiserver-sim: audit: a log is required (audit chains LOG...)\n";
     return kExitBadInput;
   }
-  return differing == 0 ? 0 : 1;
+  if (!args.compare.empty()) {
+    audit::CompareOptions options;
+    options.expected = args.logs;
+    options.actual = {args.compare};
+    options.pair_by = *audit::parsePairBy(args.pair_by);
+    options.filter = auditFilter(args);
+    options.all = args.all;
+    options.output = args.output;
+    return audit::compareCommand(options, std::cout, std::cerr);
+  }
+  audit::ChainsOptions options;
+  options.logs = args.logs;
+  options.filter = auditFilter(args);
+  options.all = args.all;
+  options.output = args.output;
+  return audit::chainsCommand(options, std::cout, std::cerr);
 }
 
 }  // namespace
@@ -564,12 +613,72 @@ int main(int argc, char** argv) {
 
   AuditArgs audit_args;
   auto* audit = app.add_subcommand(
-      "audit", "Mutation chains from an audit log (the simulator's or a cluster's), replayed and "
-               "optionally compared with another log");
-  audit->add_option("log", audit_args.log, "Audit log (JSON lines)")->required();
-  audit->add_option("--compare", audit_args.compare,
-                    "Compare each chain with the same object's chain in this log");
-  audit->add_flag("--all", audit_args.all, "Also list requests no mutating webhook touched");
+      "audit", "Audit logs (the simulator's or a real cluster's: JSON lines, rotated, gzip): "
+               "mutation chains, outcomes, replay, comparison, policy check, timelines");
+  audit->add_option("--compare", audit_args.compare, "= audit compare LOG OTHER");
+  audit->add_option("--pair-by", audit_args.pair_by, "With --compare: auto, name, labels, order")
+      ->check(CLI::IsMember({"auto", "name", "labels", "order"}));
+  addAuditFilters(*audit, audit_args);
+
+  AuditArgs chains_args;
+  auto* audit_chains = audit->add_subcommand(
+      "chains", "Each request's mutation chain, outcome and replay (LOG...: oldest first)");
+  audit_chains->add_option("logs", chains_args.logs, "Audit log files")->required();
+  addAuditFilters(*audit_chains, chains_args);
+
+  AuditArgs compare_audit_args;
+  std::vector<std::string> compare_logs;
+  auto* audit_compare = audit->add_subcommand(
+      "compare", "Pair the requests of two logs (A: e.g. the simulator's, B: a cluster's) and "
+                 "print where their chains and outcomes differ");
+  audit_compare->add_option("logs", compare_logs, "A B")->required()->expected(2);
+  audit_compare->add_option("--pair-by", compare_audit_args.pair_by,
+                            "auto (name, or owner/generateName for server-named objects), name, "
+                            "labels or order")
+      ->check(CLI::IsMember({"auto", "name", "labels", "order"}))
+      ->capture_default_str();
+  addAuditFilters(*audit_compare, compare_audit_args);
+
+  std::string policy_file, request_file;
+  auto* audit_policy = audit->add_subcommand(
+      "policy-check", "The audit level a policy gives requests, and the rule that decided");
+  audit_policy->add_option("policy", policy_file, "audit.k8s.io/v1 Policy")->required();
+  audit_policy->add_option("request", request_file,
+                           "Request attributes (YAML/JSON: user, groups, verb, apiGroup, "
+                           "apiVersion, resource, subresource, namespace, name, path) or audit "
+                           "events")
+      ->required();
+
+  SinkArgs sink_args;
+  auto* audit_sink = audit->add_subcommand(
+      "sink", "Receive a cluster's audit events (kube-apiserver's webhook backend: EventList "
+              "POSTs) and append them to a log, until SIGTERM");
+  audit_sink->add_option("--log", sink_args.log, "The log to append to")->required();
+  audit_sink->add_option("--address", sink_args.address, "Address to listen on")
+      ->capture_default_str();
+  audit_sink->add_option("--port", sink_args.port, "Port (0: any free port, printed)");
+  audit_sink->add_option("--tls-cert", sink_args.tls_cert, "Serving certificate (PEM): HTTPS");
+  audit_sink->add_option("--tls-key", sink_args.tls_key, "Its private key (PEM)");
+  audit_sink->add_option("--client-ca", sink_args.client_ca,
+                         "Require client certificates signed by this CA (kube-apiserver's "
+                         "webhook kubeconfig client-certificate)");
+
+  std::vector<std::string> assert_args;
+  auto* audit_assert = audit->add_subcommand(
+      "assert", "Check a log against expectations in the scenario expectation language "
+                "(kind: AuditExpectations): LOG... EXPECTATIONS");
+  audit_assert->add_option("args", assert_args, "LOG... EXPECTATIONS")->required()->expected(2, -1);
+
+  std::vector<std::string> timeline_args;
+  std::string timeline_output = "text";
+  auto* audit_timeline = audit->add_subcommand(
+      "timeline", "One request's stages, webhooks, outcome and latencies: LOG... AUDIT_ID");
+  audit_timeline->add_option("args", timeline_args, "LOG... AUDIT_ID")->required()->expected(2, -1);
+  audit_timeline->add_option("-o,--output", timeline_output, "text or json")
+      ->check(CLI::IsMember({"text", "json"}));
+  // `audit LOG... [--compare OTHER]`, the older form: the logs are what no subcommand took (a
+  // positional of `audit` would take the subcommands' arguments too).
+  audit->allow_extras();
 
   sim::CheckIdempotenceArgs check_args;
   auto* check = app.add_subcommand(
@@ -619,7 +728,42 @@ int main(int argc, char** argv) {
     if (explain->parsed()) return runCommand(explain_args);
     if (compare->parsed()) return compareCommand(compare_args);
     if (serve->parsed()) return serveCommand(serve_args);
-    if (audit->parsed()) return auditCommand(audit_args);
+    if (audit_chains->parsed()) return auditChains(chains_args);
+    if (audit_compare->parsed()) {
+      harness::audit::CompareOptions options;
+      options.expected = {compare_logs[0]};
+      options.actual = {compare_logs[1]};
+      options.pair_by = *harness::audit::parsePairBy(compare_audit_args.pair_by);
+      options.filter = auditFilter(compare_audit_args);
+      options.all = compare_audit_args.all;
+      options.output = compare_audit_args.output;
+      return harness::audit::compareCommand(options, std::cout, std::cerr);
+    }
+    if (audit_policy->parsed()) {
+      return harness::audit::policyCheckCommand(policy_file, request_file, std::cout, std::cerr);
+    }
+    if (audit_sink->parsed()) return auditSinkCommand(sink_args);
+    if (audit_assert->parsed()) {
+      const std::string expectations = assert_args.back();
+      assert_args.pop_back();
+      return sim::auditAssertCommand(assert_args, expectations, std::cout, std::cerr);
+    }
+    if (audit_timeline->parsed()) {
+      const std::string audit_id = timeline_args.back();
+      timeline_args.pop_back();
+      return harness::audit::timelineCommand(timeline_args, audit_id, timeline_output, std::cout,
+                                             std::cerr);
+    }
+    if (audit->parsed()) {
+      for (const auto& extra : audit->remaining()) {
+        if (extra.rfind("-", 0) == 0) {
+          std::cerr << "apiserver-sim: audit: unknown option " << extra << "\n";
+          return kExitBadInput;
+        }
+        audit_args.logs.push_back(extra);
+      }
+      return auditChains(audit_args);
+    }
     if (check->parsed()) return sim::runCheckIdempotence(check_args, std::cout, std::cerr);
   } catch (const std::exception& error) {
     std::cerr << "apiserver-sim: " << error.what() << "\n";

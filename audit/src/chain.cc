@@ -7,6 +7,7 @@
 #include "harness/audit/chain.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <initializer_list>
 #include <map>
@@ -80,6 +81,12 @@ MutationChain chainWith(const Event& event, std::optional<json> request_object,
   MutationChain chain;
   chain.audit_id = event.audit_id;
   chain.verb = event.verb;
+  chain.level = event.level;
+  chain.stage = event.stage;
+  chain.user = event.user.username;
+  chain.received = event.request_received_timestamp;
+  chain.completed = event.stage_timestamp;
+  chain.outcome = outcomeOf(event);
   if (event.object_ref) {
     const ObjectReference& ref = *event.object_ref;
     chain.resource = ref.resource;
@@ -223,6 +230,15 @@ struct Difference {
   std::string detail;
 };
 
+// What Go decodes a JSON null into a typed field as, encoded again: {}, [], "", 0 or false.
+bool isZeroValue(const json& value) {
+  return (value.is_object() || value.is_array()) ? value.empty()
+         : value.is_string()                     ? value.get_ref<const std::string&>().empty()
+         : value.is_boolean()                    ? !value.get<bool>()
+         : value.is_number()                     ? value == 0
+                                                 : value.is_null();
+}
+
 // The ignored pointers that continue below one member: their tokens, and how many of them the
 // path to the member used.
 struct Ignored {
@@ -282,6 +298,13 @@ std::optional<Difference> firstDifference(const json& replayed, const json& resp
         continue;
       }
       if (b == b_end || (a != a_end && a.key() < b.key())) {
+        // A zero value (or null) the patch wrote is decoded into the typed object, and an
+        // omitempty field then leaves it out when encoded (encoding/json): the webhook's
+        // `initialDelaySeconds: 0` is not in the response.
+        if (isZeroValue(a.value())) {
+          ++a;
+          continue;
+        }
         return Difference{at(a.key()), "missing in the response"};
       }
       if (a == a_end || b.key() < a.key()) {
@@ -321,6 +344,9 @@ std::optional<Difference> firstDifference(const json& replayed, const json& resp
     return std::nullopt;
   }
   if (replayed == response) return std::nullopt;
+  // The same for a field that is not omitempty: a null comes back as the zero value ({} for a
+  // struct such as resources: null in a container the webhook added).
+  if (replayed.is_null() && isZeroValue(response)) return std::nullopt;
   return Difference{pointer, "replayed " + replayed.dump() + ", response " + response.dump()};
 }
 
@@ -332,11 +358,27 @@ std::string describe(const std::optional<json>& patch) {
 
 }  // namespace
 
+namespace {
+
+// The verbs admission sees (pkg/endpoints/handlers: create, update, patch, delete and
+// deletecollection; connect has no object to mutate).
+bool isWriteVerb(std::string_view verb) {
+  return verb == "create" || verb == "update" || verb == "patch" || verb == "delete" ||
+         verb == "deletecollection";
+}
+
+bool failedWrite(const Event& event) {
+  return isWriteVerb(event.verb) && event.response_status &&
+         (event.response_status->code < 200 || event.response_status->code >= 300);
+}
+
+}  // namespace
+
 bool ChainBuilder::keeps(const Event& event) {
   if (event.stage != Stage::kResponseComplete) return false;
   const bool admission = std::any_of(event.annotations.begin(), event.annotations.end(),
                                      [](const auto& kv) { return isAdmissionKey(kv.first); });
-  if (!admission && !keep_all_) return false;
+  if (!admission && !keep_all_ && !failedWrite(event)) return false;
   return seen_.insert(event.audit_id).second;
 }
 
@@ -359,6 +401,8 @@ namespace {
 // What mayHoldChain looks for. Every admission annotation prefix ends in it.
 constexpr std::string_view kAdmissionKeyPart = "webhook.admission.k8s.io/";
 constexpr std::string_view kResponseComplete = "ResponseComplete";
+// In the responseStatus of every request that did not succeed (metav1.StatusFailure).
+constexpr std::string_view kFailure = "Failure";
 
 int hexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -423,7 +467,8 @@ LineShape shapeOf(std::string_view line) {
 
 bool mayHoldChain(std::string_view line, bool keep_all) {
   const bool words = line.find(kResponseComplete) != std::string_view::npos &&
-                     (keep_all || line.find(kAdmissionKeyPart) != std::string_view::npos);
+                     (keep_all || line.find(kAdmissionKeyPart) != std::string_view::npos ||
+                      line.find(kFailure) != std::string_view::npos);
   if (words) return true;
   const LineShape shape = shapeOf(line);
   return !shape.balanced || shape.escaped_word_character;
@@ -434,6 +479,11 @@ ChainReader::ChainReader(std::istream& in, std::string file_name, bool keep_all)
 
 std::optional<ChainReader::Entry> ChainReader::next(
     const std::function<void(const std::string&)>& on_error) {
+  if (!pending_.empty()) {
+    Entry entry = std::move(pending_.back());
+    pending_.pop_back();
+    return entry;
+  }
   while (auto line = lines_.next()) {
     auto where = [&] { return file_name_ + ":" + std::to_string(line->number) + ": "; };
     if (line->too_long) {
@@ -443,8 +493,42 @@ std::optional<ChainReader::Entry> ChainReader::next(
     }
     if (line->text.find_first_not_of(" \t") == std::string_view::npos) continue;
     if (!mayHoldChain(line->text, keep_all_)) continue;
+    if (looksLikeEventList(line->text)) {
+      auto items = parseEventListObjectsApart(line->text);
+      if (!items.ok()) {
+        if (!line->complete) {
+          incomplete_last_line_ = where() + "last line incomplete (" +
+                                  std::to_string(line->text.size()) +
+                                  " bytes, no newline), skipped";
+        } else {
+          on_error(where() + items.error().message);
+        }
+        continue;
+      }
+      std::vector<Entry> kept;
+      for (std::size_t i = 0; i < items->size(); ++i) {
+        auto& read = (*items)[i];
+        if (!builder_.keeps(read.event)) continue;
+        kept.push_back(Entry{chainWith(read.event, std::move(read.request_object),
+                                       std::move(read.response_object)),
+                             line->number, line->offset, i});
+      }
+      // Handed out from the back: the first item last in.
+      pending_.assign(std::make_move_iterator(kept.rbegin()), std::make_move_iterator(kept.rend()));
+      if (!pending_.empty()) {
+        Entry entry = std::move(pending_.back());
+        pending_.pop_back();
+        return entry;
+      }
+      continue;
+    }
     auto read = parseLogLineObjectsApart(line->text);
     if (!read.ok()) {
+      if (!line->complete) {
+        incomplete_last_line_ = where() + "last line incomplete (" +
+                                std::to_string(line->text.size()) + " bytes, no newline), skipped";
+        continue;
+      }
       on_error(where() + read.error().message);
       continue;
     }
@@ -459,52 +543,158 @@ std::optional<ChainReader::Entry> ChainReader::next(
 
 namespace {
 
-std::string generateNameOf(const MutationChain& chain) {
-  if (!chain.request_object || !chain.request_object->is_object()) return {};
-  const auto metadata = chain.request_object->find("metadata");
-  if (metadata == chain.request_object->end() || !metadata->is_object()) return {};
-  return stringOf(*metadata, "generateName");
+const json* metadataOf(const std::optional<json>& object) {
+  if (!object || !object->is_object()) return nullptr;
+  const auto metadata = object->find("metadata");
+  if (metadata == object->end() || !metadata->is_object()) return nullptr;
+  return &*metadata;
+}
+
+// The object's metadata as the client sent it, else as stored.
+const json* objectMetadataOf(const MutationChain& chain) {
+  if (const json* metadata = metadataOf(chain.request_object)) return metadata;
+  return metadataOf(chain.response_object);
+}
+
+// The hash labels the controllers add, whose values differ between clusters and runs
+// (pkg/controller/deployment/util: DefaultDeploymentUniqueLabelKey; apps/v1
+// ControllerRevisionHashLabelKey).
+constexpr std::array<std::string_view, 2> kHashLabels = {"pod-template-hash",
+                                                         "controller-revision-hash"};
+
+// `name` without a trailing "-<hash>" (or "-<hash>-" of a generateName) for the hash labels'
+// values.
+std::string withoutHash(std::string name, const json* labels) {
+  if (labels == nullptr || !labels->is_object()) return name;
+  for (const auto label : kHashLabels) {
+    const auto it = labels->find(std::string(label));
+    if (it == labels->end() || !it->is_string()) continue;
+    const std::string hash = it->get<std::string>();
+    if (hash.empty()) continue;
+    for (const std::string& suffix : {"-" + hash + "-", "-" + hash}) {
+      if (name.size() > suffix.size() &&
+          name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        return name.substr(0, name.size() - suffix.size()) + "-";
+      }
+    }
+  }
+  return name;
 }
 
 std::string indexKey(std::initializer_list<std::string_view> parts) {
   std::string key;
   for (const auto part : parts) {
+    if (!key.empty()) key.push_back(' ');
     key.append(part);
-    key.push_back('\0');
   }
   return key;
 }
 
 }  // namespace
 
-void ChainIndex::add(const MutationChain& chain, Position position) {
-  // The first chain wins, as findChain finds it.
-  by_name_.emplace(indexKey({chain.resource, chain.namespace_name, chain.name, chain.verb}),
-                   position);
-  by_object_.emplace(indexKey({chain.resource, chain.namespace_name, chain.name}), position);
-  if (const std::string generate_name = generateNameOf(chain); !generate_name.empty()) {
-    by_generate_name_.emplace(
-        indexKey({chain.resource, chain.namespace_name, chain.verb, generate_name}), position);
-  }
+std::optional<PairBy> parsePairBy(std::string_view text) {
+  if (text == "auto") return PairBy::kAuto;
+  if (text == "name") return PairBy::kName;
+  if (text == "labels") return PairBy::kLabels;
+  if (text == "order") return PairBy::kOrder;
+  return std::nullopt;
 }
 
-std::optional<ChainIndex::Position> ChainIndex::partnerOf(const MutationChain& chain) const {
-  auto lookup = [](const std::map<std::string, Position>& map,
-                   const std::string& key) -> std::optional<Position> {
-    const auto found = map.find(key);
-    if (found == map.end()) return std::nullopt;
-    return found->second;
-  };
-  // An empty verb matches any, as in findChain.
-  auto same = chain.verb.empty()
-                  ? lookup(by_object_, indexKey({chain.resource, chain.namespace_name, chain.name}))
-                  : lookup(by_name_, indexKey({chain.resource, chain.namespace_name, chain.name,
-                                               chain.verb}));
-  if (same) return same;
-  const std::string generate_name = generateNameOf(chain);
-  if (generate_name.empty()) return std::nullopt;
-  return lookup(by_generate_name_,
-                indexKey({chain.resource, chain.namespace_name, chain.verb, generate_name}));
+std::string_view toString(PairBy by) {
+  switch (by) {
+    case PairBy::kName:
+      return "name";
+    case PairBy::kLabels:
+      return "labels";
+    case PairBy::kOrder:
+      return "order";
+    case PairBy::kAuto:
+      break;
+  }
+  return "auto";
+}
+
+std::string pairingKey(const MutationChain& chain, PairBy by) {
+  std::string resource = chain.resource;
+  if (!chain.api_group.empty()) resource += "." + chain.api_group;
+  if (!chain.subresource.empty()) resource += "/" + chain.subresource;
+  const std::string namespace_name = chain.namespace_name.empty() ? "-" : chain.namespace_name;
+  const json* metadata = objectMetadataOf(chain);
+  const json* labels = nullptr;
+  if (metadata != nullptr) {
+    const auto it = metadata->find("labels");
+    if (it != metadata->end() && it->is_object()) labels = &*it;
+  }
+  switch (by) {
+    case PairBy::kName:
+      return indexKey({chain.verb, resource, namespace_name, "name", chain.name});
+    case PairBy::kOrder:
+      return indexKey({chain.verb, resource, namespace_name});
+    case PairBy::kLabels: {
+      std::string text;
+      if (labels != nullptr) {
+        for (const auto& [key, value] : labels->items()) {
+          if (std::find(kHashLabels.begin(), kHashLabels.end(), key) != kHashLabels.end()) continue;
+          if (!text.empty()) text += ",";
+          text += key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+        }
+      }
+      return indexKey({chain.verb, resource, namespace_name, "labels", text});
+    }
+    case PairBy::kAuto:
+      break;
+  }
+  const std::string generate_name =
+      metadata != nullptr ? stringOf(*metadata, "generateName") : std::string();
+  const bool client_named = metadata == nullptr || generate_name.empty() ||
+                            !stringOf(*metadata, "name").empty();
+  if (client_named || chain.verb != "create") {
+    return indexKey({chain.verb, resource, namespace_name, "name", chain.name});
+  }
+  // Named by the server: by its controller, else its generateName, hashes removed.
+  const auto owners = metadata->find("ownerReferences");
+  if (owners != metadata->end() && owners->is_array()) {
+    for (const auto& owner : *owners) {
+      if (!owner.is_object()) continue;
+      const auto controller = owner.find("controller");
+      if (controller == owner.end() || !controller->is_boolean() || !controller->get<bool>()) {
+        continue;
+      }
+      return indexKey({chain.verb, resource, namespace_name, "owner",
+                       stringOf(owner, "kind") + "/" +
+                           withoutHash(stringOf(owner, "name") + "-", labels)});
+    }
+  }
+  return indexKey({chain.verb, resource, namespace_name, "generateName",
+                   withoutHash(generate_name, labels)});
+}
+
+void ChainIndex::add(const MutationChain& chain, Position position, bool reported) {
+  slots_[pairingKey(chain, by_)].positions.emplace_back(position, reported);
+  ++size_;
+}
+
+std::optional<ChainIndex::Position> ChainIndex::take(const MutationChain& chain) {
+  const auto found = slots_.find(pairingKey(chain, by_));
+  if (found == slots_.end()) return std::nullopt;
+  Slot& slot = found->second;
+  if (slot.taken == slot.positions.size()) return std::nullopt;
+  return slot.positions[slot.taken++].first;
+}
+
+std::vector<std::pair<ChainIndex::Position, std::string>> ChainIndex::unpaired() const {
+  std::vector<std::pair<Position, std::string>> out;
+  for (const auto& [key, slot] : slots_) {
+    for (std::size_t i = slot.taken; i < slot.positions.size(); ++i) {
+      if (slot.positions[i].second) out.emplace_back(slot.positions[i].first, key);
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) {
+              return std::pair(a.first.file, a.first.offset) <
+                     std::pair(b.first.file, b.first.offset);
+            });
+  return out;
 }
 
 const MutationChain* findChain(const std::vector<MutationChain>& chains, std::string_view resource,
@@ -519,9 +709,14 @@ const MutationChain* findChain(const std::vector<MutationChain>& chains, std::st
   return nullptr;
 }
 
-core::Result<ReplayResult> replayChain(const MutationChain& chain, const ReplayOptions& options) {
+namespace {
+
+// replayChain; with `owned` (a base object the caller is done with), the first patch is applied
+// to it in place instead of to a copy (replayReport replays every chain of a log).
+core::Result<ReplayResult> replayFrom(const MutationChain& chain, const ReplayOptions& options,
+                                      std::optional<json> owned) {
   const std::optional<json>& base =
-      options.base_object ? options.base_object : chain.request_object;
+      owned ? owned : options.base_object ? options.base_object : chain.request_object;
   if (!base) {
     return core::makeError(
         "audit " + chain.audit_id + ": no requestObject (the event's level is below Request)",
@@ -532,7 +727,14 @@ core::Result<ReplayResult> replayChain(const MutationChain& chain, const ReplayO
                                ": no responseObject (the event's level is below RequestResponse)",
                            core::ErrorCode::kFailedPrecondition);
   }
-  // The first patch applies to the base itself: the only copies are those applyPatch makes.
+  std::vector<std::string> ignored = {
+      "/metadata/uid",           "/metadata/resourceVersion", "/metadata/creationTimestamp",
+      "/metadata/managedFields", "/metadata/generation",      "/status"};
+  for (const char* filled : {"/metadata/name", "/metadata/namespace"}) {
+    if (!hasPointer(*base, filled)) ignored.emplace_back(filled);
+  }
+  // The first patch applies to the base itself (in place when owned): the only copies are those
+  // applyPatch makes.
   std::optional<json> object;
   for (const MutationStep& step : chain.steps) {
     const std::string label = stepLabel(step) + " (webhook " + step.webhook + ")";
@@ -546,19 +748,16 @@ core::Result<ReplayResult> replayChain(const MutationChain& chain, const ReplayO
     }
     auto patch = core::decodeParsedPatch(*step.patch);
     if (!patch.ok()) return patch.error().within(label);
-    auto applied = core::applyPatch(object ? *object : *base, *patch);
+    auto applied = object  ? core::applyPatch(std::move(*object), std::move(*patch))
+                   : owned ? core::applyPatch(std::move(*owned), std::move(*patch))
+                           : core::applyPatch(*base, *patch);
     if (!applied.ok()) return applied.error().within(label);
     object = std::move(*applied);
   }
+  if (!object) object = owned ? std::move(*owned) : *base;
 
   ReplayResult result;
-  result.patched = object ? std::move(*object) : *base;
-  std::vector<std::string> ignored = {
-      "/metadata/uid",           "/metadata/resourceVersion", "/metadata/creationTimestamp",
-      "/metadata/managedFields", "/metadata/generation",      "/status"};
-  for (const char* filled : {"/metadata/name", "/metadata/namespace"}) {
-    if (!hasPointer(*base, filled)) ignored.emplace_back(filled);
-  }
+  result.patched = std::move(*object);
   ignored.insert(ignored.end(), options.ignored_paths.begin(), options.ignored_paths.end());
   // Members at the ignored pointers are left out of the comparison without copying either
   // document to erase them, when that is the same as erasing: when every pointer goes through
@@ -610,8 +809,345 @@ core::Result<ReplayResult> replayChain(const MutationChain& chain, const ReplayO
   return result;
 }
 
+}  // namespace
+
+core::Result<ReplayResult> replayChain(const MutationChain& chain, const ReplayOptions& options) {
+  return replayFrom(chain, options, std::nullopt);
+}
+
+namespace {
+
+// Members every stored object gets from the server, never from admission.
+bool serverSet(const std::string& pointer) {
+  static constexpr std::array<std::string_view, 6> kServerSet = {
+      "/metadata/uid",        "/metadata/resourceVersion", "/metadata/creationTimestamp",
+      "/metadata/managedFields", "/metadata/generation",   "/status"};
+  return std::find(kServerSet.begin(), kServerSet.end(), pointer) != kServerSet.end();
+}
+
+// What a patch writes: the exact paths its operations add or replace, and per array (pointer
+// without the last token) the names of the elements added to it.
+struct PatchWrites {
+  std::set<std::string> paths;
+  std::map<std::string, std::set<std::string>> names;  // array pointer -> element names
+};
+
+bool isIndexToken(std::string_view token) {
+  return token == "-" || (!token.empty() && std::all_of(token.begin(), token.end(), [](char c) {
+    return c >= '0' && c <= '9';
+  }));
+}
+
+PatchWrites patchWrites(const MutationChain& chain) {
+  PatchWrites out;
+  for (const auto& step : chain.steps) {
+    if (!step.patch || !step.patch->is_array()) continue;
+    for (const auto& op : *step.patch) {
+      if (!op.is_object()) continue;
+      const std::string path = stringOf(op, "path");
+      const std::string kind = stringOf(op, "op");
+      if (kind != "add" && kind != "replace" && kind != "copy" && kind != "move") continue;
+      out.paths.insert(path);
+      const auto slash = path.rfind('/');
+      if (slash == std::string::npos) continue;
+      const std::string array = path.substr(0, slash);
+      const auto value = op.find("value");
+      if (value == op.end()) continue;
+      auto addName = [&](const std::string& at, const json& element) {
+        if (element.is_object()) {
+          const std::string name = stringOf(element, "name");
+          if (!name.empty()) out.names[at].insert(name);
+        }
+      };
+      if (isIndexToken(std::string_view(path).substr(slash + 1))) addName(array, *value);
+      if (value->is_array()) {
+        for (const auto& element : *value) addName(path, element);
+      }
+    }
+  }
+  return out;
+}
+
+bool namedArray(const json& array) {
+  return array.is_array() && std::all_of(array.begin(), array.end(), [](const json& e) {
+           return e.is_object() && e.contains("name") && e["name"].is_string();
+         });
+}
+
+// What a filled member is, for people: the in-tree plugin that adds it when known.
+std::string fillNote(const std::string& pointer, const json& value) {
+  std::string note;
+  const std::string name =
+      value.is_object() && value.contains("name") && value["name"].is_string()
+          ? value["name"].get<std::string>()
+          : std::string();
+  auto endsWith = [&](std::string_view suffix) {
+    return pointer.size() >= suffix.size() &&
+           pointer.compare(pointer.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  const bool kube_api_access = name.rfind("kube-api-access-", 0) == 0;
+  if (!name.empty()) note = "\"" + name + "\"";
+  if (kube_api_access || endsWith("/serviceAccountName") || endsWith("/serviceAccount") ||
+      (value.is_array() && value.dump().find("kube-api-access-") != std::string::npos)) {
+    note += (note.empty() ? "" : ", ") + std::string("ServiceAccount plugin");
+  } else if (endsWith("/tolerations")) {
+    note += (note.empty() ? "" : ", ") + std::string("DefaultTolerationSeconds plugin");
+  } else if (endsWith("/priority") || endsWith("/preemptionPolicy")) {
+    note += (note.empty() ? "" : ", ") + std::string("Priority plugin");
+  }
+  return note.empty() ? pointer : pointer + " (" + note + ")";
+}
+
+json fillFromResponse(const json& request, const json& response, const std::string& pointer,
+                      const PatchWrites& writes, std::vector<std::string>& filled) {
+  if (request.is_object() && response.is_object()) {
+    // Built member by member: each member of the request is copied once.
+    json out = json::object();
+    for (const auto& [key, value] : request.items()) {
+      const auto theirs = response.find(key);
+      out[key] = theirs == response.end()
+                     ? value
+                     : fillFromResponse(value, *theirs,
+                                        pointer + "/" + core::escapePointerToken(key), writes,
+                                        filled);
+    }
+    for (const auto& [key, value] : response.items()) {
+      if (request.contains(key)) continue;
+      const std::string at = pointer + "/" + core::escapePointerToken(key);
+      if (serverSet(at) || writes.paths.count(at) != 0) continue;
+      if (namedArray(value)) {
+        // Only the elements no patch added.
+        const auto added = writes.names.find(at);
+        json kept = json::array();
+        for (const auto& element : value) {
+          if (added != writes.names.end() &&
+              added->second.count(element["name"].get<std::string>()) != 0) {
+            continue;
+          }
+          filled.push_back(fillNote(at + "/" + std::to_string(kept.size()), element));
+          kept.push_back(element);
+        }
+        if (!kept.empty()) out[key] = std::move(kept);
+        continue;
+      }
+      filled.push_back(fillNote(at, value));
+      out[key] = value;
+    }
+    return out;
+  }
+  if (namedArray(request) && namedArray(response)) {
+    std::map<std::string, const json*> mine;
+    for (const auto& element : request) mine[element["name"].get<std::string>()] = &element;
+    std::size_t present = 0;
+    for (const auto& element : response) {
+      present += mine.count(element["name"].get<std::string>()) != 0 ? 1 : 0;
+    }
+    // An element the response lacks was removed or renamed by a webhook: keep the request's.
+    if (present != mine.size()) return request;
+    const auto added = writes.names.find(pointer);
+    json out = json::array();
+    for (const auto& element : response) {
+      const std::string name = element["name"].get<std::string>();
+      const std::string at = pointer + "/" + std::to_string(out.size());
+      if (const auto it = mine.find(name); it != mine.end()) {
+        out.push_back(fillFromResponse(*it->second, element, at, writes, filled));
+      } else if (added == writes.names.end() || added->second.count(name) == 0) {
+        filled.push_back(fillNote(at, element));
+        out.push_back(element);
+      }
+    }
+    return out;
+  }
+  return request;
+}
+
+std::string levelText(Level level) { return std::string(toString(level)); }
+
+}  // namespace
+
+AdmittedBase admittedBase(const MutationChain& chain) {
+  AdmittedBase out;
+  if (!chain.request_object) return out;
+  if (!chain.response_object) {
+    out.object = *chain.request_object;
+    return out;
+  }
+  out.object = fillFromResponse(*chain.request_object, *chain.response_object, "",
+                                patchWrites(chain), out.filled);
+  return out;
+}
+
+ReplayReport replayReport(const MutationChain& chain) {
+  using Kind = ReplayReport::Kind;
+  ReplayReport report;
+  const bool mutated = std::any_of(chain.steps.begin(), chain.steps.end(),
+                                   [](const MutationStep& s) { return s.mutated || s.patch; });
+  auto verdict = [&](Kind kind, std::string line) {
+    report.kind = kind;
+    report.lines.insert(report.lines.begin(), "replay: " + std::move(line));
+    return report;
+  };
+  if (!mutated) return verdict(Kind::kNothingToReplay, "nothing to replay (no webhook mutated)");
+  if (chain.outcome.kind != OutcomeKind::kAdmitted && chain.outcome.kind != OutcomeKind::kUnknown) {
+    return verdict(Kind::kNotReplayable,
+                   "not done: the request was " + std::string(toString(chain.outcome.kind)) +
+                       ", nothing was stored (the responseObject is the error Status)");
+  }
+  if (chain.verb == "patch") {
+    return verdict(Kind::kNotReplayable,
+                   "not possible for a patch request: its requestObject is the client's patch, "
+                   "not the object the webhooks saw (which the log does not record)");
+  }
+  if (chain.verb == "delete" || chain.verb == "deletecollection") {
+    return verdict(Kind::kNotReplayable,
+                   "not possible for a " + chain.verb +
+                       ": its requestObject is DeleteOptions, not the object");
+  }
+  // Level None: a chain not read from an event; what it holds is all there is.
+  if (chain.level != Level::kNone && less(chain.level, Level::kRequest)) {
+    return verdict(Kind::kNotReplayable,
+                   "not possible at level " + levelText(chain.level) +
+                       ": the event records which webhooks ran and whether they mutated, but "
+                       "neither the objects nor the patches (level Request records them)");
+  }
+  for (const auto& step : chain.steps) {
+    if (step.mutated && !step.patch) {
+      return verdict(Kind::kNotReplayable,
+                     stepLabel(step) + " (webhook " + step.webhook +
+                         ") mutated but its patch is not recorded (no patch annotation)");
+    }
+  }
+  if (!chain.request_object) {
+    return verdict(Kind::kNotReplayable,
+                   "not possible: the event at level " + levelText(chain.level) +
+                       " has no requestObject (stage " + std::string(toString(chain.stage)) +
+                       ")");
+  }
+  ReplayOptions options;
+  options.ignore_fields_only_in_response = true;
+  if (!chain.response_object) {
+    // Level Request: the patches can be applied, not checked.
+    auto strict = replayChain([&] {
+      MutationChain copy = chain;
+      copy.response_object = copy.request_object;
+      return copy;
+    }(), options);
+    if (!strict.ok()) {
+      report.lines.push_back("  " + strict.error().message);
+      return verdict(Kind::kPatchFails,
+                     "the patches do not apply to the requestObject, and level " +
+                         levelText(chain.level) +
+                         " records no responseObject to rebuild what admission added before "
+                         "the webhooks");
+    }
+    return verdict(Kind::kAppliedOnly,
+                   "the patches apply to the requestObject; not checked: level " +
+                       levelText(chain.level) + " records no responseObject");
+  }
+  // The object the webhooks saw, as far as the event tells: the requestObject itself when
+  // admission added nothing before them (then one replay says it all).
+  AdmittedBase base = admittedBase(chain);
+  const std::vector<std::string> filled = std::move(base.filled);
+  auto describe = [](const core::Result<ReplayResult>& replay) {
+    if (!replay.ok()) return replay.error().message;
+    return "differs at " +
+           (replay->first_difference.empty() ? std::string("the root")
+                                             : replay->first_difference) +
+           ": " + replay->detail;
+  };
+  if (filled.empty()) {
+    auto strict = replayChain(chain, options);
+    if (strict.ok() && strict->matches) {
+      return verdict(Kind::kMatches, "the patches turn the requestObject into the responseObject");
+    }
+    if (!strict.ok()) {
+      report.lines.push_back("  " + strict.error().message);
+      return verdict(Kind::kPatchFails, "a patch does not apply to the recorded objects");
+    }
+    return verdict(Kind::kDiffers, describe(strict));
+  }
+  auto completed = replayFrom(chain, options, std::move(base.object));
+  if (completed.ok() && completed->matches) {
+    report.lines.push_back(
+        "  the requestObject is the request as the client sent it; completed with what "
+        "admission added before the webhooks (" +
+        std::to_string(filled.size()) + " member" + (filled.size() == 1 ? "" : "s") +
+        " of the responseObject no patch wrote):");
+    constexpr std::size_t kListed = 8;
+    for (std::size_t i = 0; i < filled.size() && i < kListed; ++i) {
+      report.lines.push_back("    " + filled[i]);
+    }
+    if (filled.size() > kListed) {
+      report.lines.push_back("    and " + std::to_string(filled.size() - kListed) +
+                             " more (defaults)");
+    }
+    return verdict(Kind::kMatches,
+                   "the patches turn the admitted object into the responseObject");
+  }
+  // Not explained by what admission added: what the requestObject alone gives, for comparison.
+  report.lines.push_back("  onto the requestObject alone: " +
+                         describe(replayChain(chain, options)));
+  if (!completed.ok()) {
+    report.lines.push_back("  onto it completed from the responseObject: " +
+                           completed.error().message);
+    return verdict(Kind::kPatchFails, "a patch does not apply to the recorded objects");
+  }
+  return verdict(Kind::kDiffers,
+                 describe(completed) + " (onto the requestObject completed from the "
+                                       "responseObject)");
+}
+
+namespace {
+
+// The ServiceAccount plugin names its projected token volume kube-api-access-<5 random
+// characters> (plugin/pkg/admission/serviceaccount/admission.go, utilrand.String(5)): another name
+// in each request, which a webhook's patch repeats (a volumeMount of its container). Replaced by
+// "kube-api-access-*" before patches are compared.
+void normalizeGeneratedNames(json& value) {
+  if (value.is_string()) {
+    const auto& text = value.get_ref<const std::string&>();
+    constexpr std::string_view kPrefix = "kube-api-access-";
+    if (text.size() == kPrefix.size() + 5 && text.compare(0, kPrefix.size(), kPrefix) == 0 &&
+        std::all_of(text.begin() + static_cast<std::ptrdiff_t>(kPrefix.size()), text.end(),
+                    [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; })) {
+      value = "kube-api-access-*";
+    }
+    return;
+  }
+  if (value.is_object() || value.is_array()) {
+    for (auto& item : value) normalizeGeneratedNames(item);
+  }
+}
+
+}  // namespace
+
+bool isDifference(std::string_view compare_line) {
+  return compare_line.find(" not compared: ") == std::string_view::npos;
+}
+
 std::vector<std::string> compareChains(const MutationChain& expected, const MutationChain& actual) {
   std::vector<std::string> out;
+  // What only one side recorded is left out (the patch annotations are written at Request and
+  // above: annotations.h).
+  // Level None: not read from an event (no event is written at None), nothing known.
+  auto low = [](Level level) { return level != Level::kNone && less(level, Level::kRequest); };
+  const bool patches = !low(expected.level) && !low(actual.level);
+  if (!patches) {
+    const bool expected_low = low(expected.level);
+    out.push_back("patches not compared: recorded at level " +
+                  levelText(expected_low ? expected.level : actual.level) + " in " +
+                  (expected_low ? "expected" : "actual"));
+  }
+  const auto& eo = expected.outcome;
+  const auto& ao = actual.outcome;
+  if (eo.kind == OutcomeKind::kUnknown || ao.kind == OutcomeKind::kUnknown) {
+    if (eo.kind != ao.kind) {
+      out.push_back(std::string("outcome not compared: no responseStatus in ") +
+                    (eo.kind == OutcomeKind::kUnknown ? "expected" : "actual"));
+    }
+  } else if (eo.kind != ao.kind || eo.code != ao.code || eo.decided_by != ao.decided_by) {
+    out.push_back("outcome: expected " + formatOutcome(eo) + ", got " + formatOutcome(ao));
+  }
   std::map<std::pair<int, std::size_t>, const MutationStep*> want;
   std::map<std::pair<int, std::size_t>, const MutationStep*> got;
   for (const auto& step : expected.steps) want[{step.round, step.index}] = &step;
@@ -635,8 +1171,12 @@ std::vector<std::string> compareChains(const MutationChain& expected, const Muta
                     " (configuration " + quoted(s.configuration) + ") in actual");
       continue;
     }
-    const MutationStep& e = *w->second;
-    const MutationStep& a = *g->second;
+    auto normalized = [](MutationStep step) {
+      if (step.patch) normalizeGeneratedNames(*step.patch);
+      return step;
+    };
+    const MutationStep e = normalized(*w->second);
+    const MutationStep a = normalized(*g->second);
     const std::string label = stepLabel(e) + " (" + e.webhook + "): ";
     if (e.webhook != a.webhook) {
       out.push_back(label + "webhook: expected " + quoted(e.webhook) + ", got " +
@@ -655,7 +1195,7 @@ std::vector<std::string> compareChains(const MutationChain& expected, const Muta
       out.push_back(label + "failed open: expected " + (e.failed_open ? "true" : "false") +
                     ", got " + (a.failed_open ? "true" : "false"));
     }
-    if (e.patch == a.patch) continue;
+    if (!patches || e.patch == a.patch) continue;
     if (e.patch && a.patch && e.patch->is_array() && a.patch->is_array()) {
       const std::size_t n = std::max(e.patch->size(), a.patch->size());
       for (std::size_t i = 0; i < n; ++i) {
@@ -684,7 +1224,11 @@ std::string formatChain(const MutationChain& chain) {
       chain.namespace_name.empty() ? chain.name : chain.namespace_name + "/" + chain.name;
   std::string out = chain.verb + " " + group_resource + " " + object + " (auditID " +
                     chain.audit_id + ")\n";
-  if (chain.steps.empty()) out += "  no mutating webhook was called\n";
+  out += "  by " + (chain.user.empty() ? std::string("(no user)") : chain.user) + ", level " +
+         std::string(toString(chain.level)) + "\n";
+  out += "  outcome: " + formatOutcome(chain.outcome) + "\n";
+  const bool denied_by_webhook = chain.outcome.decided_by_kind == "webhook";
+  if (chain.steps.empty() && !denied_by_webhook) out += "  no mutating webhook was called\n";
   for (const auto& step : chain.steps) {
     out += "  round " + std::to_string(step.round) + " index " + std::to_string(step.index) +
            "  " + step.webhook + " (" + step.configuration + "): ";
@@ -702,30 +1246,29 @@ std::string formatChain(const MutationChain& chain) {
     }
     out += "\n";
   }
+  if (denied_by_webhook) {
+    // A webhook that rejects, times out or cannot be called gets no mutation annotation: it
+    // appears here, from the responseStatus.
+    out += "  " + chain.outcome.decided_by + ": ";
+    switch (chain.outcome.kind) {
+      case OutcomeKind::kDenied:
+        out += "denied the request";
+        break;
+      case OutcomeKind::kTimedOut:
+        out += "timed out (failurePolicy Fail)";
+        break;
+      default:
+        out += "could not be called (failurePolicy Fail)";
+        break;
+    }
+    out += "\n";
+  }
   for (const auto& [key, value] : chain.webhook_annotations) {
     out += "  annotation " + key + " = " + value + "\n";
   }
   for (const auto& problem : chain.problems) out += "  problem: " + problem + "\n";
   if (!chain.steps.empty()) {
-    ReplayOptions options;
-    options.ignore_fields_only_in_response = true;
-    auto replay = replayChain(chain, options);
-    if (!replay.ok()) {
-      out += "  replay: not possible: " + replay.error().message + "\n";
-      // A path the patch needs is missing from the requestObject.
-      if (replay.error().code == core::ErrorCode::kNotFound) {
-        // docs/admission-chain.md §7.2: requestObject is the body as received.
-        out += "    (the requestObject is the request as the client sent it, before defaulting "
-               "and the in-tree plugins the webhooks saw; see ReplayOptions::base_object)\n";
-      }
-    } else if (replay->matches) {
-      out += "  replay: the patches turn the requestObject into the responseObject\n";
-    } else {
-      out += "  replay: differs at " +
-             (replay->first_difference.empty() ? std::string("the root")
-                                               : replay->first_difference) +
-             ": " + replay->detail + "\n";
-    }
+    for (const auto& line : replayReport(chain).lines) out += "  " + line + "\n";
   }
   return out;
 }

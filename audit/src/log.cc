@@ -5,6 +5,7 @@
 #include "harness/audit/log.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -12,7 +13,11 @@
 #include <system_error>
 #include <utility>
 
+#include <fstream>
+#include <streambuf>
+
 #include <nlohmann/json.hpp>
+#include <zlib.h>
 
 #include "harness/core/json.h"
 
@@ -96,6 +101,105 @@ core::Result<EventObjectsApart> parseLogLineObjectsApart(std::string_view line) 
   return read;
 }
 
+bool looksLikeEventList(std::string_view text) {
+  return text.find("\"EventList\"") != std::string_view::npos;
+}
+
+namespace {
+
+// The items of a parsed EventList (nullptr: none), or why it is not one.
+core::Result<nlohmann::json*> eventListItems(nlohmann::json& list) {
+  if (!list.is_object()) return core::Error{"expected an EventList object"};
+  const auto kind = list.find("kind");
+  if (kind == list.end() || !kind->is_string() || kind->get<std::string>() != "EventList") {
+    return core::Error{"kind: expected \"EventList\""};
+  }
+  const auto api_version = list.find("apiVersion");
+  if (api_version != list.end() &&
+      (!api_version->is_string() ||
+       api_version->get<std::string>().rfind("audit.k8s.io/", 0) != 0)) {
+    return core::Error{"apiVersion: expected audit.k8s.io/v1, got " + api_version->dump()};
+  }
+  const auto items = list.find("items");
+  if (items == list.end() || items->is_null()) return nullptr;  // an empty batch
+  if (!items->is_array()) {
+    return core::Error{"items: expected a list of events, got " + std::string(items->type_name())};
+  }
+  return &*items;
+}
+
+}  // namespace
+
+core::Result<std::vector<EventObjectsApart>> parseEventListObjectsApart(std::string_view line) {
+  auto json = core::parseJson(line);
+  if (!json) return core::Error{"invalid JSON: " + json.error().message};
+  auto items = eventListItems(*json);
+  if (!items.ok()) return items.error();
+  std::vector<EventObjectsApart> out;
+  if (*items == nullptr) return out;
+  out.reserve((*items)->size());
+  for (std::size_t i = 0; i < (*items)->size(); ++i) {
+    nlohmann::json& item = (**items)[i];
+    EventObjectsApart read;
+    if (item.is_object()) {
+      auto take = [&item](const char* key, std::optional<nlohmann::json>& into) {
+        const auto it = item.find(key);
+        if (it != item.end() && !it->is_null()) into = std::exchange(*it, nullptr);
+      };
+      take("requestObject", read.request_object);
+      take("responseObject", read.response_object);
+    }
+    auto event = eventFromJson(item);
+    if (!event.ok()) {
+      return core::Error{"items[" + std::to_string(i) + "]." + event.error().message};
+    }
+    read.event = std::move(*event);
+    out.push_back(std::move(read));
+  }
+  return out;
+}
+
+core::Result<std::vector<Event>> parseEventBatch(std::string_view body) {
+  auto json = core::parseOrderedJson(body);
+  if (!json) return core::Error{"invalid JSON: " + json.error().message};
+  std::vector<Event> out;
+  if (json->is_object() && json->contains("kind") && (*json)["kind"] == "Event") {
+    auto event = eventFromJson(std::move(*json));
+    if (!event.ok()) return event.error();
+    out.push_back(std::move(*event));
+    return out;
+  }
+  if (!json->is_object() || !json->contains("kind") || (*json)["kind"] != "EventList") {
+    return core::Error{"kind: expected \"EventList\" or \"Event\""};
+  }
+  if (json->contains("apiVersion") &&
+      (!(*json)["apiVersion"].is_string() ||
+       (*json)["apiVersion"].get<std::string>().rfind("audit.k8s.io/", 0) != 0)) {
+    return core::Error{"apiVersion: expected audit.k8s.io/v1, got " + (*json)["apiVersion"].dump()};
+  }
+  auto& items = (*json)["items"];
+  if (items.is_null()) return out;
+  if (!items.is_array()) {
+    return core::Error{"items: expected a list of events, got " + std::string(items.type_name())};
+  }
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    auto event = eventFromJson(std::move(items[i]));
+    if (!event.ok()) {
+      return core::Error{"items[" + std::to_string(i) + "]." + event.error().message};
+    }
+    out.push_back(std::move(*event));
+  }
+  return out;
+}
+
+core::Result<std::size_t> appendEventBatch(std::string_view body, LogWriter& log) {
+  auto events = parseEventBatch(body);
+  if (!events.ok()) return events.error();
+  for (const Event& event : *events) log.write(event);
+  if (auto error = log.lastError()) return core::Error{*error};
+  return events->size();
+}
+
 LogReadResult readLog(std::string_view text, std::string_view file_name) {
   LogReadResult result;
   std::size_t line_number = 0;
@@ -159,6 +263,7 @@ std::optional<LogLineReader::Line> LogLineReader::next() {
       line.number = next_number_++;
       line.offset = offset_;
       line.text = pending.substr(0, length);
+      line.complete = newline != std::string_view::npos;
       if (!line.text.empty() && line.text.back() == '\r') line.text.remove_suffix(1);
       const std::size_t consumed = std::min(pending.size(), length + 1);
       begin_ += consumed;
@@ -194,5 +299,136 @@ std::optional<LogLineReader::Line> LogLineReader::next() {
     }
   }
 }
+
+namespace {
+
+// Inflates a gzip file as it is read (zlib, windowBits 15 + 16: gzip only). Concatenated members
+// (gzip -c a >> b) are read one after the other, as gunzip does.
+class GzipBuffer : public std::streambuf {
+ public:
+  explicit GzipBuffer(std::ifstream& file) : file_(file) {
+    stream_.zalloc = Z_NULL;
+    stream_.zfree = Z_NULL;
+    stream_.opaque = Z_NULL;
+    ready_ = inflateInit2(&stream_, 15 + 16) == Z_OK;
+    if (!ready_) error_ = "cannot start zlib";
+  }
+  ~GzipBuffer() override {
+    if (ready_) inflateEnd(&stream_);
+  }
+  GzipBuffer(const GzipBuffer&) = delete;
+  GzipBuffer& operator=(const GzipBuffer&) = delete;
+
+  [[nodiscard]] const std::optional<std::string>& error() const { return error_; }
+
+ protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    if (!ready_ || error_) return traits_type::eof();
+    while (true) {
+      if (stream_.avail_in == 0 && !input_done_) {
+        file_.read(in_.data(), static_cast<std::streamsize>(in_.size()));
+        const auto got = static_cast<uInt>(file_.gcount());
+        if (got == 0) input_done_ = true;
+        stream_.next_in = reinterpret_cast<Bytef*>(in_.data());
+        stream_.avail_in = got;
+      }
+      if (stream_.avail_in == 0 && input_done_) {
+        if (in_member_) {
+          error_ = "gzip data truncated at compressed byte " + std::to_string(consumed());
+        }
+        return traits_type::eof();
+      }
+      stream_.next_out = reinterpret_cast<Bytef*>(out_.data());
+      stream_.avail_out = static_cast<uInt>(out_.size());
+      const uInt before_in = stream_.avail_in;
+      const int status = inflate(&stream_, Z_NO_FLUSH);
+      total_in_ += before_in - stream_.avail_in;
+      const std::size_t produced = out_.size() - stream_.avail_out;
+      if (status == Z_STREAM_END) {
+        in_member_ = false;
+        inflateReset(&stream_);
+      } else if (status == Z_OK || status == Z_BUF_ERROR) {
+        in_member_ = true;
+      } else {
+        error_ = "bad gzip data at compressed byte " + std::to_string(consumed()) + ": " +
+                 (stream_.msg != nullptr ? stream_.msg : "zlib error " + std::to_string(status));
+        if (produced == 0) return traits_type::eof();
+      }
+      if (produced > 0) {
+        setg(out_.data(), out_.data(), out_.data() + produced);
+        return traits_type::to_int_type(*gptr());
+      }
+      if (status == Z_BUF_ERROR && stream_.avail_in > 0) {
+        error_ = "bad gzip data at compressed byte " + std::to_string(consumed());
+        return traits_type::eof();
+      }
+    }
+  }
+
+ private:
+  [[nodiscard]] std::uint64_t consumed() const { return total_in_; }
+
+  std::ifstream& file_;
+  z_stream stream_{};
+  bool ready_ = false;
+  bool input_done_ = false;
+  bool in_member_ = false;
+  std::uint64_t total_in_ = 0;
+  std::array<char, 1 << 16> in_{};
+  std::array<char, 1 << 18> out_{};
+  std::optional<std::string> error_;
+};
+
+}  // namespace
+
+struct LogFile::State {
+  std::filesystem::path path;
+  std::ifstream file;
+  std::unique_ptr<GzipBuffer> gzip;
+  std::unique_ptr<std::istream> inflated;
+};
+
+LogFile::LogFile(std::unique_ptr<State> state) : state_(std::move(state)) {}
+LogFile::~LogFile() = default;
+
+core::Result<std::unique_ptr<LogFile>> LogFile::open(const std::filesystem::path& path) {
+  auto state = std::make_unique<State>();
+  state->path = path;
+  state->file.open(path, std::ios::binary);
+  if (!state->file) {
+    return core::Error{"cannot read " + path.string() + ": " + std::strerror(errno)};
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return core::Error{"cannot read " + path.string() + ": it is a directory"};
+  }
+  std::array<char, 2> magic{};
+  state->file.read(magic.data(), 2);
+  const bool gzip = state->file.gcount() == 2 && static_cast<unsigned char>(magic[0]) == 0x1f &&
+                    static_cast<unsigned char>(magic[1]) == 0x8b;
+  state->file.clear();
+  state->file.seekg(0);
+  if (gzip) {
+    state->gzip = std::make_unique<GzipBuffer>(state->file);
+    state->inflated = std::make_unique<std::istream>(state->gzip.get());
+  }
+  return std::unique_ptr<LogFile>(new LogFile(std::move(state)));
+}
+
+std::istream& LogFile::stream() {
+  return state_->inflated ? *state_->inflated : static_cast<std::istream&>(state_->file);
+}
+
+bool LogFile::compressed() const { return state_->gzip != nullptr; }
+
+std::optional<std::string> LogFile::error() const {
+  if (state_->gzip && state_->gzip->error()) {
+    return state_->path.string() + ": " + *state_->gzip->error();
+  }
+  return std::nullopt;
+}
+
+const std::filesystem::path& LogFile::path() const { return state_->path; }
 
 }  // namespace harness::audit

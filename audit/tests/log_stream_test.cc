@@ -184,23 +184,26 @@ MutationChain chain(const std::string& verb, const std::string& name,
   return c;
 }
 
-TEST(ChainIndex, PairsByObjectAndVerbThenByGenerateName) {
+// The n-th request of a key pairs with the n-th of the same key; generated names pair by
+// generateName (with the pod-template-hash removed), never by the random name.
+TEST(ChainIndex, PairsTheNthRequestOfEachKey) {
   ChainIndex index;
   index.add(chain("create", "web-0"), {1, 10});
-  index.add(chain("create", "web-0"), {2, 20});  // the first wins
+  index.add(chain("create", "web-0"), {2, 20});
   index.add(chain("delete", "web-0"), {3, 30});
   index.add(chain("create", "api-x7k2q", "api-"), {4, 40});
-  auto at = [&](const MutationChain& c) {
-    const auto position = index.partnerOf(c);
+  auto take = [&](const MutationChain& c) {
+    const auto position = index.take(c);
     return position ? static_cast<long>(position->offset) : -1L;
   };
-  EXPECT_EQ(at(chain("create", "web-0")), 10);
-  EXPECT_EQ(at(chain("delete", "web-0")), 30);
-  EXPECT_EQ(at(chain("", "web-0")), 10);
-  EXPECT_EQ(at(chain("update", "web-0")), -1);
-  EXPECT_EQ(at(chain("create", "api-p9d4m", "api-")), 40);
-  EXPECT_EQ(at(chain("delete", "api-p9d4m", "api-")), -1);
-  EXPECT_EQ(at(chain("create", "api-p9d4m")), -1);
+  EXPECT_EQ(take(chain("create", "web-0")), 10);
+  EXPECT_EQ(take(chain("create", "web-0")), 20);
+  EXPECT_EQ(take(chain("create", "web-0")), -1);  // both taken
+  EXPECT_EQ(take(chain("update", "web-0")), -1);
+  EXPECT_EQ(take(chain("create", "api-p9d4m", "api-")), 40);
+  EXPECT_EQ(take(chain("create", "api-p9d4m")), -1);
+  ASSERT_EQ(index.unpaired().size(), 1u);
+  EXPECT_EQ(index.unpaired()[0].first.offset, 30u);
 }
 
 }  // namespace

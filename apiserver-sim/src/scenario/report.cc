@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/audit/default_policy.h"
+#include "harness/audit/policy.h"
 #include "harness/core/utf8.h"
 #include "harness/sim/explain.h"
 #include "harness/sim/scenario.h"
@@ -180,6 +182,20 @@ core::Result<RunReport> runScenarioFiles(const std::vector<std::filesystem::path
       if ((options.slow == RunOptions::Slow::kExclude && scenario->slow) ||
           (options.slow == RunOptions::Slow::kOnly && !scenario->slow)) {
         continue;
+      }
+      if (options.audit_sink && !scenario->audit_policy) {
+        // Without a policy nothing would be recorded: an empty log and no word why.
+        auto policy = audit::parsePolicy(audit::kDefaultLogPolicyText, "default audit policy");
+        if (policy.ok()) {
+          scenario->audit_policy = std::move(*policy);
+          scenario->audit_policy_text = std::string(audit::kDefaultLogPolicyText);
+          if (options.on_warning) {
+            options.on_warning(fmt::format(
+                "{}: scenario {} has no spec.auditPolicy: the audit log records it with the "
+                "default policy (every request at RequestResponse, RequestReceived omitted)",
+                file.string(), scenario->name));
+          }
+        }
       }
       RunOptions scenario_options = options;
       scenario_options.step_filter = filter->step;

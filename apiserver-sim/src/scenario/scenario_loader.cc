@@ -31,6 +31,7 @@
 #include "harness/go/regexp.h"
 #include "harness/go/strconv.h"
 #include "harness/go/time.h"
+#include "harness/sim/audit_assert.h"
 #include "harness/sim/builtin_plugins.h"
 #include "harness/sim/cel.h"
 #include "harness/sim/endpoint.h"
@@ -1156,6 +1157,24 @@ core::GroupVersionResource resourceForKind(const core::GroupVersionKind& kind) {
   return {kind.group, kind.version, plural};
 }
 
+namespace {
+
+// apiVersion apiserver-sim.harness.dev/v1alpha1 and the document's kind, both required.
+void checkTypeMeta(Reader& reader, const View& root, std::string_view expected_kind) {
+  auto api_version = reader.string(root, "apiVersion", true);
+  auto kind = reader.string(root, "kind", true);
+  if (api_version && *api_version != kScenarioApiVersion) {
+    reader.fail("apiVersion", fmt::format("expected {}, got {}", jsonQuote(kScenarioApiVersion),
+                                          jsonQuote(*api_version)));
+  }
+  if (kind && *kind != expected_kind) {
+    reader.fail("kind", fmt::format("expected {}, got {}", jsonQuote(expected_kind),
+                                    jsonQuote(*kind)));
+  }
+}
+
+}  // namespace
+
 core::Result<Scenario> parseScenario(std::string_view text, const fs::path& path) {
   auto documents = core::parseYamlDocuments(text);
   if (!documents.ok()) return documents.error().within(path.string());
@@ -1171,15 +1190,7 @@ core::Result<Scenario> parseScenario(std::string_view text, const fs::path& path
   const View root{&document, ""};
   if (!reader.mapping(root)) return core::makeError(reader.errorText());
   reader.checkKeys(root, {"apiVersion", "kind", "metadata", "spec"});
-  auto api_version = reader.string(root, "apiVersion", true);
-  auto kind = reader.string(root, "kind", true);
-  if (api_version && *api_version != kScenarioApiVersion) {
-    reader.fail("apiVersion", fmt::format("expected {}, got {}", jsonQuote(kScenarioApiVersion),
-                                          jsonQuote(*api_version)));
-  }
-  if (kind && *kind != kScenarioKind) {
-    reader.fail("kind", fmt::format("expected {}, got {}", jsonQuote(kScenarioKind), jsonQuote(*kind)));
-  }
+  checkTypeMeta(reader, root, kScenarioKind);
   if (auto metadata = reader.require(root, "metadata"); metadata && reader.mapping(*metadata)) {
     reader.checkKeys(*metadata, {"name", "description", "labels", "annotations"});
     if (auto name = reader.string(*metadata, "name", true)) {
@@ -1240,6 +1251,60 @@ core::Result<std::vector<fs::path>> findScenarioFiles(const std::vector<fs::path
       return core::makeError(fmt::format("{}: no such file or directory", path.string()));
     }
   }
+  return out;
+}
+
+core::Result<std::vector<LogExpectation>> parseLogExpectations(std::string_view text,
+                                                               const fs::path& path) {
+  auto document = core::parseYaml(text);
+  if (!document.ok()) return document.error().within(path.string());
+  Reader reader(path, detail::LocationIndex::build(text));
+  const View root{&*document, ""};
+  std::vector<LogExpectation> out;
+  if (!reader.mapping(root)) return core::makeError(reader.errorText());
+  reader.checkKeys(root, {"apiVersion", "kind", "expectations"});
+  checkTypeMeta(reader, root, kAuditExpectationsKind);
+  const Scenario none;
+  if (auto list = reader.require(root, "expectations"); list && reader.sequence(*list)) {
+    if ((*list)->empty()) reader.fail(list->path, "at least one expectation is required");
+    for (std::size_t i = 0; i < (*list)->size(); ++i) {
+      const View item{&(**list)[i], detail::indexPath(list->path, i)};
+      if (!reader.mapping(item)) continue;
+      reader.checkKeys(item, {"name", "match", "count", "expect"});
+      LogExpectation expectation;
+      expectation.location = reader.locate(item.path);
+      expectation.name = reader.string(item, "name").value_or("expectations[" +
+                                                              std::to_string(i) + "]");
+      if (auto match = reader.require(item, "match"); match && reader.mapping(*match)) {
+        reader.checkKeys(*match, {"verb", "resource", "namespace", "name", "generateName", "user"});
+        auto& selector = expectation.match;
+        selector.verb = reader.string(*match, "verb").value_or("");
+        selector.resource = reader.string(*match, "resource").value_or("");
+        selector.namespace_name = reader.string(*match, "namespace").value_or("");
+        selector.name = reader.string(*match, "name").value_or("");
+        selector.generate_name = reader.string(*match, "generateName").value_or("");
+        selector.user = reader.string(*match, "user").value_or("");
+      }
+      if (auto count = reader.integer(item, "count", 0, 1'000'000'000)) {
+        expectation.count = static_cast<std::size_t>(*count);
+      }
+      if (auto expect = reader.require(item, "expect"); expect && reader.mapping(*expect)) {
+        for (const char* field :
+             {"calls", "callsMatch", "callCounts", "warnings", "metrics", "stub", "reinvoked",
+              "auditEvent"}) {
+          if ((*expect)->contains(field)) {
+            reader.fail(detail::childPath(expect->path, field),
+                        "not recorded in an audit log (allowed, code, message, reason, object, "
+                        "absent and annotations are)",
+                        true);
+          }
+        }
+        readExpect(reader, *expect, none, expectation.expect);
+      }
+      out.push_back(std::move(expectation));
+    }
+  }
+  if (reader.failed()) return core::makeError(reader.errorText());
   return out;
 }
 

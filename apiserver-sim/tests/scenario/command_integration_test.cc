@@ -12,6 +12,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "harness/testing/support.h"
 
@@ -88,10 +89,10 @@ TEST_F(SimulatorCommandTest, ServeOfAFileThatDoesNotLoadIsExit2) {
 TEST_F(SimulatorCommandTest, AuditExitStatuses) {
   const auto read = run("audit " + k3dLog().string());
   EXPECT_EQ(read.status, 0) << read.err;
-  EXPECT_THAT(read.out, HasSubstr("1 mutation chain in "));
+  EXPECT_THAT(read.out, HasSubstr("1 chain in "));
   const auto same = run("audit " + k3dLog().string() + " --compare " + k3dLog().string());
   EXPECT_EQ(same.status, 0) << same.err;
-  EXPECT_THAT(same.out, HasSubstr("1 chains compared, 0 differ"));
+  EXPECT_THAT(same.out, HasSubstr("1 chain compared, 1 paired (by auto), 0 differ"));
 
   // The same log with the injector's patch changed: the chains differ.
   std::string text = testing::readFile(k3dLog());
@@ -100,7 +101,7 @@ TEST_F(SimulatorCommandTest, AuditExitStatuses) {
   const auto changed = write("changed.log", text);
   const auto differ = run("audit " + k3dLog().string() + " --compare " + changed.string());
   EXPECT_EQ(differ.status, 1) << differ.err;
-  EXPECT_THAT(differ.out, HasSubstr("1 chains compared, 1 differ"));
+  EXPECT_THAT(differ.out, HasSubstr("1 chain compared, 1 paired (by auto), 1 differ"));
   EXPECT_THAT(differ.out, HasSubstr("patch differs at operation"));
 
   EXPECT_EQ(run("audit " + (dir_ / "missing.log").string()).status, 2);
@@ -113,7 +114,43 @@ TEST_F(SimulatorCommandTest, AuditExitStatuses) {
   const auto bad = run("audit " + truncated.string());
   EXPECT_EQ(bad.status, 2);
   EXPECT_THAT(bad.err, HasSubstr(truncated.string() + ":4: invalid JSON: "));
-  EXPECT_THAT(bad.out, HasSubstr("1 mutation chain in "));
+  EXPECT_THAT(bad.out, HasSubstr("1 chain in "));
+}
+
+// The audit subcommands parse as subcommands (not as the log of `audit LOG`).
+TEST_F(SimulatorCommandTest, AuditSubcommands) {
+  const fs::path real = testing::sourceDir() / "audit/tests/testdata/kube_seed_tutorial.log";
+  const fs::path sim = testing::sourceDir() / "audit/tests/testdata/sim_seed_tutorial.log";
+  const auto chains = run("audit chains --resource pods -o json " + real.string());
+  EXPECT_EQ(chains.status, 0) << chains.err;
+  EXPECT_EQ(nlohmann::json::parse(chains.out)["count"], 1);
+  const auto compared = run("audit compare " + sim.string() + " " + real.string());
+  EXPECT_THAT(compared.out, HasSubstr("compare: paired with create simple-app/"));
+  const auto by_name = run("audit compare --pair-by name " + sim.string() + " " + real.string());
+  EXPECT_EQ(by_name.status, 1);
+  EXPECT_THAT(by_name.out, HasSubstr("without a partner"));
+  const fs::path policy = testing::sourceDir() / "scenarios/seed-tutorial/audit-policy.yaml";
+  const auto request = write("request.yaml", "verb: get\nresource: secrets\nuser: bob\n");
+  const auto checked = run("audit policy-check " + policy.string() + " " + request.string());
+  EXPECT_EQ(checked.status, 0) << checked.err;
+  EXPECT_THAT(checked.out, HasSubstr("level RequestResponse, decided by rules[0]"));
+  EXPECT_EQ(run("audit timeline " + real.string() + " no-such-audit-id").status, 1);
+  EXPECT_EQ(run("audit compare " + real.string()).status, 2);  // B missing
+}
+
+// --audit-log on a scenario without spec.auditPolicy: recorded with the default policy, and said.
+TEST_F(SimulatorCommandTest, AuditLogWithoutAPolicyUsesTheDefaultOne) {
+  const fs::path log = dir_ / "audit.log";
+  const auto outcome = run("run --audit-log " + log.string() + " " +
+                           (examples() / "allow.yaml").string());
+  EXPECT_EQ(outcome.status, 0) << outcome.err;
+  EXPECT_THAT(outcome.err, HasSubstr("has no spec.auditPolicy: the audit log records it with the "
+                                     "default policy"));
+  ASSERT_TRUE(fs::exists(log));
+  EXPECT_GT(fs::file_size(log), 0u);
+  const auto chains = run("audit chains " + log.string());
+  EXPECT_EQ(chains.status, 0) << chains.err;
+  EXPECT_THAT(chains.out, HasSubstr("replay: "));
 }
 
 // Without --work-dir an endpoint's files live in a temporary directory. When an endpoint does not

@@ -391,3 +391,41 @@ TEST_F(ScenarioRunnerTest, ServeWritesAKubeconfigAndStopsOnSigterm) {
 
 }  // namespace
 }  // namespace harness::sim
+
+namespace harness::sim {
+namespace {
+
+// --audit-log on a scenario without spec.auditPolicy used to write nothing, silently: it now
+// records the scenario with the default policy (RequestResponse, RequestReceived omitted) and
+// says so.
+TEST(DefaultAuditPolicy, AScenarioWithoutAPolicyIsRecordedAndWarned) {
+  const fs::path allow = testing::sourceDir() / "scenarios/examples/allow.yaml";
+  ASSERT_TRUE(loadScenario(allow).ok());
+  ASSERT_FALSE(loadScenario(allow)->audit_policy.has_value());
+  std::vector<audit::Event> events;
+  std::vector<std::string> warnings;
+  RunOptions options;
+  options.audit_sink = [&](const audit::Event& event) { events.push_back(event); };
+  options.on_warning = [&](const std::string& warning) { warnings.push_back(warning); };
+  auto report = runScenarioFiles({allow}, "", options);
+  ASSERT_TRUE(report.ok());
+  ASSERT_EQ(report->scenarios.size(), 1u);
+  EXPECT_TRUE(report->scenarios[0].passed());
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], HasSubstr("scenario example-allow has no spec.auditPolicy: the audit "
+                                     "log records it with the default policy"));
+  ASSERT_FALSE(events.empty());
+  for (const auto& event : events) {
+    EXPECT_EQ(event.level, audit::Level::kRequestResponse);
+    EXPECT_EQ(event.stage, audit::Stage::kResponseComplete);
+  }
+  EXPECT_TRUE(events.back().annotations.count("mutation.webhook.admission.k8s.io/round_0_index_0"));
+  // Without a sink, nothing is said or changed.
+  warnings.clear();
+  options.audit_sink = nullptr;
+  ASSERT_TRUE(runScenarioFiles({allow}, "", options).ok());
+  EXPECT_TRUE(warnings.empty());
+}
+
+}  // namespace
+}  // namespace harness::sim

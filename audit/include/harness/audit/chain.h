@@ -22,6 +22,7 @@
 
 #include "harness/audit/event.h"
 #include "harness/audit/log.h"
+#include "harness/audit/outcome.h"
 #include "harness/core/result.h"
 
 namespace harness::audit {
@@ -51,13 +52,21 @@ struct MutationChain {
   std::vector<std::pair<std::string, std::string>> webhook_annotations;
   // Annotation values that could not be read (bad JSON, unexpected shape), one line each.
   std::vector<std::string> problems;
+  // What the event says besides the chain: the level and stage it was recorded at (which decide
+  // what can be replayed), who sent the request, when, and how it ended.
+  Level level = Level::kNone;
+  Stage stage = Stage::kResponseComplete;
+  std::string user;
+  std::optional<TimePoint> received, completed;  // requestReceivedTimestamp, stageTimestamp
+  RequestOutcome outcome;
 
   bool operator==(const MutationChain&) const = default;
 };
 
 // One chain per auditID, from the events at stage ResponseComplete, in log order (the first
 // such event of an auditID wins). Events without any mutation/patch/failed-open annotation are
-// skipped unless `keep_all`. The name is taken from objectRef, or from the responseObject's
+// skipped unless `keep_all` or the request was a write (create, update, patch, delete,
+// deletecollection) that did not succeed: rejections are what a reader looks for. The name is taken from objectRef, or from the responseObject's
 // metadata.name when objectRef has none (generateName creates).
 std::vector<MutationChain> reconstructChains(const std::vector<Event>& events,
                                              bool keep_all = false);
@@ -83,13 +92,13 @@ class ChainBuilder {
 
 // Whether a log line can hold an event reconstructChains keeps, from its bytes alone: such an
 // event is at stage "ResponseComplete" and, unless `keep_all`, has an annotation key containing
-// "webhook.admission.k8s.io/", so the line holds these words, literally or with JSON escapes
+// "webhook.admission.k8s.io/" or a responseStatus "Failure", so the line holds these words, literally or with JSON escapes
 // (\u0052, \/). False only when neither can be there and the line is one balanced JSON value, so
 // that a truncated or garbled line still goes to the parser and is reported.
 bool mayHoldChain(std::string_view line, bool keep_all);
 
 // The chains of a log read from a stream, as reconstructChains would build them from readLog,
-// holding one line at a time: lines for which mayHoldChain is false are not parsed (the parse is
+// holding one line at a time (a line may also be an EventList, the webhook backend's batch): lines for which mayHoldChain is false are not parsed (the parse is
 // most of the cost of reading a log). For `apiserver-sim audit` on logs of any size.
 class ChainReader {
  public:
@@ -97,6 +106,9 @@ class ChainReader {
     MutationChain chain;
     std::size_t line_number = 0;
     std::uint64_t offset = 0;  // of the event's line: LogLineReader reads it again from there
+    // A line holding an EventList (the webhook backend's batch, saved as one line): the event's
+    // index in its items.
+    std::size_t item = 0;
   };
   // `file_name` prefixes the error messages.
   ChainReader(std::istream& in, std::string file_name, bool keep_all);
@@ -105,34 +117,70 @@ class ChainReader {
   std::optional<Entry> next(const std::function<void(const std::string&)>& on_error);
   // The stream failed other than by reaching its end.
   [[nodiscard]] bool failed() const { return lines_.failed(); }
+  // A last line without "\n" that is not a whole event is not an error (kube-apiserver was
+  // stopped while writing it, or is writing it now): it is skipped and said here,
+  // "FILE:LINE: last line incomplete (N bytes, no newline), skipped".
+  [[nodiscard]] const std::optional<std::string>& incompleteLastLine() const {
+    return incomplete_last_line_;
+  }
 
  private:
   LogLineReader lines_;
   std::string file_name_;
   bool keep_all_;
   ChainBuilder builder_;
+  std::optional<std::string> incomplete_last_line_;
+  std::vector<Entry> pending_;  // the kept events of an EventList line, last one first
 };
 
-// Pairs the chains of two logs (`apiserver-sim audit --compare`) holding only the keys of one
-// log's chains and where they are, not the chains.
+// How `audit compare` pairs the requests of two logs. Each mode gives every chain a key; the
+// n-th chain of a key in one log is paired with the n-th chain of the same key in the other.
+//   kAuto:   an object the client named: resource, namespace, verb and name; an object named by
+//            the server (generateName: each run gets other random names): resource, namespace,
+//            verb and its controller owner (kind and name, the pod-template-hash /
+//            controller-revision-hash suffix removed: it differs between clusters), else its
+//            generateName (the same suffix removed);
+//   kName:   resource, namespace, verb and name, as recorded;
+//   kLabels: resource, namespace, verb and the object's labels (without the hash labels);
+//   kOrder:  resource, namespace and verb only: the n-th Pod create of a namespace with the n-th.
+enum class PairBy { kAuto, kName, kLabels, kOrder };
+// "auto", "name", "labels", "order".
+std::optional<PairBy> parsePairBy(std::string_view text);
+std::string_view toString(PairBy by);
+
+// The key of `chain` under `by`, readable: fields separated by " ", e.g.
+// `create pods simple-app owner ReplicaSet/simple-app-v1`.
+std::string pairingKey(const MutationChain& chain, PairBy by);
+
+// Pairs the chains of two logs (`apiserver-sim audit compare`) holding only the keys of one
+// log's chains and where they are, not the chains: memory grows with the number of requests of
+// the indexed log, never with its bytes.
 class ChainIndex {
  public:
   struct Position {
     std::size_t line_number = 0;
     std::uint64_t offset = 0;
+    std::size_t file = 0;  // which of the indexed log's files (rotated logs)
+    std::size_t item = 0;  // in an EventList line
   };
-  void add(const MutationChain& chain, Position position);
-  // Where the chain to compare `chain` with is: the first chain of the same object and verb;
-  // else, for an object created with generateName (which gets another random name in each run),
-  // the first chain of the same resource, namespace, verb and generateName.
-  [[nodiscard]] std::optional<Position> partnerOf(const MutationChain& chain) const;
+  explicit ChainIndex(PairBy by = PairBy::kAuto) : by_(by) {}
+  // `reported`: whether unpaired() lists it when nothing takes it (false for a request indexed
+  // only so that a chain of the other log finds its partner, e.g. one no webhook touched here).
+  void add(const MutationChain& chain, Position position, bool reported = true);
+  // The next chain of the same key not paired yet, in log order (it counts as paired then).
+  std::optional<Position> take(const MutationChain& chain);
+  // The chains never taken, in log order, with their keys.
+  [[nodiscard]] std::vector<std::pair<Position, std::string>> unpaired() const;
+  [[nodiscard]] std::size_t size() const { return size_; }
 
  private:
-  // Keys: resource, namespace, name and verb; resource, namespace and name; resource, namespace,
-  // verb and generateName.
-  std::map<std::string, Position> by_name_;
-  std::map<std::string, Position> by_object_;
-  std::map<std::string, Position> by_generate_name_;
+  struct Slot {
+    std::vector<std::pair<Position, bool>> positions;  // with `reported`
+    std::size_t taken = 0;
+  };
+  PairBy by_;
+  std::map<std::string, Slot> slots_;
+  std::size_t size_ = 0;
 };
 
 // The first chain for that object (resource "pods", namespace, name) and verb ("" = any), or
@@ -172,6 +220,48 @@ struct ReplayResult {
 core::Result<ReplayResult> replayChain(const MutationChain& chain,
                                        const ReplayOptions& options = {});
 
+// The object the first mutating webhook saw, as far as the event tells it: kube-apiserver records
+// the requestObject as the client sent it, before defaulting and the in-tree mutating plugins
+// (the ServiceAccount plugin's kube-api-access volume and mounts, DefaultTolerationSeconds'
+// tolerations, Priority...), so a webhook's patch may need members the requestObject lacks
+// ("add /spec/volumes/-"). This is the requestObject completed with the responseObject's members
+// that no webhook patch wrote: a member the requestObject lacks is taken from the response
+// unless a patch operation adds it; in arrays of named elements (containers, volumes,
+// volumeMounts...), response elements are taken unless a patch added an element of that name to
+// that array. `filled` lists what was taken, as JSON pointers into the result, each with what it
+// is, e.g. `/spec/volumes/0 (volume "kube-api-access-7xk2p", ServiceAccount plugin)`; the
+// members the server sets on every object (uid, resourceVersion, creationTimestamp,
+// managedFields, generation, status) are neither taken nor listed.
+struct AdmittedBase {
+  nlohmann::json object;
+  std::vector<std::string> filled;
+};
+AdmittedBase admittedBase(const MutationChain& chain);
+
+// What replaying a chain gives, from the stage and level its event was recorded at:
+//   level None/Metadata: which webhooks ran and whether they mutated, no objects or patches;
+//   level Request: the requestObject and the patches, no responseObject to check against;
+//   level RequestResponse: everything, replayed onto the requestObject and, when a patch needs
+//     what admission added before the webhooks, onto admittedBase();
+// and nothing is replayed for a request that did not succeed (its responseObject is a Status,
+// nothing was stored) or whose requestObject is not the object (patch: the client's patch;
+// delete: DeleteOptions).
+struct ReplayReport {
+  enum class Kind {
+    kMatches,         // the patches turn the (completed) requestObject into the responseObject
+    kDiffers,         // they apply, but the result differs from the responseObject
+    kAppliedOnly,     // they apply; no responseObject to check against (level Request)
+    kNotReplayable,   // the log does not hold what a replay needs (see `lines`)
+    kPatchFails,      // a recorded patch does not apply even onto admittedBase()
+    kNothingToReplay, // no mutating webhook changed the object
+  };
+  Kind kind = Kind::kNothingToReplay;
+  // Readable lines, the first one the verdict, e.g. "replay: not possible at level Metadata:
+  // the event records neither the objects nor the patches".
+  std::vector<std::string> lines;
+};
+ReplayReport replayReport(const MutationChain& chain);
+
 // Compares two chains for the same object (e.g. simulator vs real cluster): the same webhooks at
 // the same round/index, the same configuration, mutated and failed-open flags, and the same
 // patches (as JSON, operation order significant). One readable line per difference, empty when
@@ -180,7 +270,14 @@ core::Result<ReplayResult> replayChain(const MutationChain& chain,
 //   round 0 index 0 (linkerd-proxy-injector.linkerd.io): mutated: expected true, got false
 //   round 0 index 0 (linkerd-proxy-injector.linkerd.io): patch differs at operation 3: expected
 //       {...}, got {...}
+// Members only one side recorded (one log's level is lower: no patches at Metadata, no objects
+// below Request; a request that got no ResponseComplete event has no outcome) are not compared:
+// one line each says what was left out, e.g.
+//   patches not compared: recorded at level Metadata in actual
+// The outcomes (admitted, denied by which webhook, the code) are compared when both recorded one.
 std::vector<std::string> compareChains(const MutationChain& expected, const MutationChain& actual);
+// The lines of compareChains that are differences (not the "not compared" notes).
+bool isDifference(std::string_view compare_line);
 
 // A chain for people, e.g.
 //   create pods simple-app/simple-app-v1-7b9c6f5d4-82hcz (auditID 9f0c...)

@@ -68,6 +68,23 @@ struct EventObjectsApart {
 };
 core::Result<EventObjectsApart> parseLogLineObjectsApart(std::string_view line);
 
+// The body kube-apiserver's webhook audit backend POSTs (plugin/pkg/audit/webhook: a batch of
+// events as an audit.k8s.io/v1 EventList, {"kind":"EventList","apiVersion":"audit.k8s.io/v1",
+// "metadata":{},"items":[...]}), or a single Event. Every item is checked before any is returned:
+// errors name the item and field, `items[3].stage: unknown stage "Done"`.
+core::Result<std::vector<Event>> parseEventBatch(std::string_view body);
+// A webhook backend's POST body (parseEventBatch) appended to `log`, one line per event, all or
+// nothing: the number of events written, or why the body is not a batch of events.
+core::Result<std::size_t> appendEventBatch(std::string_view body, LogWriter& log);
+
+// Whether a JSON text (a log line, a request body) is an EventList, from its bytes: it names the
+// kind "EventList" (a log line of events never does: an Event's kind is "Event").
+bool looksLikeEventList(std::string_view text);
+
+// The events of an EventList read with their objects apart (parseLogLineObjectsApart for each
+// item); errors name the item as parseEventBatch does.
+core::Result<std::vector<EventObjectsApart>> parseEventListObjectsApart(std::string_view line);
+
 // The longest line a LogLineReader holds. kube-apiserver bounds an event: a request body is at
 // most 3 MiB (apiserver's MaxRequestBodyBytes), a stored object 1.5 MiB (etcd's
 // --max-request-bytes), and an event carries the two objects and the webhooks' patches.
@@ -83,6 +100,8 @@ class LogLineReader {
     std::size_t number = 0;  // 1-based
     std::uint64_t offset = 0;  // of the line's first byte in the stream
     bool too_long = false;     // text is empty then
+    // False for a last line without "\n": kube-apiserver was stopped, or is still writing it.
+    bool complete = true;
   };
 
   // Starts at the stream's current position, which is byte `offset` and the start of line
@@ -106,6 +125,31 @@ class LogLineReader {
   std::size_t next_number_;
   bool eof_ = false;
   bool failed_ = false;
+};
+
+// An audit log file opened for reading as kube-apiserver leaves it: plain JSON lines, or
+// gzip-compressed (lumberjack's --audit-log-compress backups, recognised by their magic bytes,
+// several gzip members read one after the other), decompressed as it is read.
+class LogFile {
+ public:
+  // Errors name the path and the OS error.
+  static core::Result<std::unique_ptr<LogFile>> open(const std::filesystem::path& path);
+  ~LogFile();
+  LogFile(const LogFile&) = delete;
+  LogFile& operator=(const LogFile&) = delete;
+
+  // The log's text (decompressed). A gzip error ends it; see error().
+  std::istream& stream();
+  [[nodiscard]] bool compressed() const;
+  // A decompression error, e.g. `bad gzip data at compressed byte 1234: invalid block type`
+  // or `gzip data truncated at compressed byte 99`; nullopt while the data is good.
+  [[nodiscard]] std::optional<std::string> error() const;
+  [[nodiscard]] const std::filesystem::path& path() const;
+
+ private:
+  struct State;
+  explicit LogFile(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
 };
 
 }  // namespace harness::audit

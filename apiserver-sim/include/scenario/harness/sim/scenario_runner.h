@@ -193,6 +193,9 @@ struct RunOptions {
   std::shared_ptr<const WebhookAuthentication> webhook_authentication;
   // Called after each step (progress lines).
   std::function<void(const ScenarioResult&, const StepResult&)> on_step;
+  // Warnings about a scenario that runs anyway (runScenarioFiles: a scenario without
+  // spec.auditPolicy under an audit_sink is recorded with audit/default_policy.h).
+  std::function<void(const std::string&)> on_warning;
   // Where the scenario is played; nullptr: the simulator.
   Backend* backend = nullptr;
   // Which scenarios runScenarioFiles runs, by metadata.labels[kSlowLabel].
