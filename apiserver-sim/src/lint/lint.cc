@@ -231,7 +231,13 @@ void checkInjectors(const std::vector<Hook>& mutating, std::vector<Finding>& out
       const auto pair = std::make_pair(first.entry.configuration, second.entry.configuration);
       if (pair.first != pair.second) {
         if (auto it = reported.find(pair); it != reported.end()) {
-          out[it->second].related.push_back(first.id() + " & " + second.id());
+          auto& related = out[it->second].related;
+          for (const auto& id : {first.id(), second.id()}) {
+            if (id != out[it->second].configuration + "/" + out[it->second].webhook &&
+                std::find(related.begin(), related.end(), id) == related.end()) {
+              related.push_back(id);
+            }
+          }
           continue;
         }
         reported[pair] = out.size();
@@ -459,6 +465,8 @@ void checkSideEffects(const std::vector<Hook>& hooks, std::vector<Finding>& out)
 
 void checkReinvocation(const std::vector<Hook>& mutating, const std::vector<Probe>& probes,
                        std::vector<Finding>& out) {
+  // One finding per pair of configurations and case (Istio's configuration has four webhooks).
+  std::set<std::tuple<std::string, std::string, bool>> reported;
   for (std::size_t i = 0; i < mutating.size(); ++i) {
     for (std::size_t j = i + 1; j < mutating.size(); ++j) {
       const Hook& first = mutating[i];
@@ -473,6 +481,11 @@ void checkReinvocation(const std::vector<Hook>& mutating, const std::vector<Prob
       auto ns = commonLabels({&first.namespaceSelector(), &second.namespaceSelector()});
       auto obj = commonLabels({&first.objectSelector(), &second.objectSelector()});
       if (!ns || !obj) continue;
+      if (first.entry.configuration != second.entry.configuration &&
+          !reported.emplace(first.entry.configuration, second.entry.configuration, first_never)
+               .second) {
+        continue;
+      }
       Finding finding;
       if (first_never) {
         finding = findingFor(first, "reinvocation-order", Severity::kWarning);
