@@ -625,7 +625,9 @@ int liveExplainCommand(const RunArgs& args) {
     return kExitBadInput;
   }
   std::string namespace_name = args.namespace_name;
-  if (namespace_name.empty()) {
+  if (!namespace_name.empty()) {
+    (*object)["metadata"]["namespace"] = namespace_name;  // -n wins, the object is moved there
+  } else {
     const auto& metadata = object->value("metadata", nlohmann::json::object());
     namespace_name = metadata.is_object() ? metadata.value("namespace", "") : "";
   }
@@ -768,7 +770,8 @@ int main(int argc, char** argv) {
   explain->add_option("-f,--filename", explain_args.object_file,
                       "With --kubeconfig: the object to explain the CREATE of (YAML or JSON)");
   explain->add_option("-n,--namespace", explain_args.namespace_name,
-                      "With --kubeconfig: the namespace (default: the object's, else the context's)");
+                      "With --kubeconfig: the namespace to explain the object in (default: the object's, else the "
+                      "context's)");
 
   RunArgs compare_args;
   auto* compare = app.add_subcommand(

@@ -132,7 +132,7 @@ TEST_F(LiveClusterRealTest, LintAndExplainReadTheLiveCluster) {
   EXPECT_THAT(found, ::testing::Contains("multiple-injectors linkerd-proxy-injector-webhook-config"));
   EXPECT_THAT(found, ::testing::Not(::testing::Contains(
                          "self-lockout linkerd-proxy-injector-webhook-config")));
-  EXPECT_EQ(report["summary"]["configurations"], 3);
+  EXPECT_EQ(report["summary"]["configurations"], 5);  // Istio: 3, Linkerd, policy
   EXPECT_EQ(sim({"lint", "--kubeconfig", kubeconfig, "--fail-on", "none"}).status, 0);
 
   // explain: a Pod in the Istio namespace; nothing is created.
