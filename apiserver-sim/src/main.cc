@@ -235,6 +235,25 @@ bool openAuditLog(const std::string& path, std::optional<harness::audit::LogWrit
   return true;
 }
 
+// Runs the scenarios with progress lines and load errors on stderr (stdout holds exactly one
+// report document); nullopt (with the error printed) when the run filter does not parse.
+std::optional<sim::RunReport> runWithProgress(const std::vector<std::string>& paths,
+                                              const std::string& run_filter,
+                                              sim::RunOptions& options) {
+  options.on_step = [](const sim::ScenarioResult& scenario, const sim::StepResult& step) {
+    std::cerr << sim::progressLine(scenario, step) << "\n";
+  };
+  auto report = sim::runScenarioFiles(std::vector<fs::path>(paths.begin(), paths.end()), run_filter,
+                                      options, [](const sim::LoadError& error) {
+                                        std::cerr << "ERROR   " << error.message << "\n";
+                                      });
+  if (!report.ok()) {
+    std::cerr << "apiserver-sim: " << report.error().message << "\n";
+    return std::nullopt;
+  }
+  return std::move(*report);
+}
+
 int runCommand(const RunArgs& args) {
   const sim::cel::ProcessCel cel;  // before the scenarios load: their matchConditions compile
   std::optional<harness::audit::LogWriter> audit_log;  // thread-safe: one line per event
@@ -281,19 +300,8 @@ int runCommand(const RunArgs& args) {
       return kExitBadInput;
     }
   }
-  // Progress on stderr, so that stdout holds exactly one report document.
-  options.on_step = [](const sim::ScenarioResult& scenario, const sim::StepResult& step) {
-    std::cerr << sim::progressLine(scenario, step) << "\n";
-  };
-  std::vector<fs::path> paths(args.paths.begin(), args.paths.end());
-  auto report = sim::runScenarioFiles(paths, args.run_filter, options,
-                                      [](const sim::LoadError& error) {
-                                        std::cerr << "ERROR   " << error.message << "\n";
-                                      });
-  if (!report.ok()) {
-    std::cerr << "apiserver-sim: " << report.error().message << "\n";
-    return kExitBadInput;
-  }
+  auto report = runWithProgress(args.paths, args.run_filter, options);
+  if (!report) return kExitBadInput;
   for (const auto& scenario : report->scenarios) {
     if (scenario.error) std::cerr << "ERROR   " << scenario.name << ": " << *scenario.error << "\n";
   }
@@ -321,18 +329,8 @@ int reportCommand(RunArgs args, const std::string& out_file) {
   options.time_scale = args.time_scale;
   options.injector_binary = args.injector;
   options.slow = slowFilter(args.slow);
-  options.on_step = [](const sim::ScenarioResult& scenario, const sim::StepResult& step) {
-    std::cerr << sim::progressLine(scenario, step) << "\n";
-  };
-  std::vector<fs::path> paths(args.paths.begin(), args.paths.end());
-  auto report = sim::runScenarioFiles(paths, args.run_filter, options,
-                                      [](const sim::LoadError& error) {
-                                        std::cerr << "ERROR   " << error.message << "\n";
-                                      });
-  if (!report.ok()) {
-    std::cerr << "apiserver-sim: " << report.error().message << "\n";
-    return kExitBadInput;
-  }
+  auto report = runWithProgress(args.paths, args.run_filter, options);
+  if (!report) return kExitBadInput;
   std::string title = "apiserver-sim report";
   if (report->scenarios.size() == 1) title += ": " + report->scenarios[0].name;
   std::ofstream out(out_file, std::ios::binary | std::ios::trunc);

@@ -159,18 +159,6 @@ InjectorDecision decide(const InjectorIdentity& injector, const ClusterSnapshot&
   return out;
 }
 
-std::string indentLines(const std::string& text, const std::string& prefix) {
-  std::string out;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    auto end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    out += prefix + text.substr(start, end - start) + "\n";
-    start = end + 1;
-  }
-  return out;
-}
-
 }  // namespace
 
 std::optional<InjectorIdentity> identifyInjector(const core::Webhook& webhook) {
@@ -361,7 +349,7 @@ core::Result<LiveExplanation> explainCreate(const ClusterSnapshot& cluster, cons
         } else {
           text += fmt::format("  {} injector's decision (offline, on the cluster's {}):\n",
                               injector->profile, fmt::join(injector->config_maps, " and "));
-          text += indentLines(decision.text, "    ");
+          text += indentText(decision.text, "    ");
           injected["decision"] = decision.decision;
           injected["explanation"] = decision.text;
           // Linkerd says "inject", Istio "injected" (the injector's --explain words).
@@ -371,7 +359,7 @@ core::Result<LiveExplanation> explainCreate(const ClusterSnapshot& cluster, cons
         }
         entry["injector"] = std::move(injected);
       }
-      out.text += indentLines(text, "  ");
+      out.text += indentText(text, "  ");
       webhooks.push_back(std::move(entry));
     }
   }

@@ -120,6 +120,10 @@ std::string requestLine(const Step& step, const AdmissionResult& result) {
 
 }  // namespace
 
+std::string indentText(const std::string& text, std::string_view prefix) {
+  return indent(text, prefix);
+}
+
 std::string formatDuration(std::chrono::nanoseconds duration) {
   const double ns = static_cast<double>(duration.count());
   if (ns == 0) return "0s";  // a stub that declares no delay

@@ -3,6 +3,7 @@
 #include "harness/sim/html_report.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -93,6 +94,20 @@ std::string sequenceDiagram(const json& explain) {
     lanes.push_back({name, detail});
     return lanes.size() - 1;
   };
+  // A call and its answer: the outcome, its latency against its timeout.
+  auto callMessage = [&](const json& webhook, std::string label) {
+    const json& call = webhook["call"];
+    const std::size_t lane =
+        laneOf(webhook.value("webhook", std::string()), webhook.value("configuration", ""));
+    const double latency = call.value("latencyNanoseconds", 0.0);
+    const double timeout = call.value("timeoutMilliseconds", 0.0) * 1e6;
+    const std::string outcome = call.value("outcome", "");
+    // Patched, Allowed and FailedOpen let the request go on; anything else stopped it.
+    const bool failed = outcome != "Allowed" && outcome != "Patched" && outcome != "FailedOpen";
+    return Message{1, lane, std::move(label),
+                   fmt::format("{} in {} of {}", outcome, duration(latency), duration(timeout)),
+                   timeout > 0 ? std::min(1.0, latency / timeout) : -1, failed, false};
+  };
   const json& webhooks = explain.value("webhooks", json::array());
   bool any_plugin = false;
   for (int round = 0; round <= 1; ++round) {
@@ -112,19 +127,7 @@ std::string sequenceDiagram(const json& explain) {
           !webhook.contains("call")) {
         continue;
       }
-      const json& call = webhook["call"];
-      const std::size_t lane =
-          laneOf(webhook.value("webhook", std::string()), webhook.value("configuration", ""));
-      const double latency = call.value("latencyNanoseconds", 0.0);
-      const double timeout = call.value("timeoutMilliseconds", 0.0) * 1e6;
-      const std::string outcome = call.value("outcome", "");
-      const bool failed = outcome == "CallingError" || outcome == "Denied" ||
-                          outcome == "RequestTimeout" || outcome == "ApplyError" ||
-                          outcome == "DryRunUnsupported";
-      messages.push_back({1, lane, fmt::format("round {}: AdmissionReview", round),
-                          fmt::format("{} in {} of {}", outcome, duration(latency),
-                                      duration(timeout)),
-                          timeout > 0 ? std::min(1.0, latency / timeout) : -1, failed, false});
+      messages.push_back(callMessage(webhook, fmt::format("round {}: AdmissionReview", round)));
     }
   }
   if (!any_plugin) lanes[2].detail = "(none ran)";
@@ -133,16 +136,7 @@ std::string sequenceDiagram(const json& explain) {
   messages.push_back({1, validation, "validate", "", -1, stage == "validation", false});
   for (const auto& webhook : webhooks) {
     if (webhook.value("kind", "") != "validating" || !webhook.contains("call")) continue;
-    const json& call = webhook["call"];
-    const std::size_t lane =
-        laneOf(webhook.value("webhook", std::string()), webhook.value("configuration", ""));
-    const double latency = call.value("latencyNanoseconds", 0.0);
-    const double timeout = call.value("timeoutMilliseconds", 0.0) * 1e6;
-    const std::string outcome = call.value("outcome", "");
-    messages.push_back({1, lane, "AdmissionReview (parallel)",
-                        fmt::format("{} in {} of {}", outcome, duration(latency), duration(timeout)),
-                        timeout > 0 ? std::min(1.0, latency / timeout) : -1,
-                        outcome != "Allowed" && outcome != "FailedOpen", true});
+    messages.push_back(callMessage(webhook, "AdmissionReview (parallel)"));
   }
   const bool allowed = result.value("allowed", false);
   const std::size_t storage = laneOf("storage + audit", "etcd, audit event");
@@ -175,16 +169,30 @@ std::string sequenceDiagram(const json& explain) {
         x(i) - kLaneWidth / 2 + 6, kLaneWidth - 12, x(i), escape(lanes[i].name.substr(0, 24)),
         x(i), escape(lanes[i].detail.substr(0, 26)), x(i), x(i), height - 10);
   }
+  // A label fits between its two lanes (about 6 px a character), else it is shortened.
+  // Messages to and from the client start at its lane and may run across the others.
+  auto fit = [&](const Message& message, const std::string& text) {
+    const bool client = message.from == 0 || message.to == 0;
+    const int span = client ? width - x(0) : std::abs(x(message.from) - x(message.to));
+    const std::size_t room = static_cast<std::size_t>(std::max(12, span / 6));
+    return text.size() <= room ? text : text.substr(0, room - 3) + "...";
+  };
+  auto labelX = [&](const Message& message) {
+    return message.from == 0 || message.to == 0 ? x(0) + 4 : (x(message.from) + x(message.to)) / 2;
+  };
+  auto anchor = [&](const Message& message) {
+    return message.from == 0 || message.to == 0 ? "start" : "middle";
+  };
   int y = kTop;
   for (const auto& message : messages) {
     y += kRow;
     const std::string color = message.failed ? "#c33" : "#333";
     svg += fmt::format(
         "<line class=\"message\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" "
-        "marker-end=\"url(#arrow)\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\" "
+        "marker-end=\"url(#arrow)\"/><text x=\"{}\" y=\"{}\" text-anchor=\"{}\" "
         "fill=\"{}\">{}</text>\n",
-        x(message.from), y, x(message.to), y, color, (x(message.from) + x(message.to)) / 2, y - 5,
-        color, escape(message.label));
+        x(message.from), y, x(message.to), y, color, labelX(message), y - 5, anchor(message),
+        color, escape(fit(message, message.label)));
     if (message.answer.empty()) continue;
     y += kRow;
     svg += fmt::format(
@@ -192,7 +200,7 @@ std::string sequenceDiagram(const json& explain) {
         "stroke-dasharray=\"5 3\" marker-end=\"url(#arrow)\"/><text x=\"{}\" y=\"{}\" "
         "text-anchor=\"middle\" fill=\"{}\">{}</text>\n",
         x(message.to), y, x(message.from), y, color, (x(message.from) + x(message.to)) / 2, y - 5,
-        color, escape(message.answer));
+        color, escape(fit(message, message.answer)));
     if (message.fraction >= 0) {
       // The call's latency against its timeout: the bar's full height is the timeout.
       const int full = kRow * 2 - 8;

@@ -64,6 +64,16 @@ MatchRecord match(MatchOutcome outcome, std::string skipped_by = {}) {
   return record;
 }
 
+Step podStep() {
+  Step step;
+  step.name = "create";
+  step.request.operation = "CREATE";
+  step.request.resource = {"", "v1", "pods"};
+  step.request.namespace_name = "demo";
+  step.request.name = "web";
+  return step;
+}
+
 ExplainOptions verbose() {
   ExplainOptions options;
   options.verbose = true;
@@ -148,16 +158,6 @@ TEST(ExplainPatchTest, ColourMarksRemovedRedAndAddedGreen) {
             json::parse(R"([{"op": "replace", "path": "/a", "before": 1, "after": 2}])"));
 }
 
-Step podStep() {
-  Step step;
-  step.name = "create";
-  step.request.operation = "CREATE";
-  step.request.resource = {"", "v1", "pods"};
-  step.request.namespace_name = "demo";
-  step.request.name = "web";
-  return step;
-}
-
 TEST(ExplainStepTest, ATimeoutSaysTimeoutOnce) {
   AdmissionResult result;
   result.code = 504;
@@ -231,12 +231,7 @@ TEST(ExplainStepTest, FiltersByWebhookAndOnlyCalled) {
 }
 
 TEST(ExplainStepTest, SummarisesTheRequestPluginsAndWebhooks) {
-  Step step;
-  step.name = "create";
-  step.request.operation = "CREATE";
-  step.request.resource = {"", "v1", "pods"};
-  step.request.namespace_name = "demo";
-  step.request.name = "web";
+  const Step step = podStep();
   AdmissionResult result;
   result.allowed = false;
   result.code = 403;
@@ -264,12 +259,7 @@ TEST(ExplainStepTest, SummarisesTheRequestPluginsAndWebhooks) {
 }
 
 TEST(ExplainStepTest, LongAnnotationValuesAreShortened) {
-  Step step;
-  step.name = "create";
-  step.request.operation = "CREATE";
-  step.request.resource = {"", "v1", "pods"};
-  step.request.namespace_name = "demo";
-  step.request.name = "web";
+  const Step step = podStep();
   AdmissionResult result;
   result.allowed = true;
   result.code = 201;

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -69,6 +70,9 @@ std::string explainPatch(const nlohmann::json& before, const nlohmann::json& pat
 
 // The patch's operations with the value before and after each (null when absent), for JSON.
 nlohmann::json patchDiff(const nlohmann::json& before, const nlohmann::json& patch);
+
+// Every line of `text` prefixed (each ends in "\n").
+std::string indentText(const std::string& text, std::string_view prefix);
 
 // Go's time.Duration.String() rounded for humans: "850µs", "12.3ms", "1.5s".
 std::string formatDuration(std::chrono::nanoseconds duration);
