@@ -22,6 +22,7 @@ packages=(
   clang-tidy-16               # the tidy preset (.clang-tidy)
   procps curl ca-certificates
   time                        # /usr/bin/time -v: peak RSS in the benchmark scripts
+  chromium                    # headless: the apiserver-sim report test draws the HTML page
 )
 
 if [[ "${1:-}" == "--bench" ]]; then

@@ -6,6 +6,7 @@
 //                             [--audit-log FILE] [--work-dir DIR] [--injector PATH]
 //                             [--admission-control-config-file FILE]
 //   apiserver-sim explain SCENARIO...          (= run --explain)
+//                 [-v] [--webhook RE] [--step RE] [--only-called] [--no-color] [-o json]
 //   apiserver-sim run --backend kube PATH...   (against the real control plane, kube/)
 //   apiserver-sim compare --backend kube PATH... [--known-differences FILE] [-o ...]
 //   apiserver-sim serve SCENARIO [--kubeconfig-out FILE] [--port N] [--audit-log FILE]
@@ -18,6 +19,8 @@
 //   apiserver-sim audit assert LOG... EXPECTATIONS
 //   apiserver-sim audit sink --log FILE [--port N] [--tls-cert F --tls-key F] [--client-ca F]
 //   apiserver-sim audit LOG [--compare OTHER_LOG]   (= chains / compare)
+//   apiserver-sim lint (PATH... | --kubeconfig FILE [--context C]) [-o text|json]
+//                      [--fail-on error|warning|info|none] [--request-timeout S]
 //   apiserver-sim check-idempotence (--injector P | --stub FILE | --stub-mutator M | --url URL)
 //                                   [--cases N] [--seed S] [--kinds K,...] [--mutator M]...
 //                                   (harness/sim/check_command.h)
@@ -26,16 +29,20 @@
 // differs), 2 bad input or a harness error.
 
 #include <stdlib.h>  // mkdtemp
+#include <unistd.h>  // isatty
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
+#include <chrono>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <regex>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -47,11 +54,17 @@
 #include "harness/audit/default_policy.h"
 #include "harness/audit/event.h"
 #include "harness/audit/log.h"
+#include "harness/core/yaml.h"
+#include "harness/net/kubeconfig.h"
 #include "harness/net/server.h"
 #include "harness/sim/audit_assert.h"
 #include "harness/sim/cel.h"
 #include "harness/sim/check_command.h"
 #include "harness/sim/compare.h"
+#include "harness/sim/html_report.h"
+#include "harness/sim/lint.h"
+#include "harness/sim/lint_input.h"
+#include "harness/sim/live_explain.h"
 #include "harness/sim/report.h"
 #include "harness/sim/scenario.h"
 #include "harness/sim/scenario_runner.h"
@@ -86,6 +99,17 @@ struct RunArgs {
   std::string backend = "simulator";
   std::string slow = "include";
   std::string known_differences;  // compare
+  // explain (and run --explain)
+  bool verbose = false;
+  std::string webhook_filter;
+  std::string step_filter;
+  bool only_called = false;
+  bool no_color = false;
+  // explain --kubeconfig: a live cluster instead of scenarios
+  std::string kubeconfig;
+  std::string context;
+  std::string object_file;
+  std::string namespace_name;
 };
 
 struct ServeArgs {
@@ -116,6 +140,21 @@ std::optional<std::shared_ptr<const sim::WebhookAuthentication>> loadWebhookAuth
     return std::nullopt;
   }
   return std::make_shared<const sim::WebhookAuthentication>(std::move(*loaded));
+}
+
+void addExplainOptions(CLI::App& command, RunArgs& args) {
+  command.add_flag("-v,--verbose", args.verbose,
+                   "Explain every clause of every webhook and list the audit annotations (default: "
+                   "a skipped webhook gets one line with the clause that decided)");
+  command.add_option("--webhook", args.webhook_filter,
+                     "Explain only the webhooks whose \"<configuration>/<webhook>\" matches this "
+                     "regex");
+  command.add_option("--step", args.step_filter,
+                     "Explain only the steps whose name matches this regex (the others still run)");
+  command.add_flag("--only-called", args.only_called,
+                   "Explain only the webhooks that were called (or rejected without a call)");
+  command.add_flag("--no-color", args.no_color,
+                   "No colours in patches (also: NO_COLOR set, or output not a terminal)");
 }
 
 void addRunOptions(CLI::App& command, RunArgs& args) {
@@ -208,12 +247,48 @@ bool openAuditLog(const std::string& path, std::optional<harness::audit::LogWrit
   return true;
 }
 
+// Runs the scenarios with progress lines and load errors on stderr (stdout holds exactly one
+// report document); nullopt (with the error printed) when the run filter does not parse.
+std::optional<sim::RunReport> runWithProgress(const std::vector<std::string>& paths,
+                                              const std::string& run_filter,
+                                              sim::RunOptions& options) {
+  options.on_step = [](const sim::ScenarioResult& scenario, const sim::StepResult& step) {
+    std::cerr << sim::progressLine(scenario, step) << "\n";
+  };
+  auto report = sim::runScenarioFiles(std::vector<fs::path>(paths.begin(), paths.end()), run_filter,
+                                      options, [](const sim::LoadError& error) {
+                                        std::cerr << "ERROR   " << error.message << "\n";
+                                      });
+  if (!report.ok()) {
+    std::cerr << "apiserver-sim: " << report.error().message << "\n";
+    return std::nullopt;
+  }
+  return std::move(*report);
+}
+
 int runCommand(const RunArgs& args) {
   const sim::cel::ProcessCel cel;  // before the scenarios load: their matchConditions compile
   std::optional<harness::audit::LogWriter> audit_log;  // thread-safe: one line per event
   sim::RunOptions options;
   options.time_scale = args.time_scale;
   options.explain = args.explain;
+  options.explain_options.verbose = args.verbose;
+  options.explain_options.webhook_filter = args.webhook_filter;
+  options.explain_options.only_called = args.only_called;
+  // Colour for a terminal, unless NO_COLOR (https://no-color.org: present and not empty) or
+  // --no-color; never in a JSON or JUnit document.
+  const char* no_color = std::getenv("NO_COLOR");
+  options.explain_options.color = args.output == "table" && !args.no_color &&
+                                  (no_color == nullptr || *no_color == '\0') && isatty(1) == 1;
+  options.explain_step_filter = args.step_filter;
+  for (const auto* filter : {&args.webhook_filter, &args.step_filter}) {
+    try {
+      std::regex check(*filter, std::regex::ECMAScript);
+    } catch (const std::regex_error& error) {
+      std::cerr << "apiserver-sim: bad regex \"" << *filter << "\": " << error.what() << "\n";
+      return kExitBadInput;
+    }
+  }
   options.stop_on_failure = args.stop_on_failure;
   options.work_dir = args.work_dir;
   options.injector_binary = args.injector;
@@ -240,19 +315,8 @@ int runCommand(const RunArgs& args) {
       return kExitBadInput;
     }
   }
-  // Progress on stderr, so that stdout holds exactly one report document.
-  options.on_step = [](const sim::ScenarioResult& scenario, const sim::StepResult& step) {
-    std::cerr << sim::progressLine(scenario, step) << "\n";
-  };
-  std::vector<fs::path> paths(args.paths.begin(), args.paths.end());
-  auto report = sim::runScenarioFiles(paths, args.run_filter, options,
-                                      [](const sim::LoadError& error) {
-                                        std::cerr << "ERROR   " << error.message << "\n";
-                                      });
-  if (!report.ok()) {
-    std::cerr << "apiserver-sim: " << report.error().message << "\n";
-    return kExitBadInput;
-  }
+  auto report = runWithProgress(args.paths, args.run_filter, options);
+  if (!report) return kExitBadInput;
   for (const auto& scenario : report->scenarios) {
     if (scenario.error) std::cerr << "ERROR   " << scenario.name << ": " << *scenario.error << "\n";
   }
@@ -264,6 +328,34 @@ int runCommand(const RunArgs& args) {
     std::cout << sim::renderTable(*report, args.explain);
   }
   std::cout.flush();
+  return report->exitCode();
+}
+
+// `report PATH... -o FILE`: the scenarios run with explanations, written as one HTML file
+// (html_report.h). Exit as `run`.
+int reportCommand(RunArgs args, const std::string& out_file) {
+  const sim::cel::ProcessCel cel;
+  sim::RunOptions options;
+  options.explain = true;
+  options.explain_options.verbose = true;
+  options.explain_options.webhook_filter = args.webhook_filter;
+  options.explain_options.only_called = args.only_called;
+  options.explain_step_filter = args.step_filter;
+  options.time_scale = args.time_scale;
+  options.injector_binary = args.injector;
+  options.slow = slowFilter(args.slow);
+  auto report = runWithProgress(args.paths, args.run_filter, options);
+  if (!report) return kExitBadInput;
+  std::string title = "apiserver-sim report";
+  if (report->scenarios.size() == 1) title += ": " + report->scenarios[0].name;
+  std::ofstream out(out_file, std::ios::binary | std::ios::trunc);
+  out << sim::renderHtmlReport(*report, title);
+  out.close();
+  if (!out) {
+    std::cerr << "apiserver-sim: cannot write " << out_file << "\n";
+    return kExitBadInput;
+  }
+  std::cerr << "apiserver-sim: wrote " << out_file << "\n";
   return report->exitCode();
 }
 
@@ -558,6 +650,145 @@ int auditChains(const AuditArgs& args) {
   return audit::chainsCommand(options, std::cout, std::cerr);
 }
 
+// `explain --kubeconfig FILE [--context C] -f OBJECT`: the live cluster's webhooks and injectors
+// narrated for the object, nothing created (live_explain.h). Exit 0 explained, 2 bad input or a
+// cluster that cannot be read.
+int liveExplainCommand(const RunArgs& args) {
+  namespace live = sim::live;
+  if (args.object_file.empty()) {
+    std::cerr << "apiserver-sim explain --kubeconfig: -f OBJECT is required\n";
+    return kExitBadInput;
+  }
+  auto connection = harness::net::loadKubeconfig(args.kubeconfig, args.context);
+  if (!connection.ok()) {
+    std::cerr << "apiserver-sim explain: " << connection.error().message << "\n";
+    return kExitBadInput;
+  }
+  std::ifstream in(args.object_file, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in) {
+    std::cerr << "apiserver-sim explain: cannot read " << args.object_file << "\n";
+    return kExitBadInput;
+  }
+  auto object = harness::core::parseYaml(text.str());
+  if (!object.ok() || !object->is_object()) {
+    std::cerr << "apiserver-sim explain: " << args.object_file << ": "
+              << (object.ok() ? std::string("not an object") : object.error().message) << "\n";
+    return kExitBadInput;
+  }
+  std::string namespace_name = args.namespace_name;
+  if (!namespace_name.empty()) {
+    (*object)["metadata"]["namespace"] = namespace_name;  // -n wins, the object is moved there
+  } else {
+    const auto& metadata = object->value("metadata", nlohmann::json::object());
+    namespace_name = metadata.is_object() ? metadata.value("namespace", "") : "";
+  }
+  if (namespace_name.empty()) namespace_name = connection->default_namespace;
+  sim::lint::ClusterClient client(*connection);
+  auto snapshot = live::readCluster(
+      [&client](const std::string& path) { return client.get(path); }, namespace_name,
+      client.describe());
+  if (!snapshot.ok()) {
+    std::cerr << "apiserver-sim explain: " << snapshot.error().message << "\n";
+    return kExitBadInput;
+  }
+  const sim::cel::ProcessCel cel;
+  if (!cel.available()) sim::cel::install(nullptr);
+  live::LiveExplainOptions options;
+  options.explain.verbose = args.verbose;
+  options.explain.webhook_filter = args.webhook_filter;
+  options.explain.only_called = args.only_called;
+  if (cel.available()) {
+    options.evaluator = sim::cel::processMatchConditionEvaluator();
+  } else {
+    options.cel_unavailable_reason = cel.status();
+  }
+  options.injector_binary = args.injector;
+  std::error_code ec;
+  std::string pattern = (fs::temp_directory_path(ec) / "apiserver-sim-explain-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) {
+    std::cerr << "apiserver-sim: cannot create a temporary directory\n";
+    return kExitBadInput;
+  }
+  options.work_dir = pattern;
+  auto explained = live::explainCreate(*snapshot, *object, namespace_name, options);
+  fs::remove_all(options.work_dir, ec);
+  if (!explained.ok()) {
+    std::cerr << "apiserver-sim explain: " << explained.error().message << "\n";
+    return kExitBadInput;
+  }
+  if (args.output == "json") {
+    std::cout << explained->json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+              << "\n";
+  } else {
+    std::cout << explained->text;
+  }
+  std::cout.flush();
+  return 0;
+}
+
+struct LintArgs {
+  std::vector<std::string> paths;
+  std::string kubeconfig;
+  std::string context;
+  std::string output = "text";
+  std::string fail_on = "error";
+  int request_timeout = 60;
+};
+
+// `apiserver-sim lint`: the webhook set of files, folders or a live cluster against the rules of
+// lint.h. Exit 0 no finding at or above --fail-on, 1 some, 2 input that does not load.
+int lintCommand(const LintArgs& args) {
+  namespace lint = sim::lint;
+  if (args.paths.empty() == args.kubeconfig.empty()) {
+    std::cerr << "apiserver-sim lint: give files or folders, or --kubeconfig (not both)\n";
+    return kExitBadInput;
+  }
+  // CEL for matchConditions when kube-cel is built; without it the configurations still load
+  // (no compiler: their expressions are not compiled) and the rule says it was skipped.
+  const sim::cel::ProcessCel cel;
+  if (!cel.available()) sim::cel::install(nullptr);
+  harness::core::Result<lint::LoadedInput> loaded = harness::core::makeError("not loaded");
+  if (!args.kubeconfig.empty()) {
+    auto connection = harness::net::loadKubeconfig(args.kubeconfig, args.context);
+    if (!connection.ok()) {
+      std::cerr << "apiserver-sim lint: " << connection.error().message << "\n";
+      return kExitBadInput;
+    }
+    loaded = lint::loadCluster(*connection);
+  } else {
+    loaded = lint::loadFiles(std::vector<fs::path>(args.paths.begin(), args.paths.end()));
+  }
+  if (!loaded.ok()) {
+    std::cerr << "apiserver-sim lint: " << loaded.error().message << "\n";
+    return kExitBadInput;
+  }
+  for (const auto& skipped : loaded->skipped) std::cerr << "skipped " << skipped << "\n";
+  lint::LintOptions options;
+  options.request_timeout = std::chrono::seconds(args.request_timeout);
+  if (cel.available()) {
+    options.evaluator = sim::cel::processMatchConditionEvaluator();
+  } else {
+    options.cel_unavailable_reason = cel.status();
+  }
+  const auto findings = lint::lint(loaded->input, options);
+  std::size_t webhooks = 0;
+  for (const auto& configuration : loaded->input.configurations) {
+    webhooks += configuration.configuration.webhooks.size();
+  }
+  const std::size_t configurations = loaded->input.configurations.size();
+  if (args.output == "json") {
+    std::cout << lint::renderJson(findings, configurations, webhooks)
+                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+              << "\n";
+  } else {
+    std::cout << lint::renderText(findings, configurations, webhooks);
+  }
+  std::cout.flush();
+  return lint::exitCode(findings, lint::parseSeverity(args.fail_on));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -577,12 +808,23 @@ int main(int argc, char** argv) {
   addRunOptions(*run, run_args);
   run->add_flag("--explain", run_args.explain,
                 "Explain every step: webhook matching, calls, failurePolicy, patches");
+  addExplainOptions(*run, run_args);
 
   RunArgs explain_args;
   explain_args.explain = true;
   auto* explain = app.add_subcommand("explain", "Run scenarios with --explain");
-  explain->add_option("paths", explain_args.paths, "Scenario files or folders")->required();
+  explain->add_option("paths", explain_args.paths, "Scenario files or folders");
   addRunOptions(*explain, explain_args);
+  addExplainOptions(*explain, explain_args);
+  explain->add_option("--kubeconfig", explain_args.kubeconfig,
+                      "Explain -f OBJECT against a live cluster's webhooks and injectors "
+                      "(nothing is created, no webhook is called)");
+  explain->add_option("--context", explain_args.context, "The kubeconfig context (default: current)");
+  explain->add_option("-f,--filename", explain_args.object_file,
+                      "With --kubeconfig: the object to explain the CREATE of (YAML or JSON)");
+  explain->add_option("-n,--namespace", explain_args.namespace_name,
+                      "With --kubeconfig: the namespace to explain the object in (default: the object's, else the "
+                      "context's)");
 
   RunArgs compare_args;
   auto* compare = app.add_subcommand(
@@ -717,6 +959,45 @@ int main(int argc, char** argv) {
   check->add_option("--work-dir", check_args.work_dir,
                     "Certificates and logs (default: a temporary folder, removed)");
 
+  RunArgs report_args;
+  std::string report_out = "report.html";
+  auto* report = app.add_subcommand(
+      "report", "Run scenarios and write one self-contained HTML file: a sequence diagram per "
+                "request, the decision table, the patches as diffs");
+  report->add_option("paths", report_args.paths, "Scenario files or folders")->required();
+  report->add_option("--run", report_args.run_filter,
+                     "Select scenarios (and steps) by regex: SCENARIO_RE[/STEP_RE]");
+  report->add_option("--out", report_out, "The HTML file to write")->capture_default_str();
+  report->add_option("--injector", report_args.injector, "The injector binary");
+  report->add_option("--time-scale", report_args.time_scale,
+                     "Real seconds slept per simulated second of stub delays")
+      ->check(CLI::PositiveNumber);
+  report->add_option("--webhook", report_args.webhook_filter, "Only these webhooks (regex)");
+  report->add_option("--step", report_args.step_filter, "Only these steps (regex)");
+  report->add_flag("--only-called", report_args.only_called, "Only the webhooks called");
+
+  LintArgs lint_args;
+  auto* lint = app.add_subcommand(
+      "lint", "Check a webhook set (files, folders or a live cluster) for lockouts, overlapping "
+              "injectors, deadlines, dry-run and ordering problems. Exit 0 nothing at or above "
+              "--fail-on, 1 findings, 2 input that does not load");
+  lint->add_option("paths", lint_args.paths,
+                   "YAML/JSON files or folders: webhook configurations, Namespaces, Services, "
+                   "Lists, scenarios");
+  lint->add_option("--kubeconfig", lint_args.kubeconfig, "Lint a live cluster's webhook set");
+  lint->add_option("--context", lint_args.context, "The kubeconfig context (default: current)");
+  lint->add_option("-o,--output", lint_args.output, "text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  lint->add_option("--fail-on", lint_args.fail_on,
+                   "Exit 1 when a finding has this severity or more: error, warning, info, none")
+      ->check(CLI::IsMember({"error", "warning", "info", "none"}))
+      ->capture_default_str();
+  lint->add_option("--request-timeout", lint_args.request_timeout,
+                   "kube-apiserver's --request-timeout in seconds: the deadline webhooks share")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -725,7 +1006,15 @@ int main(int argc, char** argv) {
   }
   try {
     if (run->parsed()) return runCommand(run_args);
-    if (explain->parsed()) return runCommand(explain_args);
+    if (explain->parsed()) {
+      if (!explain_args.kubeconfig.empty()) return liveExplainCommand(explain_args);
+      if (explain_args.paths.empty()) {
+        std::cerr << "apiserver-sim explain: give scenario files or folders, or --kubeconfig "
+                     "FILE -f OBJECT\n";
+        return kExitBadInput;
+      }
+      return runCommand(explain_args);
+    }
     if (compare->parsed()) return compareCommand(compare_args);
     if (serve->parsed()) return serveCommand(serve_args);
     if (audit_chains->parsed()) return auditChains(chains_args);
@@ -764,6 +1053,8 @@ int main(int argc, char** argv) {
       }
       return auditChains(audit_args);
     }
+    if (lint->parsed()) return lintCommand(lint_args);
+    if (report->parsed()) return reportCommand(report_args, report_out);
     if (check->parsed()) return sim::runCheckIdempotence(check_args, std::cout, std::cerr);
   } catch (const std::exception& error) {
     std::cerr << "apiserver-sim: " << error.what() << "\n";

@@ -22,14 +22,26 @@ std::string compact(const json& value) {
   return value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+// As kubectl prints selectors (labels.Selector.String(): "app in (a,b),!key,tier=web"): `{}`
+// for the empty selector, `null` for a nil one, the JSON as written when it does not parse.
 std::string selectorText(const core::SelectorField& selector) {
-  return selector.json ? compact(*selector.json) : std::string("null");
+  if (!selector.json) return "null";
+  if (selector.parse_error) return compact(*selector.json);
+  if (selector.selector.matchesEverything()) return "{}";
+  return "`" + selector.selector.toString() + "`";
 }
 
+// As kubectl prints labels (`kubectl get --show-labels`): "a=b,c=d", "<none>" when empty.
 std::string labelsText(const core::StringMap& labels) {
-  json out = json::object();
-  for (const auto& [key, value] : labels) out[key] = value;
-  return compact(out);
+  if (labels.empty()) return "<none>";
+  std::string out;
+  for (const auto& [key, value] : labels) {
+    if (!out.empty()) out += ',';
+    out += key;
+    out += '=';
+    out += value;
+  }
+  return out;
 }
 
 // apimachinery errors.IsNotFound: reason NotFound, or no reason and code 404.

@@ -172,6 +172,14 @@ class SimulatorSession : public BackendSession {
   std::string explain(const Step& step, const StepOutcome& outcome) override {
     return explainStep(step, outcome.admission);
   }
+  std::string explain(const Step& step, const StepOutcome& outcome,
+                      const ExplainOptions& options) override {
+    return explainStep(step, outcome.admission, options);
+  }
+  nlohmann::json explainJson(const Step& step, const StepOutcome& outcome,
+                             const ExplainOptions& options) override {
+    return explainStepJson(step, outcome.admission, options);
+  }
 
   void stop() override { env_->stop(); }
 

@@ -360,6 +360,7 @@ nlohmann::json reportJson(const RunReport& report) {
       if (!step.skip_reason.empty()) entry["skipReason"] = step.skip_reason;
       if (!step.unchecked.empty()) entry["unchecked"] = step.unchecked;
       if (!step.explanation.empty()) entry["explanation"] = step.explanation;
+      if (!step.explanation_json.is_null()) entry["explain"] = step.explanation_json;
       steps.push_back(std::move(entry));
     }
     json entry = {{"name", scenario.name},

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <regex>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -382,6 +383,17 @@ bool matchesScenario(const RunFilter& filter, std::string_view scenario_name) {
 
 namespace {
 
+// Whether explain's --step filter keeps a step (a regex that does not compile keeps all: the
+// command checks it first).
+bool explained(const std::string& filter, const std::string& step_name) {
+  if (filter.empty()) return true;
+  try {
+    return std::regex_search(step_name, std::regex(filter, std::regex::ECMAScript));
+  } catch (const std::regex_error&) {
+    return true;
+  }
+}
+
 // A directory for one run of one scenario: under options.work_dir, or a fresh temporary one.
 class WorkDir {
  public:
@@ -589,7 +601,10 @@ ScenarioResult runScenario(const Scenario& scenario, const RunOptions& options) 
       } else {
         result.status = StepStatus::kSkipped;
       }
-      if (options.explain) result.explanation = env.explain(step, outcome);
+      if (options.explain && explained(options.explain_step_filter, step.name)) {
+        result.explanation = env.explain(step, outcome, options.explain_options);
+        result.explanation_json = env.explainJson(step, outcome, options.explain_options);
+      }
       result.webhook_metric_changes = std::move(outcome.webhook_metric_changes);
       result.stubs = std::move(outcome.stubs);
       result.admission = std::move(outcome.admission);

@@ -210,8 +210,7 @@ TEST(NamespaceSelectorTest, MatchesTheNamespaceLabels) {
   EXPECT_FALSE(miss.matches);
   EXPECT_FALSE(miss.error);
   EXPECT_EQ(miss.explanation,
-            "namespaceSelector {\"matchLabels\":{\"runlevel\":\"2\"}}: namespace \"1\" has labels "
-            "{\"runlevel\":\"1\"}: no match");
+            "namespaceSelector `runlevel=2`: namespace \"1\" has labels runlevel=1: no match");
 }
 
 TEST(NamespaceSelectorTest, NilSelectorMatchesNothingButStillLooksTheNamespaceUp) {
@@ -222,8 +221,8 @@ TEST(NamespaceSelectorTest, NilSelectorMatchesNothingButStillLooksTheNamespaceUp
   EXPECT_FALSE(match.error);
   EXPECT_EQ(fake.lookups, 1);
   EXPECT_EQ(match.explanation,
-            "namespaceSelector null: namespace \"1\" has labels {\"runlevel\":\"1\"}: no match (a "
-            "nil selector matches nothing)");
+            "namespaceSelector null: namespace \"1\" has labels runlevel=1: no match (a nil "
+            "selector matches nothing)");
   const auto missing =
       matchNamespaceSelector(withSelector(std::nullopt),
                              request("pods", "", "gone", "p", kOperationCreate), fake.lookup());
@@ -240,8 +239,8 @@ TEST(NamespaceSelectorTest, NamespaceCreateMatchesOnItsOwnLabels) {
   EXPECT_TRUE(match.matches);
   EXPECT_EQ(fake.lookups, 0);
   EXPECT_EQ(match.explanation,
-            "namespaceSelector {\"matchLabels\":{\"runlevel\":\"2\"}}: namespace \"2\" (the object "
-            "being created) has labels {\"runlevel\":\"2\"}: matches");
+            "namespaceSelector `runlevel=2`: namespace \"2\" (the object being created) has "
+            "labels runlevel=2: matches");
 }
 
 TEST(NamespaceSelectorTest, NamespaceDeleteLooksTheNamespaceUp) {
@@ -262,8 +261,8 @@ TEST(NamespaceSelectorTest, LookupFailureIsReportedNotMatched) {
   ASSERT_TRUE(match.error);
   EXPECT_EQ(match.error->message, "namespaces \"gone\" not found");
   EXPECT_EQ(match.explanation,
-            "namespaceSelector {\"matchLabels\":{\"a\":\"b\"}}: namespace \"gone\": namespaces "
-            "\"gone\" not found (returned if the rules match)");
+            "namespaceSelector `a=b`: namespace \"gone\": namespaces \"gone\" not found "
+            "(returned if the rules match)");
 }
 
 TEST(NamespaceSelectorTest, SelectorThatDoesNotParseIsAnInternalError) {

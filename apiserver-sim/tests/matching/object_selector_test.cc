@@ -109,17 +109,16 @@ TEST(ObjectSelectorTest, ExplainsBothSides) {
   const auto match = matchObjectSelector(withSelector(json{{"matchLabels", {{"runlevel", "1"}}}}),
                                          request(node("2"), std::nullopt));
   EXPECT_EQ(match.explanation,
-            "objectSelector {\"matchLabels\":{\"runlevel\":\"1\"}}: object has labels "
-            "{\"runlevel\":\"2\"} (no match), no oldObject: no match");
+            "objectSelector `runlevel=1`: object has labels runlevel=2 (no match), no oldObject: "
+            "no match");
 }
 
 TEST(ObjectSelectorTest, ExplainsObjectsWithoutMetadata) {
   const auto match =
       matchObjectSelector(withSelector(kRunLevel1Excluder), request(kNodeProxyOptions, node("1")));
   EXPECT_EQ(match.explanation,
-            "objectSelector " + kRunLevel1Excluder.dump() +
-                ": object has no metadata (NodeProxyOptions), oldObject has labels "
-                "{\"runlevel\":\"1\"} (no match): no match");
+            "objectSelector `runlevel notin (1)`: object has no metadata (NodeProxyOptions), "
+            "oldObject has labels runlevel=1 (no match): no match");
 }
 
 TEST(ObjectSelectorTest, ExplainsEmptySelector) {

@@ -399,8 +399,7 @@ TEST(ShouldCallHookTest, NamespaceSelectorSkipComesFirstAndIsExplained) {
   EXPECT_EQ(result.skipped_by, "namespaceSelector");
   EXPECT_EQ(result.explanation,
             (std::vector<std::string>{
-                "namespaceSelector {\"matchLabels\":{\"inject\":\"on\"}}: namespace \"apps\" has "
-                "labels {\"team\":\"a\"}: no match"}));
+                "namespaceSelector `inject=on`: namespace \"apps\" has labels team=a: no match"}));
 }
 
 TEST(ShouldCallHookTest, ObjectSelectorSkipIsExplained) {
@@ -410,9 +409,8 @@ TEST(ShouldCallHookTest, ObjectSelectorSkipIsExplained) {
   EXPECT_EQ(result.skipped_by, "objectSelector");
   EXPECT_EQ(result.explanation,
             (std::vector<std::string>{"namespaceSelector {}: matches everything",
-                                      "objectSelector {\"matchLabels\":{\"inject\":\"on\"}}: "
-                                      "object has labels {\"app\":\"web\"} (no match), no "
-                                      "oldObject: no match"}));
+                                      "objectSelector `inject=on`: object has labels app=web "
+                                      "(no match), no oldObject: no match"}));
 }
 
 TEST(ShouldCallHookTest, SelectorsMatchingLetTheRulesDecide) {

@@ -64,12 +64,49 @@ MatchRecord match(MatchOutcome outcome, std::string skipped_by = {}) {
   return record;
 }
 
+Step podStep() {
+  Step step;
+  step.name = "create";
+  step.request.operation = "CREATE";
+  step.request.resource = {"", "v1", "pods"};
+  step.request.namespace_name = "demo";
+  step.request.name = "web";
+  return step;
+}
+
+ExplainOptions verbose() {
+  ExplainOptions options;
+  options.verbose = true;
+  return options;
+}
+
 TEST(ExplainWebhookTest, SkippedWebhookNamesTheClause) {
-  const std::string text = explainWebhook(match(MatchOutcome::kSkip, "objectSelector"), nullptr);
+  const std::string text =
+      explainWebhook(match(MatchOutcome::kSkip, "objectSelector"), nullptr, verbose());
   EXPECT_EQ(text,
             "mutating webhook inject.example.com (configuration inject, round 0 index 2)\n"
             "  match: skipped by objectSelector\n"
             "    namespaceSelector {} matches everything\n");
+}
+
+TEST(ExplainWebhookTest, CompactSkipIsOneLineWithTheDecidingClause) {
+  MatchRecord skipped = match(MatchOutcome::kSkip, "objectSelector");
+  skipped.match.explanation = {"namespaceSelector {}: matches everything",
+                               "objectSelector `app in (a,b),!legacy`: object has labels app=c "
+                               "(no match), no oldObject: no match"};
+  EXPECT_EQ(explainWebhook(skipped, nullptr),
+            "mutating webhook inject.example.com (configuration inject, round 0 index 2): "
+            "skipped by objectSelector: objectSelector `app in (a,b),!legacy`: object has labels "
+            "app=c (no match), no oldObject: no match\n");
+  MatchRecord by_rules = match(MatchOutcome::kSkip, "rules");
+  by_rules.match.explanation = {"namespaceSelector {}: matches everything",
+                                "objectSelector {}: matches everything",
+                                "rule[0]: resource \"configmaps\" not in [pods]",
+                                "matchPolicy Equivalent: no other resource is stored with configmaps"};
+  EXPECT_EQ(explainWebhook(by_rules, nullptr),
+            "mutating webhook inject.example.com (configuration inject, round 0 index 2): "
+            "skipped by rules: rule[0]: resource \"configmaps\" not in [pods]; matchPolicy "
+            "Equivalent: no other resource is stored with configmaps\n");
 }
 
 TEST(ExplainWebhookTest, FailedOpenCallShowsLatencyTimeoutAndPolicy) {
@@ -106,15 +143,95 @@ TEST(ExplainWebhookTest, PatchedCallShowsThePatchAgainstTheObjectSent) {
   EXPECT_THAT(text, HasSubstr("  patch (1 operations):\n"
                               "    add /metadata/labels/x\n"
                               "        + \"y\"\n"));
+  ExplainOptions color;
+  color.color = true;
+  EXPECT_THAT(explainWebhook(match(MatchOutcome::kCall), &call, color),
+              HasSubstr("    add /metadata/labels/x\n        \x1b[32m+ \"y\"\x1b[0m\n"));
+}
+
+TEST(ExplainPatchTest, ColourMarksRemovedRedAndAddedGreen) {
+  const json before = json::parse(R"({"a": 1})");
+  const json patch = json::parse(R"([{"op": "replace", "path": "/a", "value": 2}])");
+  EXPECT_EQ(explainPatch(before, patch, true),
+            "replace /a\n    \x1b[31m- 1\x1b[0m\n    \x1b[32m+ 2\x1b[0m\n");
+  EXPECT_EQ(patchDiff(before, patch),
+            json::parse(R"([{"op": "replace", "path": "/a", "before": 1, "after": 2}])"));
+}
+
+TEST(ExplainStepTest, ATimeoutSaysTimeoutOnce) {
+  AdmissionResult result;
+  result.code = 504;
+  result.stage = "mutating";
+  core::Status status;
+  status.code = 504;
+  status.reason = "Timeout";
+  status.message = "Timeout: request did not complete within requested timeout - context "
+                   "deadline exceeded";
+  result.status = status;
+  const std::string text = explainStep(podStep(), result);
+  EXPECT_THAT(text, HasSubstr("\n    Timeout: request did not complete within requested "
+                              "timeout - context deadline exceeded\n"));
+  EXPECT_THAT(text, Not(HasSubstr("Timeout: Timeout:")));
+}
+
+TEST(ExplainStepTest, ReinvocationNamesTheWebhookWhosePatchTriggeredIt) {
+  AdmissionResult result;
+  result.allowed = true;
+  result.code = 201;
+  result.reinvoked = true;
+  CallRecord unchanged;
+  unchanged.webhook = "quiet.example.com";
+  unchanged.outcome = CallOutcome::kAllowed;
+  CallRecord changed;
+  changed.webhook = "init.example.com";
+  changed.outcome = CallOutcome::kPatched;
+  changed.changed = true;
+  result.calls = {unchanged, changed};
+  EXPECT_THAT(explainStep(podStep(), result),
+              HasSubstr("  reinvocation: init.example.com changed the object in round 0, so round "
+                        "1 ran"));
+  EXPECT_EQ(explainStepJson(podStep(), result)["reinvocation"]["triggeredBy"],
+            json::array({"init.example.com"}));
+}
+
+TEST(ExplainStepTest, FiltersByWebhookAndOnlyCalled) {
+  AdmissionResult result;
+  result.allowed = true;
+  result.code = 201;
+  MatchRecord skipped = match(MatchOutcome::kSkip, "namespaceSelector");
+  skipped.webhook = "skipped.example.com";
+  MatchRecord called = match(MatchOutcome::kCall);
+  called.webhook = "called.example.com";
+  CallRecord call;
+  call.kind = core::WebhookKind::kMutating;
+  call.configuration = "inject";
+  call.webhook = "called.example.com";
+  call.called = true;
+  call.outcome = CallOutcome::kAllowed;
+  result.matches = {skipped, called};
+  result.calls = {call};
+  ExplainOptions only_called;
+  only_called.only_called = true;
+  std::string text = explainStep(podStep(), result, only_called);
+  EXPECT_THAT(text, HasSubstr("webhook called.example.com"));
+  EXPECT_THAT(text, Not(HasSubstr("webhook skipped.example.com")));
+  EXPECT_THAT(text, HasSubstr("(1 more webhook decision not shown"));
+  ExplainOptions by_name;
+  by_name.webhook_filter = "inject/skipped";
+  text = explainStep(podStep(), result, by_name);
+  EXPECT_THAT(text, HasSubstr("webhook skipped.example.com"));
+  EXPECT_THAT(text, Not(HasSubstr("webhook called.example.com")));
+  const json doc = explainStepJson(podStep(), result, by_name);
+  ASSERT_EQ(doc["webhooks"].size(), 1u);
+  EXPECT_EQ(doc["webhooks"][0]["webhook"], "skipped.example.com");
+  EXPECT_EQ(doc["webhooks"][0]["skippedBy"], "namespaceSelector");
+  const json all = explainStepJson(podStep(), result);
+  ASSERT_EQ(all["webhooks"].size(), 2u);
+  EXPECT_EQ(all["webhooks"][1]["call"]["outcome"], "Allowed");
 }
 
 TEST(ExplainStepTest, SummarisesTheRequestPluginsAndWebhooks) {
-  Step step;
-  step.name = "create";
-  step.request.operation = "CREATE";
-  step.request.resource = {"", "v1", "pods"};
-  step.request.namespace_name = "demo";
-  step.request.name = "web";
+  const Step step = podStep();
   AdmissionResult result;
   result.allowed = false;
   result.code = 403;
@@ -128,7 +245,8 @@ TEST(ExplainStepTest, SummarisesTheRequestPluginsAndWebhooks) {
   result.plugins.push_back({"Priority", 0, false, false, std::nullopt});
   result.matches.push_back(match(MatchOutcome::kSkip, "rules"));
   result.annotations.add("mutation.webhook.admission.k8s.io/round_0_index_2", "{}");
-  const std::string text = explainStep(step, result);
+  const std::string text = explainStep(step, result, verbose());
+  EXPECT_THAT(explainStep(step, result), HasSubstr("  audit annotations: 1 (-v lists them)\n"));
   EXPECT_THAT(text, HasSubstr("step \"create\": CREATE pods v1 demo/web\n"));
   EXPECT_THAT(text, HasSubstr("  result: 403 denied at validating in "));
   EXPECT_THAT(text, HasSubstr("    Forbidden: denied\n"));
@@ -141,19 +259,14 @@ TEST(ExplainStepTest, SummarisesTheRequestPluginsAndWebhooks) {
 }
 
 TEST(ExplainStepTest, LongAnnotationValuesAreShortened) {
-  Step step;
-  step.name = "create";
-  step.request.operation = "CREATE";
-  step.request.resource = {"", "v1", "pods"};
-  step.request.namespace_name = "demo";
-  step.request.name = "web";
+  const Step step = podStep();
   AdmissionResult result;
   result.allowed = true;
   result.code = 201;
   const std::string patch = "{\"patch\":\"" + std::string(1000, 'x') + "\"}";
   result.annotations.add("patch.webhook.admission.k8s.io/round_0_index_0", patch,
                          audit::Level::kRequest);
-  const std::string text = explainStep(step, result);
+  const std::string text = explainStep(step, result, verbose());
   EXPECT_THAT(text, HasSubstr("patch.webhook.admission.k8s.io/round_0_index_0 = {\"patch\":\"xxx"));
   EXPECT_THAT(text, HasSubstr("x... (1012 bytes) (level Request)\n"));
   EXPECT_THAT(text, Not(HasSubstr(std::string(300, 'x'))));

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/core/result.h"
+#include "harness/net/kubeconfig.h"
 
 namespace harness::injector {
 
@@ -44,31 +45,11 @@ class KubeApi {
   [[nodiscard]] virtual std::string describe() const = 0;
 };
 
-// Where a REST client connects and how it authenticates.
-struct KubeConnection {
-  std::string server;  // https://host:port
-  std::string ca_pem;
-  std::string client_certificate_pem;
-  std::string client_key_pem;
-  std::string bearer_token;
-  std::string token_file;  // re-read on every request (projected tokens rotate)
-  bool insecure_skip_verify = false;
-  std::string tls_server_name;
-  std::string default_namespace = "default";
-  std::string source;  // where this came from, for messages
-};
-
-// Reads a kubeconfig (current-context, or `context` when given): server, CA and client
-// credentials, inline (-data) or as files relative to the kubeconfig's folder. Errors name the
-// file and the field.
-core::Result<KubeConnection> loadKubeconfig(const std::filesystem::path& path,
-                                            const std::string& context = {});
-
-// The in-cluster configuration: KUBERNETES_SERVICE_HOST/PORT and the service account token and
-// CA under `service_account_dir` (default /var/run/secrets/kubernetes.io/serviceaccount).
-core::Result<KubeConnection> inClusterConnection(
-    const std::filesystem::path& service_account_dir =
-        "/var/run/secrets/kubernetes.io/serviceaccount");
+// Where a REST client connects and how it authenticates: the kubeconfig and in-cluster readers
+// live in net/ (harness/net/kubeconfig.h), shared with apiserver-sim's live-cluster commands.
+using net::inClusterConnection;
+using net::KubeConnection;
+using net::loadKubeconfig;
 
 // The REST path of an object ("/api/v1/namespaces/x", "/apis/apps/v1/namespaces/ns/replicasets/r")
 // for the kinds the injector looks up; an error for kinds it does not know.

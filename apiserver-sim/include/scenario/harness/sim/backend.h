@@ -22,6 +22,7 @@
 #include "harness/audit/event.h"
 #include "harness/core/result.h"
 #include "harness/sim/admission_chain.h"
+#include "harness/sim/explain.h"
 #include "harness/sim/scenario.h"
 #include "harness/sim/webhook_authentication.h"
 
@@ -68,6 +69,16 @@ class BackendSession {
   virtual core::Result<StepOutcome> play(const Step& step) = 0;
   // The explanation of a step (--explain); empty when the backend has none.
   virtual std::string explain(const Step& step, const StepOutcome& outcome) = 0;
+  // The same with explain's options (compact or -v, colour, filters); by default the above.
+  virtual std::string explain(const Step& step, const StepOutcome& outcome,
+                              const ExplainOptions& /*options*/) {
+    return explain(step, outcome);
+  }
+  // The explanation as JSON (explain -o json); null when the backend has none.
+  virtual nlohmann::json explainJson(const Step& /*step*/, const StepOutcome& /*outcome*/,
+                                     const ExplainOptions& /*options*/) {
+    return nullptr;
+  }
   // Stops everything the session started. Idempotent; the destructor calls it.
   virtual void stop() = 0;
 };

@@ -155,6 +155,7 @@ struct StepResult {
   std::chrono::nanoseconds duration{0};
   std::optional<AdmissionResult> admission;
   std::string explanation;  // RunOptions::explain
+  nlohmann::json explanation_json;  // RunOptions::explain, the same as JSON (null: none)
   // Why the backend did not play the step (empty: skipped by --run, or not skipped).
   std::string skip_reason;
   // Expectation fields the backend could not observe, so not checked ("reinvoked", ...).
@@ -185,6 +186,9 @@ struct RunOptions {
   // ECMAScript regex searched in step names ("" = every step).
   std::string step_filter;
   bool explain = false;
+  ExplainOptions explain_options;  // compact or verbose, colour, which webhooks
+  // ECMAScript regex searched in step names: only those steps are explained ("" = all).
+  std::string explain_step_filter;
   bool stop_on_failure = false;  // in addition to spec.stopOnFailure
   std::function<void(const audit::Event&)> audit_sink;
   // Certificates and logs; empty: a fresh directory under the system temp dir, removed after.

@@ -1,4 +1,4 @@
-// Kubeconfig and in-cluster configuration, as client-go's clientcmd and rest.InClusterConfig read
+// Kubeconfig and in-cluster configuration (net/kubeconfig.h), as client-go's clientcmd and rest.InClusterConfig read
 // them (k8s.io/client-go/tools/clientcmd/api/v1/types.go field names; rest/config.go
 // InClusterConfig for the service-account paths and environment).
 
@@ -8,9 +8,9 @@
 
 #include "harness/core/yaml.h"
 #include "harness/go/base64.h"
-#include "harness/injector/kube_api.h"
+#include "harness/net/kubeconfig.h"
 
-namespace harness::injector {
+namespace harness::net {
 
 namespace fs = std::filesystem;
 
@@ -149,4 +149,4 @@ core::Result<KubeConnection> inClusterConnection(const fs::path& service_account
   return conn;
 }
 
-}  // namespace harness::injector
+}  // namespace harness::net

@@ -1,0 +1,61 @@
+#pragma once
+
+// Where `apiserver-sim lint` (and `explain --kubeconfig`) get a webhook set: YAML/JSON files and
+// folders (kubectl get -o yaml output, rendered Helm charts, Lists, scenario files), or a live
+// cluster over its REST API.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/core/result.h"
+#include "harness/net/kubeconfig.h"
+#include "harness/sim/lint.h"
+
+namespace harness::sim::lint {
+
+struct LoadedInput {
+  LintInput input;
+  // Files in folders that are not YAML or JSON objects (an unrendered Helm template...):
+  // skipped, each with why; a file named on the command line is an error instead.
+  std::vector<std::string> skipped;
+};
+
+// Reads every document of the files and, recursively, of the folders' *.yaml, *.yml and *.json
+// files (sorted by path): MutatingWebhookConfiguration and ValidatingWebhookConfiguration
+// (admissionregistration.k8s.io/v1), Namespaces (labels), Services (selectors: their pods'
+// labels), `kind: List` and *List items, and apiserver-sim Scenarios (spec.webhookConfigurations
+// and spec.objects). Other kinds are ignored. Errors name the file, the document and the field;
+// the same configuration defined twice is an error naming both files.
+core::Result<LoadedInput> loadFiles(const std::vector<std::filesystem::path>& paths);
+
+// Adds one parsed document (from `source`) to `loaded`, as loadFiles does.
+core::Result<void> addDocument(const nlohmann::json& document, const std::string& source,
+                               LoadedInput& loaded);
+
+// A live cluster's webhook set: both kinds of configurations, every Namespace's labels, and the
+// Services the webhooks are called through.
+core::Result<LoadedInput> loadCluster(const net::KubeConnection& connection);
+
+// A GET on a live cluster's REST API: the object, nullopt on 404, an error otherwise (the
+// server's Status message, or the transport's).
+class ClusterClient {
+ public:
+  explicit ClusterClient(net::KubeConnection connection);
+  ~ClusterClient();
+  ClusterClient(const ClusterClient&) = delete;
+  ClusterClient& operator=(const ClusterClient&) = delete;
+  core::Result<std::optional<nlohmann::json>> get(const std::string& path);
+  // The items of a list GET (an error when the path does not exist).
+  core::Result<std::vector<nlohmann::json>> list(const std::string& path);
+  [[nodiscard]] std::string describe() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace harness::sim::lint

@@ -1,0 +1,306 @@
+// Loading a webhook set from files or a live cluster (lint_input.h).
+
+#include "harness/sim/lint_input.h"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "harness/core/json.h"
+#include "harness/core/yaml.h"
+#include "harness/net/client.h"
+
+namespace harness::sim::lint {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr char kScenarioApiVersion[] = "apiserver-sim.harness.dev/v1alpha1";
+constexpr auto kClusterRequestTimeout = std::chrono::seconds(30);
+
+std::string stringOr(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// A string map at object[key] (labels, selector): fields that are not strings are an error.
+core::Result<core::Labels> labelMap(const json& object, const std::string& where) {
+  core::Labels labels;
+  if (object.is_null()) return labels;
+  if (!object.is_object()) return core::makeError(where + ": expected a map of strings");
+  for (const auto& [key, value] : object.items()) {
+    if (!value.is_string()) {
+      return core::makeError(fmt::format("{}.{}: expected a string", where, key));
+    }
+    labels[key] = value.get<std::string>();
+  }
+  return labels;
+}
+
+const json& field(const json& object, const char* key) {
+  static const json kNull;
+  if (!object.is_object()) return kNull;
+  auto it = object.find(key);
+  return it == object.end() ? kNull : *it;
+}
+
+core::Result<void> addConfiguration(const json& document, const std::string& source,
+                                    LoadedInput& loaded) {
+  auto parsed = core::parseWebhookConfiguration(document);
+  if (!parsed.ok()) return parsed.error().within(source);
+  for (const auto& existing : loaded.input.configurations) {
+    if (existing.configuration.kind == parsed->kind &&
+        existing.configuration.name == parsed->name) {
+      return core::makeError(fmt::format("{}: {} \"{}\" is also defined in {}", source,
+                                         core::kindName(parsed->kind), parsed->name,
+                                         existing.source));
+    }
+  }
+  loaded.input.configurations.push_back({std::move(*parsed), source});
+  return {};
+}
+
+core::Result<void> addScenario(const json& document, const std::string& source,
+                               LoadedInput& loaded) {
+  const json& spec = field(document, "spec");
+  for (const char* list : {"objects", "webhookConfigurations"}) {
+    const json& items = field(spec, list);
+    if (items.is_null()) continue;
+    if (!items.is_array()) {
+      return core::makeError(fmt::format("{}: spec.{}: expected a list", source, list));
+    }
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      auto added = addDocument(items[i], fmt::format("{} spec.{}[{}]", source, list, i), loaded);
+      if (!added.ok()) return added;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+core::Result<void> addDocument(const json& document, const std::string& source,
+                               LoadedInput& loaded) {
+  if (!document.is_object()) return {};  // a values file's scalar, a comment-only document
+  const std::string kind = stringOr(document, "kind");
+  const std::string api_version = stringOr(document, "apiVersion");
+  if (kind == "MutatingWebhookConfiguration" || kind == "ValidatingWebhookConfiguration") {
+    return addConfiguration(document, source, loaded);
+  }
+  if (kind == "Scenario" && api_version == kScenarioApiVersion) {
+    return addScenario(document, source, loaded);
+  }
+  if (kind == "List" || (kind.size() > 4 && kind.ends_with("List"))) {
+    const json& items = field(document, "items");
+    if (items.is_null()) return {};
+    if (!items.is_array()) return core::makeError(source + ": items: expected a list");
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      auto added = addDocument(items[i], fmt::format("{} items[{}]", source, i), loaded);
+      if (!added.ok()) return added;
+    }
+    return {};
+  }
+  const json& metadata = field(document, "metadata");
+  const std::string name = stringOr(metadata, "name");
+  if (kind == "Namespace" && api_version == "v1" && !name.empty()) {
+    auto labels = labelMap(field(metadata, "labels"), source + ": metadata.labels");
+    if (!labels.ok()) return labels.error();
+    auto& known = loaded.input.facts.namespaces[name];
+    known.insert(labels->begin(), labels->end());
+    return {};
+  }
+  if (kind == "Service" && api_version == "v1" && !name.empty()) {
+    std::string ns = stringOr(metadata, "namespace");
+    if (ns.empty()) ns = "default";
+    auto selector = labelMap(field(field(document, "spec"), "selector"), source + ": spec.selector");
+    if (!selector.ok()) return selector.error();
+    if (!selector->empty()) loaded.input.facts.service_pod_labels[ns + "/" + name] = *selector;
+    return {};
+  }
+  return {};
+}
+
+core::Result<LoadedInput> loadFiles(const std::vector<fs::path>& paths) {
+  LoadedInput loaded;
+  std::vector<std::pair<fs::path, bool>> files;  // path, named on the command line
+  for (const auto& path : paths) {
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) {
+      std::vector<fs::path> found;
+      for (auto it = fs::recursive_directory_iterator(path, ec);
+           !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        const auto extension = it->path().extension();
+        if (it->is_regular_file(ec) &&
+            (extension == ".yaml" || extension == ".yml" || extension == ".json")) {
+          found.push_back(it->path());
+        }
+      }
+      if (ec) return core::makeError(fmt::format("{}: {}", path.string(), ec.message()));
+      std::sort(found.begin(), found.end());
+      for (auto& file : found) files.emplace_back(std::move(file), false);
+    } else if (fs::exists(path, ec)) {
+      files.emplace_back(path, true);
+    } else {
+      return core::makeError(path.string() + ": no such file or directory");
+    }
+  }
+  for (const auto& [path, named] : files) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in && !in.eof()) return core::makeError("cannot read " + path.string());
+    auto documents = core::parseYamlDocuments(text.str());
+    if (!documents.ok()) {
+      if (named) return documents.error().within(path.string());
+      loaded.skipped.push_back(path.string() + ": " + documents.error().message);
+      continue;
+    }
+    for (std::size_t i = 0; i < documents->size(); ++i) {
+      const std::string source =
+          documents->size() == 1 ? path.string() : fmt::format("{} (document {})", path.string(), i + 1);
+      auto added = addDocument((*documents)[i], source, loaded);
+      if (!added.ok()) return added.error();
+    }
+  }
+  return loaded;
+}
+
+struct ClusterClient::Impl {
+  net::KubeConnection connection;
+  net::HttpClient client;
+
+  static net::ClientOptions options(const net::KubeConnection& c) {
+    net::ClientOptions o;
+    o.ca_pem = c.ca_pem;
+    o.client_certificate_pem = c.client_certificate_pem;
+    o.client_key_pem = c.client_key_pem;
+    o.insecure_skip_verify = c.insecure_skip_verify;
+    o.user_agent = "apiserver-sim";
+    return o;
+  }
+  explicit Impl(net::KubeConnection c) : connection(std::move(c)), client(options(connection)) {}
+
+  std::string token() const {
+    if (!connection.token_file.empty()) {
+      std::ifstream in(connection.token_file);
+      std::ostringstream text;
+      text << in.rdbuf();
+      std::string t = text.str();
+      while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
+      if (!t.empty()) return t;
+    }
+    return connection.bearer_token;
+  }
+};
+
+ClusterClient::ClusterClient(net::KubeConnection connection)
+    : impl_(std::make_unique<Impl>(std::move(connection))) {}
+ClusterClient::~ClusterClient() = default;
+
+std::string ClusterClient::describe() const {
+  return impl_->connection.server + " (" + impl_->connection.source + ")";
+}
+
+core::Result<std::optional<json>> ClusterClient::get(const std::string& path) {
+  net::ClientRequest request;
+  request.method = "GET";
+  std::string server = impl_->connection.server;
+  while (!server.empty() && server.back() == '/') server.pop_back();
+  request.url = server + path;
+  request.headers.set("Accept", "application/json");
+  if (const std::string token = impl_->token(); !token.empty()) {
+    request.headers.set("Authorization", "Bearer " + token);
+  }
+  request.deadline = std::chrono::steady_clock::now() + kClusterRequestTimeout;
+  auto response = impl_->client.sendSync(std::move(request));
+  if (!response.ok()) return core::makeError(response.error_message);
+  if (response.status == 404) return std::optional<json>{};
+  auto body = core::parseJsonOrDiscarded(response.body);
+  if (response.status != 200) {
+    if (!body.is_discarded() && body.is_object() && body.contains("message") &&
+        body["message"].is_string()) {
+      return core::makeError(fmt::format("GET {}: {} {}", path, response.status,
+                                         body["message"].get<std::string>()));
+    }
+    return core::makeError(fmt::format("GET {}: the server answered {}", path, response.status));
+  }
+  if (body.is_discarded() || !body.is_object()) {
+    return core::makeError("GET " + path + ": the server answered with a body that is not a JSON "
+                           "object");
+  }
+  return std::optional<json>{std::move(body)};
+}
+
+core::Result<std::vector<json>> ClusterClient::list(const std::string& path) {
+  auto listed = get(path);
+  if (!listed.ok()) return listed.error();
+  if (!*listed) return core::makeError("GET " + path + ": not found (404)");
+  const json& items = field(**listed, "items");
+  if (!items.is_null() && !items.is_array()) {
+    return core::makeError("GET " + path + ": items is not a list");
+  }
+  std::vector<json> out;
+  if (items.is_array()) out.assign(items.begin(), items.end());
+  return out;
+}
+
+core::Result<LoadedInput> loadCluster(const net::KubeConnection& connection) {
+  ClusterClient client(connection);
+  LoadedInput loaded;
+  const std::string where = client.describe();
+  for (const auto& [path, kind] :
+       {std::pair{"/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
+                  "MutatingWebhookConfiguration"},
+        std::pair{"/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+                  "ValidatingWebhookConfiguration"}}) {
+    auto items = client.list(path);
+    if (!items.ok()) return items.error().within(where);
+    for (auto& item : *items) {
+      // List items carry no apiVersion/kind (the list has them).
+      item["apiVersion"] = "admissionregistration.k8s.io/v1";
+      item["kind"] = kind;
+      const std::string name = stringOr(field(item, "metadata"), "name");
+      auto added = addDocument(item, fmt::format("{} {}/{}", where, kind, name), loaded);
+      if (!added.ok()) return added.error();
+    }
+  }
+  auto namespaces = client.list("/api/v1/namespaces");
+  if (!namespaces.ok()) return namespaces.error().within(where);
+  for (auto& item : *namespaces) {
+    item["apiVersion"] = "v1";
+    item["kind"] = "Namespace";
+    auto added = addDocument(item, where + " namespaces", loaded);
+    if (!added.ok()) return added.error();
+  }
+  // The Services the webhooks are called through: their selectors are their pods' labels.
+  std::set<std::pair<std::string, std::string>> services;
+  for (const auto& [configuration, source] : loaded.input.configurations) {
+    for (const auto& webhook : configuration.webhooks) {
+      if (const auto& service = webhook.client_config.service) {
+        services.emplace(service->namespace_name, service->name);
+      }
+    }
+  }
+  for (const auto& [ns, name] : services) {
+    auto service = client.get(fmt::format("/api/v1/namespaces/{}/services/{}", ns, name));
+    if (!service.ok()) return service.error().within(where);
+    if (!*service) continue;  // not there: the webhook cannot be called, its pods unknown
+    (**service)["apiVersion"] = "v1";
+    (**service)["kind"] = "Service";
+    auto added = addDocument(**service, fmt::format("{} service {}/{}", where, ns, name), loaded);
+    if (!added.ok()) return added.error();
+  }
+  return loaded;
+}
+
+}  // namespace harness::sim::lint
