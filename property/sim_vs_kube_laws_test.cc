@@ -44,11 +44,11 @@ struct Case {
   std::vector<GeneratedRequest> requests;
 };
 
-rc::Gen<Case> genCase(WebhookSetOptions options) {
-  return rc::gen::exec([options] {
+rc::Gen<Case> genCase(WebhookSetOptions options, bool create_namespaces) {
+  return rc::gen::exec([options, create_namespaces] {
     Case c;
     c.set = *genWebhookSet(options);
-    c.requests = *genRequests(c.set);
+    c.requests = *genRequests(c.set, create_namespaces);
     return c;
   });
 }
@@ -59,7 +59,9 @@ json stubFor(const std::string& behaviour) {
     json rules = json::array();
     for (const char* operation : {"CREATE", "UPDATE"}) {
       rules.push_back(
-          {{"when", {{"operation", operation}, {"pointers", {{"/request/object/metadata/labels", nullptr}}}}},
+          {{"when",
+            {{"operation", operation},
+             {"pointers", {{"/request/object/metadata/labels", nullptr}}}}},
            {"respond",
             {{"patch", json::array({{{"op", "add"},
                                       {"path", "/metadata/labels"},
@@ -74,10 +76,12 @@ json stubFor(const std::string& behaviour) {
   }
   if (behaviour == "deny-env") {
     return {{"responses",
-             json::array({{{"when", {{"pointers", {{"/request/object/metadata/labels/env", "prod"}}}}},
+             json::array({{{"when",
+                            {{"pointers", {{"/request/object/metadata/labels/env", "prod"}}}}},
                            {"respond",
                             {{"allowed", false},
-                             {"status", {{"code", 403}, {"message", "prod objects are refused"}}}}}}})}};
+                             {"status",
+                              {{"code", 403}, {"message", "prod objects are refused"}}}}}}})}};
   }
   if (behaviour == "broken") {
     return {{"responses",
@@ -198,7 +202,12 @@ TEST_F(SimVsKubeLaws, TheSimulatorAgreesWithKubeApiserverOnGeneratedCases) {
   const int max_replays = fromEnvironment("HARNESS_SIM_VS_KUBE_SHRINKS", 40);
   for (int n = 0; n < cases; ++n) {
     // A fixed seed per case: a run is reproducible and CI never fails by chance.
-    auto shrinkable = genCase(generation)(rc::Random(20261126 + n), 30);
+    // No Namespace creates: the real serviceaccount controller answers each with a ServiceAccount
+    // create of its own, which reaches the webhooks during this step or the next one (found by
+    // this law: a broken validating webhook on core "*" was called twice per namespace created on
+    // kube-apiserver, once in the simulator, which does not model controller traffic in
+    // scenarios).
+    auto shrinkable = genCase(generation, false)(rc::Random(20261126 + n), 30);
     const std::string name = "generated-" + std::to_string(n);
     std::string failure = disagreement(shrinkable.value(), name);
     if (failure.empty()) continue;

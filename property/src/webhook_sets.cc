@@ -134,7 +134,9 @@ json makeObject(const std::string& resource, const std::string& name, const std:
                 {"spec", {{"containers", json::array({container()})}}}}}}}};
   }
   if (resource == "namespaces") {
-    return {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", objectMeta(name, "", labels)}};
+    return {{"apiVersion", "v1"},
+            {"kind", "Namespace"},
+            {"metadata", objectMeta(name, "", labels)}};
   }
   return {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", objectMeta(name, "", labels)}};
 }
@@ -254,10 +256,13 @@ rc::Gen<WebhookSet> genWebhookSet(WebhookSetOptions options) {
   });
 }
 
-rc::Gen<std::vector<GeneratedRequest>> genRequests(const WebhookSet& set) {
+rc::Gen<std::vector<GeneratedRequest>> genRequests(const WebhookSet& set,
+                                                   bool create_namespaces) {
   std::vector<std::string> namespaces;
   for (const auto& ns : set.namespaces) namespaces.push_back(ns["metadata"]["name"]);
-  return rc::gen::exec([namespaces, stored_namespaces = set.namespaces] {
+  std::vector<std::string> creatable = {"configmaps", "secrets", "pods", "deployments", "nodes"};
+  if (create_namespaces) creatable.push_back("namespaces");
+  return rc::gen::exec([namespaces, creatable, stored_namespaces = set.namespaces] {
     std::vector<GeneratedRequest> requests;
     std::vector<json> created;  // objects still stored, updatable and deletable
     const int count = *rc::gen::inRange(2, 9);
@@ -266,8 +271,7 @@ rc::Gen<std::vector<GeneratedRequest>> genRequests(const WebhookSet& set) {
       GeneratedRequest request;
       if (action <= 1) {  // create
         request.operation = "CREATE";
-        request.resource = *rc::gen::element<std::string>("configmaps", "secrets", "pods",
-                                                          "deployments", "namespaces", "nodes");
+        request.resource = *rc::gen::elementOf(creatable);
         const bool cluster_scoped = request.resource == "namespaces" || request.resource == "nodes";
         const std::string prefix = request.resource == "configmaps"    ? "cm"
                                    : request.resource == "secrets"     ? "secret"
@@ -277,8 +281,9 @@ rc::Gen<std::vector<GeneratedRequest>> genRequests(const WebhookSet& set) {
                                                                        : "node";
         request.name = prefix + "-" + std::to_string(i);
         const std::string ns = cluster_scoped ? "" : *rc::gen::elementOf(namespaces);
-        json labels = request.resource == "namespaces" ? *genLabels({"env", "team"}, kNamespaceValues)
-                                                       : *genLabels(kObjectKeys, kObjectValues);
+        json labels = request.resource == "namespaces"
+                          ? *genLabels({"env", "team"}, kNamespaceValues)
+                          : *genLabels(kObjectKeys, kObjectValues);
         request.object = makeObject(request.resource, request.name, ns, labels);
         request.namespace_name = request.resource == "namespaces" ? request.name : ns;
         created.push_back(request.object);
@@ -292,7 +297,9 @@ rc::Gen<std::vector<GeneratedRequest>> genRequests(const WebhookSet& set) {
         json labels = old["metadata"].value("labels", json::object());
         const std::string kind = old["kind"];
         const bool ns_kind = kind == "Namespace";
-        labels[*rc::gen::elementOf(ns_kind ? std::vector<std::string>{"env", "team"} : kObjectKeys)] =
+        const std::vector<std::string> keys =
+            ns_kind ? std::vector<std::string>{"env", "team"} : kObjectKeys;
+        labels[*rc::gen::elementOf(keys)] =
             *rc::gen::elementOf(ns_kind ? kNamespaceValues : kObjectValues);
         request.object["metadata"]["labels"] = labels;
       } else {  // delete a stored object other than a namespace

@@ -74,8 +74,12 @@ rc::Gen<nlohmann::json> genLabelSelector(std::vector<std::string> keys,
                                          std::vector<std::string> values);
 rc::Gen<WebhookSet> genWebhookSet(WebhookSetOptions options);
 // Two to eight requests in sequence: creates, then updates and deletes of objects an earlier
-// request created (old_object as created) or of the set's namespaces.
-rc::Gen<std::vector<GeneratedRequest>> genRequests(const WebhookSet& set);
+// request created (old_object as created) or of the set's namespaces. `create_namespaces` false:
+// no Namespace is created (on a real cluster the serviceaccount controller then creates the new
+// namespace's default ServiceAccount, a request of its own that reaches the webhooks at a moment
+// the client does not control).
+rc::Gen<std::vector<GeneratedRequest>> genRequests(const WebhookSet& set,
+                                                   bool create_namespaces = true);
 
 void showValue(const WebhookSet& set, std::ostream& os);
 void showValue(const GeneratedRequest& request, std::ostream& os);
