@@ -2,6 +2,7 @@
 // them (k8s.io/client-go/tools/clientcmd/api/v1/types.go field names; rest/config.go
 // InClusterConfig for the service-account paths and environment).
 
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -147,6 +148,30 @@ core::Result<KubeConnection> inClusterConnection(const fs::path& service_account
   }
   conn.source = "in-cluster service account " + service_account_dir.string();
   return conn;
+}
+
+ClientOptions clientOptionsFor(const KubeConnection& connection, std::string user_agent) {
+  ClientOptions options;
+  options.ca_pem = connection.ca_pem;
+  options.client_certificate_pem = connection.client_certificate_pem;
+  options.client_key_pem = connection.client_key_pem;
+  options.insecure_skip_verify = connection.insecure_skip_verify;
+  options.user_agent = std::move(user_agent);
+  return options;
+}
+
+std::string bearerToken(const KubeConnection& connection) {
+  if (!connection.token_file.empty()) {
+    std::ifstream in(connection.token_file);
+    std::ostringstream text;
+    text << in.rdbuf();
+    std::string token = text.str();
+    while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) {
+      token.pop_back();
+    }
+    if (!token.empty()) return token;
+  }
+  return connection.bearer_token;
 }
 
 }  // namespace harness::net

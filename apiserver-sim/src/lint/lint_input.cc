@@ -3,7 +3,6 @@
 #include "harness/sim/lint_input.h"
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -179,28 +178,10 @@ struct ClusterClient::Impl {
   net::KubeConnection connection;
   net::HttpClient client;
 
-  static net::ClientOptions options(const net::KubeConnection& c) {
-    net::ClientOptions o;
-    o.ca_pem = c.ca_pem;
-    o.client_certificate_pem = c.client_certificate_pem;
-    o.client_key_pem = c.client_key_pem;
-    o.insecure_skip_verify = c.insecure_skip_verify;
-    o.user_agent = "apiserver-sim";
-    return o;
-  }
-  explicit Impl(net::KubeConnection c) : connection(std::move(c)), client(options(connection)) {}
+  explicit Impl(net::KubeConnection c)
+      : connection(std::move(c)), client(net::clientOptionsFor(connection, "apiserver-sim")) {}
 
-  std::string token() const {
-    if (!connection.token_file.empty()) {
-      std::ifstream in(connection.token_file);
-      std::ostringstream text;
-      text << in.rdbuf();
-      std::string t = text.str();
-      while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
-      if (!t.empty()) return t;
-    }
-    return connection.bearer_token;
-  }
+  std::string token() const { return net::bearerToken(connection); }
 };
 
 ClusterClient::ClusterClient(net::KubeConnection connection)

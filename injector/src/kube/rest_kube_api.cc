@@ -1,8 +1,6 @@
 // KubeApi over the Kubernetes REST API (GET objects, POST events), with the client
 // authentication of a kubeconfig or the in-cluster service account.
 
-#include <fstream>
-#include <sstream>
 
 #include "harness/core/json.h"
 #include "harness/core/object.h"
@@ -56,7 +54,8 @@ namespace {
 class RestKubeApi final : public KubeApi {
  public:
   explicit RestKubeApi(KubeConnection connection)
-      : connection_(std::move(connection)), client_(clientOptions(connection_)) {}
+      : connection_(std::move(connection)),
+        client_(net::clientOptionsFor(connection_, "sidecar-harness-injector")) {}
 
   core::Result<std::optional<nlohmann::json>> get(const ObjectRef& ref) override {
     auto path = restPathOf(ref);
@@ -108,28 +107,7 @@ class RestKubeApi final : public KubeApi {
   }
 
  private:
-  static net::ClientOptions clientOptions(const KubeConnection& c) {
-    net::ClientOptions o;
-    o.ca_pem = c.ca_pem;
-    o.client_certificate_pem = c.client_certificate_pem;
-    o.client_key_pem = c.client_key_pem;
-    o.insecure_skip_verify = c.insecure_skip_verify;
-    o.user_agent = "sidecar-harness-injector";
-    o.threads = 1;
-    return o;
-  }
-
-  std::string token() const {
-    if (!connection_.token_file.empty()) {
-      std::ifstream in(connection_.token_file);
-      std::ostringstream ss;
-      ss << in.rdbuf();
-      std::string t = ss.str();
-      while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
-      if (!t.empty()) return t;
-    }
-    return connection_.bearer_token;
-  }
+  std::string token() const { return net::bearerToken(connection_); }
 
   net::ClientResponse send(const std::string& method, const std::string& path, std::string body) {
     net::ClientRequest req;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "harness/core/result.h"
+#include "harness/net/client.h"
 
 namespace harness::net {
 
@@ -36,5 +37,13 @@ core::Result<KubeConnection> loadKubeconfig(const std::filesystem::path& path,
 core::Result<KubeConnection> inClusterConnection(
     const std::filesystem::path& service_account_dir =
         "/var/run/secrets/kubernetes.io/serviceaccount");
+
+// The HTTPS client options for talking to the connection's server: its CA, client certificate
+// and key, insecure-skip-tls-verify.
+ClientOptions clientOptionsFor(const KubeConnection& connection, std::string user_agent);
+
+// The bearer token to send: the token file's content without trailing whitespace, re-read on
+// every call (projected service account tokens rotate), else `bearer_token` ("" for none).
+std::string bearerToken(const KubeConnection& connection);
 
 }  // namespace harness::net
