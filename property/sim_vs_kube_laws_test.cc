@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <string>
 
 #include "harness/core/yaml.h"
@@ -183,6 +184,9 @@ class SimVsKubeLaws : public ::testing::Test {
     real.scenarios.push_back(sim::runScenario(*scenario, options));
     const auto comparison = sim::compareRuns(simulated, real, known_);
     const auto counts = comparison.counts();
+    std::cout << name << ": " << counts.steps << " steps compared, " << counts.identical
+              << " identical, " << counts.known << " with known differences only\n";
+    if (counts.steps == 0) return "no step was compared";
     if (counts.different == 0 && counts.errors == 0 && counts.skipped == 0) return {};
     return sim::renderComparisonTable(comparison);
   }
