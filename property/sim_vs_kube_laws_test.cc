@@ -19,8 +19,8 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
+#include <set>
 #include <string>
 
 #include "harness/core/yaml.h"
