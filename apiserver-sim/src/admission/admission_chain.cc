@@ -281,6 +281,37 @@ AdmissionResult AdmissionChain::handle(const WriteRequest& request) {
   return impl_->respond(run, std::move(failure));
 }
 
+core::Result<nlohmann::json> AdmissionChain::admitStartingObject(
+    const core::GroupVersionResource& resource, nlohmann::json object) {
+  auto gvk = core::groupVersionKindOf(object);
+  if (!gvk.ok()) return gvk.error();
+  applyDefaults(object);
+  normalizeLikeGoEncoding(object);
+  AdmissionAttributes attributes;
+  attributes.operation = kOperationCreate;
+  attributes.resource = resource;
+  attributes.kind = *gvk;
+  const auto info = core::findResource(resource);
+  if (!info || info->namespaced) {
+    attributes.namespace_name = core::nestedString(object, {"metadata", "namespace"});
+  }
+  attributes.name = core::nestedString(object, {"metadata", "name"});
+  attributes.user_info = defaultAdminUser();
+  attributes.options = defaultOptions(std::string(kOperationCreate), false);
+  attributes.object = std::move(object);
+  const PluginContext context = impl_->pluginContext();
+  for (const auto& plugin : impl_->plugins) {
+    if (!plugin->mutating()) continue;
+    if (auto rejection = plugin->admit(attributes, context)) {
+      return core::makeError(fmt::format("the {} admission plugin refuses it ({}): {}",
+                                         plugin->name(), rejection->code, rejection->message));
+    }
+  }
+  nlohmann::json admitted = std::move(*attributes.object);
+  prepareForCreate(admitted);
+  return admitted;
+}
+
 // The request as received: its deadline, attributes and resource, and the RequestReceived audit
 // stage.
 void AdmissionChain::Impl::receive(ChainRequest& run) {

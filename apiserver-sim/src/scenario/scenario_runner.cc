@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/core/object.h"
+#include "harness/core/unstructured.h"
 #include "harness/core/webhook_config.h"
 #include "harness/go/base64.h"
 #include "harness/go/regexp.h"
@@ -33,6 +34,7 @@
 #include "harness/sim/defaulting.h"
 #include "harness/sim/explain.h"
 #include "harness/sim/injector_process.h"
+#include "harness/sim/object_validation.h"
 #include "harness/sim/rest_api.h"
 #include "harness/sim/stub_webhook.h"
 
@@ -42,6 +44,16 @@ using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 namespace {
+
+// The `default` ServiceAccount of a namespace that is not stored (yet).
+bool isDefaultServiceAccountOfMissingNamespace(const json& object, const ObjectStore& store) {
+  if (object.value("apiVersion", "") != "v1" || object.value("kind", "") != "ServiceAccount" ||
+      core::nestedString(object, {"metadata", "name"}) != "default") {
+    return false;
+  }
+  const std::string ns = core::nestedString(object, {"metadata", "namespace"});
+  return !store.get({"", "namespaces"}, "", ns).has_value();
+}
 
 // Where an address routed to an endpoint leads, and the CA its certificate chains to.
 struct RouteTarget {
@@ -149,38 +161,6 @@ core::Result<std::unique_ptr<ScenarioEnvironment>> ScenarioEnvironment::start(
   if (!ca.ok()) return ca.error().within("creating the scenario CA");
   impl->ca = std::move(*ca);
 
-  // Starting state, defaulted as the apiserver would have stored it.
-  for (const auto& sourced : scenario.objects) {
-    json object = sourced.object;
-    auto gvk = core::groupVersionKindOf(object);
-    if (!gvk.ok()) return gvk.error().within(sourced.location.toString());
-    const core::GroupVersionResource resource = resourceForKind(*gvk);
-    const auto info = core::findResource(resource);
-    if (info && info->namespaced) {
-      auto ns = core::namespaceOf(object);
-      if (ns.ok() && ns->empty()) object["metadata"]["namespace"] = "default";
-    }
-    applyDefaults(object);
-    normalizeLikeGoEncoding(object);
-    if (isAdmissionPolicyObject(object)) {
-      // Stored as the registry would have stored it (defaults, generation); the loader checked
-      // that it is valid.
-      if (auto admit = cel::processPolicyObjectAdmitter()) {
-        try {
-          auto admitted = admit(object.value("kind", ""), object, nullptr);
-          if (auto* status = std::get_if<core::Status>(&admitted)) {
-            return core::makeError(fmt::format("{}: {}", sourced.location.toString(),
-                                               status->message));
-          }
-          object = std::get<json>(std::move(admitted));
-        } catch (const std::exception& e) {
-          return core::makeError(fmt::format("{}: {}", sourced.location.toString(), e.what()));
-        }
-      }
-    }
-    impl->store.put(groupResourceOf(resource), std::move(object));
-  }
-
   ChainOptions chain_options;
   if (scenario.plugins) chain_options.plugins = *scenario.plugins;
   chain_options.request_timeout = scenario.request_timeout;
@@ -193,6 +173,62 @@ core::Result<std::unique_ptr<ScenarioEnvironment>> ScenarioEnvironment::start(
   impl->caller.setAuthentication(options.webhook_authentication);
   impl->chain = std::make_unique<AdmissionChain>(impl->store, impl->caller, impl->metrics,
                                                  std::move(chain_options));
+
+  // Starting state, stored as the real backend creates it: namespaces first (with the default
+  // ServiceAccount the serviceaccount controller makes in each), then the other objects in order,
+  // each through the in-tree mutating plugins and PrepareForCreate, before any webhook
+  // configuration or admission policy exists (AdmissionChain::admitStartingObject).
+  std::vector<const SourcedObject*> ordered;
+  for (const auto& sourced : scenario.objects) {
+    if (sourced.object.value("kind", "") == "Namespace") ordered.push_back(&sourced);
+  }
+  for (const auto& sourced : scenario.objects) {
+    if (sourced.object.value("kind", "") != "Namespace") ordered.push_back(&sourced);
+  }
+  for (const SourcedObject* sourced : ordered) {
+    json object = sourced->object;
+    auto gvk = core::groupVersionKindOf(object);
+    if (!gvk.ok()) return gvk.error().within(sourced->location.toString());
+    const core::GroupVersionResource resource = resourceForKind(*gvk);
+    const auto info = core::findResource(resource);
+    if (info && info->namespaced) {
+      auto ns = core::namespaceOf(object);
+      if (ns.ok() && ns->empty()) object["metadata"]["namespace"] = "default";
+    }
+    if (isAdmissionPolicyObject(object)) {
+      applyDefaults(object);
+      normalizeLikeGoEncoding(object);
+      // Stored as the registry would have stored it (defaults, generation); the loader checked
+      // that it is valid.
+      if (auto admit = cel::processPolicyObjectAdmitter()) {
+        try {
+          auto admitted = admit(object.value("kind", ""), object, nullptr);
+          if (auto* status = std::get_if<core::Status>(&admitted)) {
+            return core::makeError(fmt::format("{}: {}", sourced->location.toString(),
+                                               status->message));
+          }
+          object = std::get<json>(std::move(admitted));
+        } catch (const std::exception& e) {
+          return core::makeError(fmt::format("{}: {}", sourced->location.toString(), e.what()));
+        }
+      }
+    } else if (isDefaultServiceAccountOfMissingNamespace(object, impl->store)) {
+      // Listed for a namespace a step creates: the serviceaccount controller makes it then
+      // (the real backend's POST answers 404 and is skipped the same way).
+      continue;
+    } else {
+      auto admitted = impl->chain->admitStartingObject(resource, std::move(object));
+      if (!admitted.ok()) return admitted.error().within(sourced->location.toString());
+      object = std::move(*admitted);
+    }
+    const bool is_namespace = gvk->group.empty() && gvk->kind == "Namespace";
+    auto stored = impl->store.put(groupResourceOf(resource), std::move(object));
+    if (is_namespace && impl->chain->options().default_service_accounts) {
+      if (auto name = core::nameOf(stored); name.ok()) {
+        createDefaultServiceAccount(impl->store, *name);
+      }
+    }
+  }
 
   bool needs_api = options.start_rest_api;
   for (const auto& endpoint : scenario.endpoints) {

@@ -185,6 +185,14 @@ class AdmissionChain {
   // Admits and, unless dry run or rejected, stores. Never throws.
   AdmissionResult handle(const WriteRequest& request);
 
+  // A scenario's starting object as kube-apiserver stores a create made before any webhook or
+  // admission policy exists (the real backend POSTs them first): defaulted, the in-tree mutating
+  // plugins (ServiceAccount, DefaultTolerationSeconds, Priority...), then the strategy's
+  // PrepareForCreate. Returned, not stored; no webhook, audit event or metric. A plugin's
+  // rejection is the error, as the real backend's POST fails.
+  core::Result<nlohmann::json> admitStartingObject(const core::GroupVersionResource& resource,
+                                                   nlohmann::json object);
+
   // Records an audit event for a request that does not go through admission (GET, LIST from the
   // REST API), if the policy asks for one.
   void auditRead(const std::string& verb, const core::GroupVersionResource& resource,
