@@ -24,7 +24,7 @@ PluginContext contextWith(const json& ns, Recorded& recorded) {
   PluginContext context;
   context.get_object = [ns](const core::GroupVersionResource& resource, const std::string&,
                             const std::string& name) -> std::optional<json> {
-    if (resource.resource == "namespaces" && name == ns["metadata"]["name"]) return ns;
+    if (resource.resource == "namespaces" && name == ns["metadata"].value("name", "")) return ns;
     return std::nullopt;
   };
   context.add_audit_annotation = [&recorded](const std::string& key, const std::string& value) {
