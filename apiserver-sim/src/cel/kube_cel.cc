@@ -33,7 +33,8 @@ constexpr std::size_t kMaxResponseBytes = 1 << 20;
 
 // write(2) all of `data` to a pipe whose reader may be gone, without letting SIGPIPE end the
 // process: the signal is blocked in this thread and a pending one is consumed (EPIPE reports it).
-bool writeAll(int fd, std::string_view data, std::string& error) {
+// Returns 0 or the errno of the failed write.
+int writeAll(int fd, std::string_view data) {
   sigset_t pipe_set;
   sigset_t old_set;
   sigemptyset(&pipe_set);
@@ -45,19 +46,17 @@ bool writeAll(int fd, std::string_view data, std::string& error) {
     if (n < 0) {
       if (errno == EINTR) continue;
       failed_errno = errno;
-      error = std::strerror(failed_errno);
       break;
     }
     data.remove_prefix(static_cast<std::size_t>(n));
   }
-  const bool ok = failed_errno == 0;
   if (failed_errno == EPIPE) {
     const timespec zero{0, 0};
     while (sigtimedwait(&pipe_set, nullptr, &zero) > 0) {
     }
   }
   pthread_sigmask(SIG_SETMASK, &old_set, nullptr);
-  return ok;
+  return failed_errno;
 }
 
 }  // namespace
@@ -124,9 +123,12 @@ core::Result<nlohmann::json> KubeCel::call(const nlohmann::json& request,
 
 core::Result<nlohmann::json> KubeCel::callLocked(const std::string& line,
                                                  std::chrono::milliseconds timeout) {
-  std::string error;
-  if (!writeAll(child_->stdinFd(), line, error)) {
-    return core::makeError(failure(fmt::format("cannot be written to: {}", error)));
+  if (const int failed = writeAll(child_->stdinFd(), line); failed != 0) {
+    // EPIPE: the helper closed its input, so it has exited or is exiting; whether the write or
+    // the read notices first is a race, and both are the same failure (failure() reaps it and
+    // adds its exit status).
+    if (failed == EPIPE) return core::makeError(failure("exited"));
+    return core::makeError(failure(fmt::format("cannot be written to: {}", std::strerror(failed))));
   }
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
