@@ -40,21 +40,18 @@ cd "build/$preset"
 # 3. fuzz: every target of fuzz/ for FUZZ_SECONDS each, from its seed corpus (scripts/fuzz.sh).
 # asan and fuzz share one build directory (build/asan): the fuzz preset builds only the fuzz
 # targets of the asan preset's build, so the objects are compiled once for both.
-# HARNESS_CI_STAGES chooses the stages (e.g. HARNESS_CI_STAGES="asan tsan fuzz", or "" for none).
-# The default is "tsan fuzz". The tsan stage passed 30 of 30 runs beside two CPU hogs on a
-# 2-core machine that other builds loaded too (load average 12 to 18; scripts/stress-ctest.sh -n 30
+# HARNESS_CI_STAGES chooses the stages (e.g. HARNESS_CI_STAGES="tsan fuzz", or "" for none).
+# The default is all three. The tsan stage passed 30 of 30 runs beside two CPU hogs on a 2-core
+# machine that other builds loaded too (load average 12 to 18; scripts/stress-ctest.sh -n 30
 # build/tsan -L '^net$', 1912 s, about 64 s a run) once cmake/tsan-suppressions.txt silenced
-# OpenSSL and the net limits tests stopped counting 10 s as failure. The asan stage is opt-in until
-# a clean-clone CI run with it is measured: its build is not yet in a CI machine's ccache, and a
-# cold one is all compiling. Measured: core's objects took 17 s of CPU each (23 objects, 399 s
-# user+sys, clang-16 -O1 -gline-tables-only with ASan, UBSan and libFuzzer coverage); the 241
-# objects of the whole build come to about 4,100 s, the 111 links with lld 2 to 3 s each (wall, loaded), so a
-# cold build takes about 37 min on two idle cores (hours on one shared with other -j2 builds, as
-# measured here: 23 objects in 41 min at load 15). Warm, in a fresh clone: core's 26 objects and
-# 8 links in 13 s with the configure step, every object a ccache hit; so the whole warm build takes
-# minutes and the stage's cost is its tests, still to be measured. The gcc Debug asan build it
-# replaces took 68 min cold and 17.5 min of tests on a loaded machine.
-ci_stages="${HARNESS_CI_STAGES-tsan fuzz}"
+# OpenSSL and the net limits tests stopped counting 10 s as failure. The asan stage, measured on
+# this kind of machine with seven other builds running beside it (load average about 20): its
+# 2,335 tests ran in 204 s; its build is 363 steps (241 objects, clang-16 -O1
+# -gline-tables-only with ASan, UBSan and libFuzzer coverage: about 4,100 s of CPU cold, so about
+# 37 min on two idle cores the first time a machine's ccache meets it; warm, every object is a
+# ccache hit and the build is its links, a few minutes). The fuzz stage builds its targets in the
+# same directory, so the two share their objects.
+ci_stages="${HARNESS_CI_STAGES-asan tsan fuzz}"
 if [[ "${CI:-}" == "true" && "$preset" == "default" && -n "$ci_stages" ]]; then
   cd "$root"
   stage() {
