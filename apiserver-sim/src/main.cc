@@ -3,6 +3,7 @@
 // library: option parsing, output streams and exit codes.
 //
 //   apiserver-sim run PATH... [-o table|json|junit] [--run REGEX] [--explain] [--time-scale X]
+//                             [-j N] [--shard K/N]
 //                             [--audit-log FILE] [--work-dir DIR] [--injector PATH]
 //                             [--admission-control-config-file FILE]
 //   apiserver-sim explain SCENARIO...          (= run --explain)
@@ -99,6 +100,8 @@ struct RunArgs {
   std::string backend = "simulator";
   std::string slow = "include";
   std::string known_differences;  // compare
+  unsigned jobs = 1;               // run
+  std::string shard;               // run
   // explain (and run --explain)
   bool verbose = false;
   std::string webhook_filter;
@@ -251,19 +254,42 @@ bool openAuditLog(const std::string& path, std::optional<harness::audit::LogWrit
 // report document); nullopt (with the error printed) when the run filter does not parse.
 std::optional<sim::RunReport> runWithProgress(const std::vector<std::string>& paths,
                                               const std::string& run_filter,
-                                              sim::RunOptions& options) {
+                                              sim::RunOptions& options,
+                                              const sim::RunSplit& split = {}) {
   options.on_step = [](const sim::ScenarioResult& scenario, const sim::StepResult& step) {
     std::cerr << sim::progressLine(scenario, step) << "\n";
   };
   auto report = sim::runScenarioFiles(std::vector<fs::path>(paths.begin(), paths.end()), run_filter,
-                                      options, [](const sim::LoadError& error) {
+                                      options,
+                                      [](const sim::LoadError& error) {
                                         std::cerr << "ERROR   " << error.message << "\n";
-                                      });
+                                      },
+                                      split);
   if (!report.ok()) {
     std::cerr << "apiserver-sim: " << report.error().message << "\n";
     return std::nullopt;
   }
   return std::move(*report);
+}
+
+// -j and --shard into `split`; an exit status (the error printed) when they do not apply.
+std::optional<int> splitRun(const RunArgs& args, sim::RunSplit& split) {
+  split.jobs = args.jobs;
+  if (!args.shard.empty()) {
+    auto shard = sim::parseShard(args.shard);
+    if (!shard.ok()) {
+      std::cerr << "apiserver-sim: " << shard.error().message << "\n";
+      return kExitBadInput;
+    }
+    split.shard = *shard;
+  }
+  if (args.jobs > 1 && args.backend != "simulator") {
+    // The kube backend starts a whole control plane per scenario: one scenario at a time.
+    std::cerr << "apiserver-sim: -j is for the simulator; --backend " << args.backend
+              << " plays one scenario at a time\n";
+    return kExitBadInput;
+  }
+  return std::nullopt;
 }
 
 int runCommand(const RunArgs& args) {
@@ -296,6 +322,8 @@ int runCommand(const RunArgs& args) {
   if (!authentication) return kExitBadInput;
   options.webhook_authentication = *authentication;
   options.slow = slowFilter(args.slow);
+  sim::RunSplit split;
+  if (auto status = splitRun(args, split)) return *status;
   if (auto status = refuseCredentialsOnKube(args)) return *status;
   if (auto status = checkBackendBuilt(args.backend)) return *status;
   auto backend = makeBackend(args.backend);
@@ -315,7 +343,7 @@ int runCommand(const RunArgs& args) {
       return kExitBadInput;
     }
   }
-  auto report = runWithProgress(args.paths, args.run_filter, options);
+  auto report = runWithProgress(args.paths, args.run_filter, options, split);
   if (!report) return kExitBadInput;
   for (const auto& scenario : report->scenarios) {
     if (scenario.error) std::cerr << "ERROR   " << scenario.name << ": " << *scenario.error << "\n";
@@ -806,6 +834,14 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "Run scenario files or folders (recursively)");
   run->add_option("paths", run_args.paths, "Scenario files or folders")->required();
   addRunOptions(*run, run_args);
+  run->add_option("-j,--jobs", run_args.jobs,
+                  "Scenarios run at once, each in its own environment (stubs, ports, store, work "
+                  "directory); the report is the serial run's, in file order")
+      ->check(CLI::Range(1U, 256U))
+      ->capture_default_str();
+  run->add_option("--shard", run_args.shard,
+                  "K/N: run only this job's part of the scenario list (round robin in file "
+                  "order), for a CI matrix of N jobs");
   run->add_flag("--explain", run_args.explain,
                 "Explain every step: webhook matching, calls, failurePolicy, patches");
   addExplainOptions(*run, run_args);

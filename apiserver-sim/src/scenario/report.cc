@@ -3,9 +3,13 @@
 #include "harness/sim/report.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -150,35 +154,61 @@ json callsJson(const AdmissionResult& result) {
 
 }  // namespace
 
-core::Result<RunReport> runScenarioFiles(const std::vector<std::filesystem::path>& paths,
-                                         std::string_view run_filter, const RunOptions& options,
-                                         const std::function<void(const LoadError&)>& on_load_error) {
-  auto filter = parseRunFilter(run_filter);
-  if (!filter.ok()) return filter.error();
-  const auto started = std::chrono::steady_clock::now();
-  RunReport report;
-  auto loadError = [&](LoadError error) {
-    if (on_load_error) on_load_error(error);
-    report.load_errors.push_back(std::move(error));
+core::Result<Shard> parseShard(std::string_view text) {
+  auto bad = [&] {
+    return core::makeError(fmt::format(
+        "--shard: want K/N with 1 <= K <= N (this job's part of N), got \"{}\"", text));
   };
+  const auto slash = text.find('/');
+  if (slash == std::string_view::npos) return bad();
+  auto number = [](std::string_view digits) -> std::optional<unsigned> {
+    if (digits.empty() || digits.size() > 6) return std::nullopt;
+    unsigned value = 0;
+    for (char c : digits) {
+      if (c < '0' || c > '9') return std::nullopt;
+      value = value * 10 + static_cast<unsigned>(c - '0');
+    }
+    return value;
+  };
+  const auto index = number(text.substr(0, slash));
+  const auto count = number(text.substr(slash + 1));
+  if (!index || !count || *index < 1 || *index > *count) return bad();
+  return Shard{*index, *count};
+}
+
+namespace {
+
+// One entry of the run, in the order a serial run reports it: a file that did not load, or a
+// selected scenario. --shard splits this list, so the shards' reports together are the serial one.
+struct RunEntry {
+  std::optional<LoadError> load_error;
+  std::optional<Scenario> scenario;
+};
+
+// The files of `paths`, loaded and selected as a serial run does (audit policies defaulted).
+std::vector<RunEntry> collectEntries(const std::vector<std::filesystem::path>& paths,
+                                     const RunFilter& filter, const RunOptions& options) {
+  std::vector<RunEntry> entries;
   for (const auto& path : paths) {
     auto files = findScenarioFiles({path});
     if (!files.ok()) {
-      loadError({path.string(), files.error().message});
+      entries.push_back({LoadError{path.string(), files.error().message}, std::nullopt});
       continue;
     }
     if (files->empty()) {
-      loadError({path.string(), fmt::format("{}: no scenario files (kind: Scenario) found",
-                                            path.string())});
+      entries.push_back({LoadError{path.string(),
+                                   fmt::format("{}: no scenario files (kind: Scenario) found",
+                                               path.string())},
+                         std::nullopt});
       continue;
     }
     for (const auto& file : *files) {
       auto scenario = loadScenario(file);
       if (!scenario.ok()) {
-        loadError({file.string(), scenario.error().message});
+        entries.push_back({LoadError{file.string(), scenario.error().message}, std::nullopt});
         continue;
       }
-      if (!matchesScenario(*filter, scenario->name)) continue;
+      if (!matchesScenario(filter, scenario->name)) continue;
       if ((options.slow == RunOptions::Slow::kExclude && scenario->slow) ||
           (options.slow == RunOptions::Slow::kOnly && !scenario->slow)) {
         continue;
@@ -197,11 +227,78 @@ core::Result<RunReport> runScenarioFiles(const std::vector<std::filesystem::path
           }
         }
       }
-      RunOptions scenario_options = options;
-      scenario_options.step_filter = filter->step;
-      report.scenarios.push_back(runScenario(*scenario, scenario_options));
+      entries.push_back({std::nullopt, std::move(*scenario)});
     }
   }
+  return entries;
+}
+
+// Runs `scenarios` on `jobs` threads, each scenario whole on one thread with its own
+// environment (runScenario: its work directory, stubs on their own ports, store, chain);
+// results in the order of `scenarios`. `on_step` calls are serialized.
+std::vector<ScenarioResult> runInParallel(const std::vector<const Scenario*>& scenarios,
+                                          const RunOptions& options, unsigned jobs) {
+  std::vector<ScenarioResult> results(scenarios.size());
+  std::mutex step_mutex;
+  RunOptions scenario_options = options;
+  if (options.on_step && jobs > 1) {
+    scenario_options.on_step = [&](const ScenarioResult& scenario, const StepResult& step) {
+      const std::lock_guard lock(step_mutex);
+      options.on_step(scenario, step);
+    };
+  }
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < scenarios.size(); i = next++) {
+      results[i] = runScenario(*scenarios[i], scenario_options);
+    }
+  };
+  const auto threads = std::min<std::size_t>(std::max(jobs, 1U), scenarios.size());
+  if (threads <= 1) {
+    work();
+    return results;
+  }
+  std::vector<std::thread> workers;
+  workers.reserve(threads - 1);
+  for (std::size_t t = 1; t < threads; ++t) workers.emplace_back(work);
+  work();
+  for (auto& worker : workers) worker.join();
+  return results;
+}
+
+}  // namespace
+
+core::Result<RunReport> runScenarioFiles(const std::vector<std::filesystem::path>& paths,
+                                         std::string_view run_filter, const RunOptions& options,
+                                         const std::function<void(const LoadError&)>& on_load_error,
+                                         const RunSplit& split) {
+  auto filter = parseRunFilter(run_filter);
+  if (!filter.ok()) return filter.error();
+  if (split.shard.count == 0 || split.shard.index < 1 ||
+      split.shard.index > split.shard.count) {
+    return core::makeError(fmt::format("shard {}/{}: want 1 <= K <= N", split.shard.index,
+                                       split.shard.count));
+  }
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<RunEntry> entries = collectEntries(paths, *filter, options);
+  RunReport report;
+  std::vector<const Scenario*> scenarios;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    // Round robin over the serial list: deterministic, and every shard gets a fair share of
+    // each folder (neighbouring scenarios are often alike in cost).
+    if (i % split.shard.count != split.shard.index - 1) continue;
+    if (entries[i].load_error) {
+      if (on_load_error) on_load_error(*entries[i].load_error);
+      report.load_errors.push_back(std::move(*entries[i].load_error));
+    } else {
+      scenarios.push_back(&*entries[i].scenario);
+    }
+  }
+  RunOptions scenario_options = options;
+  scenario_options.step_filter = filter->step;
+  // Another backend (the real control plane) plays one scenario at a time.
+  report.scenarios =
+      runInParallel(scenarios, scenario_options, options.backend == nullptr ? split.jobs : 1);
   report.duration = std::chrono::steady_clock::now() - started;
   return report;
 }

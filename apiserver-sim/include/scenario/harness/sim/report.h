@@ -35,13 +35,35 @@ struct RunReport {
   [[nodiscard]] int exitCode() const;
 };
 
+// One of `count` parts of a run (`--shard K/N`): the entries of the serial run (scenarios and
+// files that do not load, in file order) at positions index-1, index-1+count, ...
+struct Shard {
+  unsigned index = 1;
+  unsigned count = 1;
+};
+
+// How runScenarioFiles spreads a run: over threads and over the jobs of a CI matrix.
+struct RunSplit {
+  // Scenarios run at once, each on its own thread in its own environment (work directory, CA,
+  // stubs and their ports, store, chain). The simulator only: another backend plays one at a
+  // time.
+  unsigned jobs = 1;
+  Shard shard;  // this job's part of the run (1 <= index <= count)
+};
+
 // Finds the scenario files among `paths` (findScenarioFiles), loads each, and runs those whose
-// name `run_filter` (RunFilter syntax, "" = all) selects, in file order. Files that do not load
-// and paths that do not exist become load errors; the run goes on. Errors: a `run_filter` that
-// does not parse. `on_load_error` (optional) is told about each load error as it happens.
+// name `run_filter` (RunFilter syntax, "" = all) selects, reported in file order. Files that do
+// not load and paths that do not exist become load errors; the run goes on. With `split.shard`,
+// only this shard's entries; with `split.jobs` > 1, that many scenarios at once (the report is
+// the serial run's but for durations). Errors: a `run_filter` that does not parse, a bad shard.
+// `on_load_error` (optional) is told about each load error of the shard.
 core::Result<RunReport> runScenarioFiles(
     const std::vector<std::filesystem::path>& paths, std::string_view run_filter,
-    const RunOptions& options, const std::function<void(const LoadError&)>& on_load_error = {});
+    const RunOptions& options, const std::function<void(const LoadError&)>& on_load_error = {},
+    const RunSplit& split = {});
+
+// "K/N" (--shard): 1 <= K <= N.
+core::Result<Shard> parseShard(std::string_view text);
 
 // Progress line for one finished step (stderr while running): "PASS  scenario/step (12.3ms)".
 std::string progressLine(const ScenarioResult& scenario, const StepResult& step);
