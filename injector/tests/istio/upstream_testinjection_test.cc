@@ -225,8 +225,13 @@ const std::map<std::string, std::string>& knownGaps() {
   static const std::map<std::string, std::string> gaps = {
       {"deploymentconfig.yaml.injected",
        "OpenShift's DeploymentConfig is written back as its typed Go struct (not modelled)"},
-      {"deploymentconfig-multi.yaml.injected", "DeploymentConfig, as above"},
       {"deploymentconfig-with-canonical-service-label.yaml.injected", "DeploymentConfig, as above"},
+      // Found by this test: this commit's appendMultusNetwork splits "default/istio-cni" into
+      // {"name": "istio-cni", "namespace": "default"} (kstrings.SplitQualifiedName) and matches
+      // on both; the engine has the earlier form {"name": "default/istio-cni"}. Which release
+      // changed it is not known yet, so the release gate is missing.
+      {"hello-existing-cncf-networks-json.yaml.injected",
+       "appendMultusNetwork's namespace/name split of newer releases"},
   };
   return gaps;
 }
@@ -283,7 +288,7 @@ std::string lower(std::string s) {
 }
 
 // Kube-inject then webhook for one case; failures as text.
-std::vector<std::string> runCase(const Case& c, const fs::path& dir) {
+std::vector<std::string> runCase(const Case& c, const fs::path& dir, int* compared) {
   std::vector<std::string> failures;
   auto settings = settingsFor(c, dir);
   if (!settings) return {"settings: " + settings.error().message};
@@ -293,6 +298,7 @@ std::vector<std::string> runCase(const Case& c, const fs::path& dir) {
     for (const auto& doc : *inputs) {
       auto got = kubeInject(*settings, doc, nullptr, c.native);
       if (got) return {"expected an error naming " + c.expected_error};
+      ++*compared;
       if (lower(got.error().message).find(c.expected_error) == std::string::npos) {
         return {"error " + got.error().message + " does not name " + c.expected_error};
       }
@@ -308,6 +314,7 @@ std::vector<std::string> runCase(const Case& c, const fs::path& dir) {
       // kube-inject's writer (injector inject) handles Lists and unknown kinds; the command's
       // test compares those streams. Here: the objects kube-inject injects.
       if (kind == "List") continue;
+      ++*compared;
       auto got = kubeInject(*settings, (*inputs)[i], nullptr, c.native);
       if (!got) {
         failures.push_back("kube-inject document " + std::to_string(i) + ": " + got.error().message);
@@ -325,6 +332,7 @@ std::vector<std::string> runCase(const Case& c, const fs::path& dir) {
   for (std::size_t i = 0; i < inputs->size(); ++i) {
     const json pod = upstream::podFromWorkload((*inputs)[i]);
     if (pod.is_null()) continue;
+    ++*compared;
     AdmissionInput in;
     in.pod = pod;
     in.request_namespace = (*inputs)[i]["metadata"].value("namespace", "");
@@ -367,10 +375,18 @@ TEST(IstioTestInjection, EveryCaseMatchesIstiosGoldenInKubeInjectAndTheWebhook) 
   const fs::path dir = source / "pkg" / "kube" / "inject" / "testdata" / "inject";
   int passed = 0;
   int gaps = 0;
+  int streams = 0;
   const auto cases = allCases(dir);
   for (const auto& c : cases) {
     const std::string id = c.want.empty() ? c.in : c.want;
-    const auto failures = runCase(c, dir);
+    int compared = 0;
+    const auto failures = runCase(c, dir, &compared);
+    if (compared == 0 && failures.empty()) {
+      // Only Lists: kube-inject's writer injects them item by item; the `injector inject`
+      // test compares those streams (upstream_cases.h kStreamCases).
+      ++streams;
+      continue;
+    }
     if (knownGaps().contains(id)) {
       ++gaps;
       // A gap that closes must leave the list.
@@ -385,8 +401,9 @@ TEST(IstioTestInjection, EveryCaseMatchesIstiosGoldenInKubeInjectAndTheWebhook) 
     for (const auto& f : failures) all += f + "\n";
     ADD_FAILURE() << id << ":\n" << all;
   }
-  std::printf("Istio TestInjection cases: %zu, matching %d, known gaps %d\n", cases.size(), passed,
-              gaps);
+  std::printf("Istio TestInjection cases: %zu; matching %d, only Lists (compared by the inject "
+              "command's test) %d, known gaps %d\n",
+              cases.size(), passed, streams, gaps);
 }
 
 }  // namespace

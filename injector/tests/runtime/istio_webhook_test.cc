@@ -476,7 +476,7 @@ TEST(IstioWebhookOpenShift, TheProxyRunsAsTheNamespacesPreallocatedUser) {
   t::writeFile(dir / "values.json", values.dump());
   const IstioWebhookConfig files{data / "sidecar-injector-config.yaml", dir / "values.json",
                                  data / "mesh.yaml"};
-  LocalKubeApi api({json{{"apiVersion", "v1"},
+  LocalKubeApi api(std::vector<json>{json{{"apiVersion", "v1"},
                          {"kind", "Namespace"},
                          {"metadata",
                           {{"name", "test-ns"},
