@@ -364,20 +364,30 @@ json kubeletNode(const std::string& name, const std::string& version) {
           {"status", {{"nodeInfo", {{"kubeletVersion", version}}}}}};
 }
 
-// Where istio-proxy went: "initContainers" (native) or "containers" (classic).
-std::string proxyPlace(IstioWebhook& webhook, const std::string& node_name = "") {
-  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", "web"}}},
-              {"spec", {{"containers", {{{"name", "app"}, {"image", "nginx"}}}}}}};
-  if (!node_name.empty()) pod["spec"]["nodeName"] = node_name;
+// A plain pod (one nginx container).
+json plainPod() {
+  return {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", "web"}}},
+          {"spec", {{"containers", {{{"name", "app"}, {"image", "nginx"}}}}}}};
+}
+
+// POST /inject of a CREATE review of `pod` in `namespace_name`.
+net::Request injectRequest(const json& pod, const std::string& namespace_name) {
   net::Request r;
   r.method = "POST";
   r.path = "/inject";
   r.headers.set("Content-Type", "application/json");
   r.body = json{{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"},
-                {"request", {{"uid", "u"}, {"namespace", "shop"}, {"operation", "CREATE"},
+                {"request", {{"uid", "u"}, {"namespace", namespace_name}, {"operation", "CREATE"},
                              {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
                              {"object", pod}}}}.dump();
-  auto res = webhook.handle(r);
+  return r;
+}
+
+// Where istio-proxy went: "initContainers" (native) or "containers" (classic).
+std::string proxyPlace(IstioWebhook& webhook, const std::string& node_name = "") {
+  json pod = plainPod();
+  if (!node_name.empty()) pod["spec"]["nodeName"] = node_name;
+  auto res = webhook.handle(injectRequest(pod, "shop"));
   const auto body = json::parse(res.body);
   const auto patch = json::parse(*go::base64Decode(body["response"]["patch"].get<std::string>()));
   for (const auto& op : patch) {
@@ -442,17 +452,8 @@ namespace {
 
 // The istio-proxy container of the pod the webhook's patch makes of a plain pod in test-ns.
 json injectedProxy(IstioWebhook& webhook) {
-  const json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", "web"}}},
-                    {"spec", {{"containers", {{{"name", "app"}, {"image", "nginx"}}}}}}};
-  net::Request r;
-  r.method = "POST";
-  r.path = "/inject";
-  r.headers.set("Content-Type", "application/json");
-  r.body = json{{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"},
-                {"request", {{"uid", "u"}, {"namespace", "test-ns"}, {"operation", "CREATE"},
-                             {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
-                             {"object", pod}}}}.dump();
-  const auto body = json::parse(webhook.handle(r).body);
+  const json pod = plainPod();
+  const auto body = json::parse(webhook.handle(injectRequest(pod, "test-ns")).body);
   const auto patch =
       core::decodePatch(*go::base64Decode(body["response"]["patch"].get<std::string>()));
   if (!patch) return nullptr;
