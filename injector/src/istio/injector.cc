@@ -18,6 +18,7 @@
 #include "harness/injector/istio/app_probe.h"
 #include "harness/injector/istio/go_patch.h"
 #include "harness/injector/istio/inject_required.h"
+#include "harness/injector/istio/openshift.h"
 #include "harness/injector/istio/pod_decode.h"
 #include "harness/injector/istio/proxy_config.h"
 #include "harness/injector/istio/validate.h"
@@ -671,6 +672,7 @@ json templateData(const InjectionRequest& req, const json& stripped) {
 
   const std::string inbound_mode =
       str(at(req.settings.mesh.config, {"inboundTrafficPolicy"}), "mode");
+  const auto [proxy_uid, proxy_gid] = proxyIds(req.params.namespace_object);
   return json{
       {"TypeMeta", req.params.type_meta},
       {"DeploymentMeta", req.params.deploy_meta},
@@ -683,8 +685,8 @@ json templateData(const InjectionRequest& req, const json& stripped) {
       {"NativeSidecars", native},
       {"ProxyImage", imageUrl(hub, proxy_image_name, tag, image_type)},
       {"ProxyInitImage", imageUrl(hub, init_image_name, tag, image_type)},
-      {"ProxyUID", 1337},
-      {"ProxyGID", 1337},
+      {"ProxyUID", proxy_uid},
+      {"ProxyGID", proxy_gid},
       {"InboundTrafficPolicyMode", inbound_mode == "LOCALHOST" ? "localhost" : "passthrough"},
       {"CompliancePolicy", ""},
   };
@@ -1096,6 +1098,10 @@ Outcome admit(const InjectorSettings& settings, const AdmissionInput& input) {
   std::tie(params.deploy_meta, params.type_meta) = deployMetaFromPod(pod);
   params.proxy_envs = input.proxy_envs;
   params.native_sidecars = input.native_sidecars;
+  if (input.openshift) {
+    params.namespace_object = input.namespace_object;
+    resetSidecarUserMatchingApp(params.pod, &out.logs);
+  }
   auto injected = injectPod(settings, params);
   if (!injected) {
     out.decision = Decision::kError;

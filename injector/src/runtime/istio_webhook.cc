@@ -12,6 +12,7 @@
 #include "logging.h"
 #include "harness/injector/istio/injector.h"
 #include "harness/injector/istio/native_sidecar.h"
+#include "harness/injector/istio/openshift.h"
 
 namespace harness::injector {
 
@@ -139,10 +140,11 @@ core::Result<istio::InjectorSettings> loadIstioSettings(const IstioWebhookConfig
 }
 
 IstioWebhook::IstioWebhook(IstioWebhookConfig config, core::MetricsRegistry& metrics,
-                           KubeApi* nodes)
+                           KubeApi* nodes, KubeApi* namespaces)
     : config_(std::move(config)),
       metrics_(metrics),
       nodes_(nodes),
+      namespaces_(namespaces),
       config_file_(config_.config_file),
       values_file_(config_.values_file),
       mesh_file_(config_.mesh_file),
@@ -265,6 +267,15 @@ bool IstioWebhook::nativeSidecars(const istio::InjectorSettings& settings,
   return native;
 }
 
+nlohmann::json IstioWebhook::namespaceObject(const std::string& name) {
+  auto ns = namespaces_->get(ObjectRef{"v1", "Namespace", "", name});
+  if (!ns) {
+    emit({LogLine::Level::kWarning, "reading namespace \"" + name + "\": " + ns.error().message});
+    return nullptr;
+  }
+  return ns->has_value() ? std::move(**ns) : nlohmann::json(nullptr);
+}
+
 void IstioWebhook::count(const char* name, const char* help) {
   metrics_.counter(name, help, {}).add({});
 }
@@ -286,6 +297,19 @@ core::AdmissionResponse IstioWebhook::respond(const core::AdmissionReview& revie
                                                     : nlohmann::json();
   input.native_sidecars =
       nativeSidecars(**settings, node_name.is_string() ? node_name.get<std::string>() : "");
+  // webhook.go inject: on OpenShift, with a namespace client, the pod's Namespace (its
+  // metadata.namespace, else the request's).
+  if (namespaces_ != nullptr && istio::isOpenShift(**settings, config_.platform)) {
+    input.openshift = true;
+    const nlohmann::json& meta =
+        input.pod.is_object() ? input.pod.value("metadata", nlohmann::json()) : nlohmann::json();
+    const nlohmann::json ns =
+        meta.is_object() ? meta.value("namespace", nlohmann::json()) : nlohmann::json();
+    const std::string name = ns.is_string() && !ns.get<std::string>().empty()
+                                 ? ns.get<std::string>()
+                                 : input.request_namespace;
+    if (!name.empty()) input.namespace_object = namespaceObject(name);
+  }
   auto outcome = istio::admit(**settings, input);
   for (const auto& line : outcome.logs) emit(line);
   core::AdmissionResponse response;

@@ -29,6 +29,9 @@ struct IstioWebhookConfig {
   // own mode (istio::nativeSidecarModeOf). --istio-native-sidecars is "true".
   std::string native_sidecars_mode;
   bool native_sidecars = false;
+  // istiod's PLATFORM ("openshift" reads the pod's Namespace for the proxy's UID and GID); ""
+  // is the configuration's own (istio::isOpenShift).
+  std::string platform;
 };
 
 // parseInjectEnvs: "/inject/cluster/c1/net/n1" -> {ISTIO_META_CLUSTER_ID: c1,
@@ -45,9 +48,11 @@ core::Result<istio::InjectorSettings> loadIstioSettings(const IstioWebhookConfig
 
 class IstioWebhook {
  public:
-  // `nodes` is the Kubernetes API the nodes are read from in auto mode (nullptr: none).
+  // `nodes` is the Kubernetes API the nodes are read from in auto mode, `namespaces` the one
+  // the pod's Namespace is read from on OpenShift (nullptr: none, as istiod without that
+  // informer).
   IstioWebhook(IstioWebhookConfig config, core::MetricsRegistry& metrics,
-               KubeApi* nodes = nullptr);
+               KubeApi* nodes = nullptr, KubeApi* namespaces = nullptr);
   net::Response handle(const net::Request& request);
   core::Result<void> checkConfig();
 
@@ -61,10 +66,14 @@ class IstioWebhook {
   void count(const char* name, const char* help);
   // DetectNativeSidecar for a pod on `node_name` ("" when not scheduled).
   bool nativeSidecars(const istio::InjectorSettings& settings, const std::string& node_name);
+  // The Namespace `name` as istiod's namespace informer would give it: null when it does not
+  // exist or cannot be read (logged).
+  nlohmann::json namespaceObject(const std::string& name);
 
   IstioWebhookConfig config_;
   core::MetricsRegistry& metrics_;
   KubeApi* nodes_;
+  KubeApi* namespaces_;
   WatchedFile config_file_, values_file_, mesh_file_;
   LastGoodConfig<istio::InjectorSettings> settings_;
 };

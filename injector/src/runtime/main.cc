@@ -66,6 +66,10 @@ int main(int argc, char** argv) {
                         "ENABLE_NATIVE_SIDECARS: true, false or auto (the nodes' kubelet "
                         "versions, read through the Kubernetes API); default: the values' "
                         "pilot.env, else auto since 1.27");
+  serve_cmd->add_option("--istio-platform", serve.istio.platform,
+                        "istiod's PLATFORM (openshift: the proxy's UID and GID from the pod's "
+                        "Namespace, read through the Kubernetes API); default: the values' "
+                        "pilot.env.PLATFORM, else global.platform");
   serve_cmd->add_option("--values", serve.linkerd.values_file,
                         "linkerd-config values file (or the dumped ConfigMap)");
   serve_cmd->add_option("--trust-anchors", serve.linkerd.trust_anchors_file,

@@ -102,7 +102,7 @@ int runServe(const ServeOptions& o) {
                                         std::vector<nlohmann::json>{})
                                   : (*kube)->list("Node");
     KubeApi* nodes = api_server || (local_nodes && !local_nodes->empty()) ? kube->get() : nullptr;
-    istio = std::make_unique<IstioWebhook>(o.istio, metrics, nodes);
+    istio = std::make_unique<IstioWebhook>(o.istio, metrics, nodes, kube->get());
   }
   auto check = [&]() -> core::Result<void> {
     if (linkerd) {

@@ -7,12 +7,14 @@
 
 #include <gtest/gtest.h>
 
+#include "harness/core/json_patch.h"
 #include "harness/core/yaml.h"
 #include "harness/injector/istio/config.h"
 #include "harness/injector/istio/go_patch.h"
 #include "harness/injector/istio/injector.h"
 #include "harness/testing/support.h"
 #include "upstream_cases.h"
+#include "upstream_support.h"
 
 namespace harness::injector::istio {
 namespace {
@@ -20,9 +22,7 @@ namespace {
 using nlohmann::json;
 namespace t = harness::testing;
 
-std::filesystem::path upstreamDir(const std::string& release) {
-  return t::sourceDir() / "injector" / "tests" / "istio" / "testdata" / ("upstream-" + release);
-}
+using upstream::upstreamDir;
 
 InjectorSettings upstreamSettings(const std::string& release) {
   const auto dir = upstreamDir(release);
@@ -32,26 +32,7 @@ InjectorSettings upstreamSettings(const std::string& release) {
   return s.ok() ? *s : InjectorSettings{};
 }
 
-// Istio's goldens separate documents with "---" lines, one after each document.
-std::vector<std::string> expectedDocuments(const std::string& text) {
-  std::vector<std::string> docs;
-  std::string current;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    const std::string line = text.substr(pos, end - pos);
-    if (line == "---") {
-      if (!current.empty()) docs.push_back(current);
-      current.clear();
-    } else {
-      current += line + "\n";
-    }
-    pos = end + 1;
-  }
-  if (!current.empty()) docs.push_back(current);
-  return docs;
-}
+using upstream::expectedDocuments;
 
 void expectUpstreamGolden(const std::string& release, const std::string& name,
                           const InjectorSettings& settings) {
@@ -135,6 +116,41 @@ TEST(Upstream131DevSettings, LocalhostProbes) {
   expectUpstreamGolden("1.31-dev", "hello-probes-localhost",
                        withMesh("rootNamespace: istio-system\n",
                                 "    inboundTrafficPolicy:\n      mode: LOCALHOST\n"));
+}
+
+// TestInjection's OpenShift cases run through the webhook only (runWebhook): the input's pod
+// template becomes a Pod owned by a fake ReplicaSet (objectToPod), the webhook's patch is
+// applied to it, and the result must equal the golden's pod template once the status
+// annotation and fieldRef apiVersions are scrubbed (normalizeAndCompareDeployments). The test
+// runs with PLATFORM=openshift, `components.cni.enabled=true` (values.pilot.cni.enabled), and
+// a namespace test-ns annotated with OpenShift's ranges.
+void expectOpenShiftWebhookGolden(const std::string& name, const InjectorSettings& settings) {
+  SCOPED_TRACE(name);
+  const auto dir = upstreamDir("1.31-dev") / "inject";
+  auto input = core::parseYaml(t::readFile(dir / (name + ".yaml")));
+  auto want = core::parseYaml(t::readFile(dir / (name + ".yaml.injected")));
+  ASSERT_TRUE(input.ok() && want.ok());
+  AdmissionInput in;
+  in.pod = upstream::podFromWorkload(*input);
+  in.request_namespace = "test-ns";
+  in.native_sidecars = true;  // the test's nodes run kubelet 1.33 and 1.34
+  in.openshift = true;
+  in.namespace_object = upstream::openShiftTestNamespace();
+  const auto outcome = admit(settings, in);
+  ASSERT_EQ(outcome.decision, Decision::kInject) << outcome.error_message;
+  auto patched = core::applyPatch(goTypedPod(in.pod), outcome.patch);
+  ASSERT_TRUE(patched.ok()) << patched.error().message;
+  EXPECT_EQ(core::toYaml(upstream::scrubbedPod(*patched)),
+            core::toYaml(upstream::scrubbedPod(upstream::podFromWorkload(*want))));
+}
+
+TEST(Upstream131DevSettings, OpenShiftWebhook) {
+  auto s = upstreamSettings("1.31-dev");
+  s.values.map["pilot"]["cni"]["enabled"] = true;
+  for (const char* n :
+       {"hello-openshift", "hello-openshift-tproxy", "hello-openshift-custom-injection"}) {
+    expectOpenShiftWebhookGolden(n, s);
+  }
 }
 
 // A chart rendered from Istio's source tree labels its ConfigMap with Chart.yaml's placeholder

@@ -12,7 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/core/json_patch.h"
 #include "harness/go/base64.h"
+#include "harness/injector/kube_api.h"
 #include "harness/net/server.h"
 #include "harness/testing/support.h"
 
@@ -362,20 +364,30 @@ json kubeletNode(const std::string& name, const std::string& version) {
           {"status", {{"nodeInfo", {{"kubeletVersion", version}}}}}};
 }
 
-// Where istio-proxy went: "initContainers" (native) or "containers" (classic).
-std::string proxyPlace(IstioWebhook& webhook, const std::string& node_name = "") {
-  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", "web"}}},
-              {"spec", {{"containers", {{{"name", "app"}, {"image", "nginx"}}}}}}};
-  if (!node_name.empty()) pod["spec"]["nodeName"] = node_name;
+// A plain pod (one nginx container).
+json plainPod() {
+  return {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", "web"}}},
+          {"spec", {{"containers", {{{"name", "app"}, {"image", "nginx"}}}}}}};
+}
+
+// POST /inject of a CREATE review of `pod` in `namespace_name`.
+net::Request injectRequest(const json& pod, const std::string& namespace_name) {
   net::Request r;
   r.method = "POST";
   r.path = "/inject";
   r.headers.set("Content-Type", "application/json");
   r.body = json{{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"},
-                {"request", {{"uid", "u"}, {"namespace", "shop"}, {"operation", "CREATE"},
+                {"request", {{"uid", "u"}, {"namespace", namespace_name}, {"operation", "CREATE"},
                              {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
                              {"object", pod}}}}.dump();
-  auto res = webhook.handle(r);
+  return r;
+}
+
+// Where istio-proxy went: "initContainers" (native) or "containers" (classic).
+std::string proxyPlace(IstioWebhook& webhook, const std::string& node_name = "") {
+  json pod = plainPod();
+  if (!node_name.empty()) pod["spec"]["nodeName"] = node_name;
+  auto res = webhook.handle(injectRequest(pod, "shop"));
   const auto body = json::parse(res.body);
   const auto patch = json::parse(*go::base64Decode(body["response"]["patch"].get<std::string>()));
   for (const auto& op : patch) {
@@ -430,6 +442,70 @@ TEST(IstioWebhookNativeSidecars, AutoReadsTheNodesKubeletVersionsThroughTheApi) 
   // No node client: auto is off.
   IstioWebhook without(files, metrics);
   EXPECT_EQ(proxyPlace(without), "containers");
+}
+
+}  // namespace
+}  // namespace harness::injector
+
+namespace harness::injector {
+namespace {
+
+// The istio-proxy container of the pod the webhook's patch makes of a plain pod in test-ns.
+json injectedProxy(IstioWebhook& webhook) {
+  const json pod = plainPod();
+  const auto body = json::parse(webhook.handle(injectRequest(pod, "test-ns")).body);
+  const auto patch =
+      core::decodePatch(*go::base64Decode(body["response"]["patch"].get<std::string>()));
+  if (!patch) return nullptr;
+  auto patched = core::applyPatch(pod, *patch);
+  if (!patched) return nullptr;
+  for (const char* list : {"containers", "initContainers"}) {
+    for (const auto& c : (*patched)["spec"].value(list, json::array())) {
+      if (c.value("name", "") == "istio-proxy") return c;
+    }
+  }
+  return nullptr;
+}
+
+// istiod with PLATFORM=openshift (the chart's env from values.global.platform) reads the pod's
+// Namespace and runs the proxy as the end of its uid range (pkg/kube/inject GetProxyIDs).
+TEST(IstioWebhookOpenShift, TheProxyRunsAsTheNamespacesPreallocatedUser) {
+  t::ScratchDir dir{"istio-openshift"};
+  const auto data = t::sourceDir() / "injector" / "istio";
+  json values = json::parse(t::readFile(data / "values.json"));
+  values["global"]["platform"] = "openshift";
+  t::writeFile(dir / "values.json", values.dump());
+  const IstioWebhookConfig files{data / "sidecar-injector-config.yaml", dir / "values.json",
+                                 data / "mesh.yaml"};
+  LocalKubeApi api(std::vector<json>{json{{"apiVersion", "v1"},
+                         {"kind", "Namespace"},
+                         {"metadata",
+                          {{"name", "test-ns"},
+                           {"annotations",
+                            {{"openshift.io/sa.scc.uid-range", "1000620000/10000"},
+                             {"openshift.io/sa.scc.supplemental-groups", "5000/10"}}}}}}});
+  core::MetricsRegistry metrics;
+  IstioWebhook openshift(files, metrics, nullptr, &api);
+  const json proxy = injectedProxy(openshift);
+  ASSERT_TRUE(proxy.is_object());
+  EXPECT_EQ(proxy["securityContext"]["runAsUser"], 1000629999);
+  EXPECT_EQ(proxy["securityContext"]["runAsGroup"], 5009);
+
+  // Another platform named on the command line: istiod's defaults.
+  IstioWebhookConfig other = files;
+  other.platform = "gcp";
+  IstioWebhook gcp(other, metrics, nullptr, &api);
+  EXPECT_EQ(injectedProxy(gcp)["securityContext"]["runAsUser"], 1337);
+
+  // Without a Kubernetes API there is no Namespace to read.
+  IstioWebhook without(files, metrics);
+  EXPECT_EQ(injectedProxy(without)["securityContext"]["runAsUser"], 1337);
+
+  // The configuration's own platform (not OpenShift) with the Namespace available: 1337.
+  const IstioWebhookConfig plain{data / "sidecar-injector-config.yaml", data / "values.json",
+                                 data / "mesh.yaml"};
+  IstioWebhook kube(plain, metrics, nullptr, &api);
+  EXPECT_EQ(injectedProxy(kube)["securityContext"]["runAsUser"], 1337);
 }
 
 }  // namespace

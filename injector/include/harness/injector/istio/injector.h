@@ -26,6 +26,11 @@ struct AdmissionInput {
   std::map<std::string, std::string> proxy_envs;
   // DetectNativeSidecar's answer for this pod (ENABLE_NATIVE_SIDECARS and the kubelets).
   bool native_sidecars = true;
+  // istiod on OpenShift with a namespace client (webhook.go inject): the pod's Namespace as
+  // read (null when not found) gives .ProxyUID/.ProxyGID, and a given istio-proxy running as
+  // the application's user loses that user (openshift.h).
+  bool openshift = false;
+  nlohmann::json namespace_object = nullptr;
 };
 
 enum class Decision {
@@ -64,6 +69,8 @@ struct InjectionParams {
   // ProxyConfig CRs resolved by the caller (merged over mesh defaultConfig before the pod's
   // proxy.istio.io/config annotation); null = none.
   nlohmann::json proxy_config_overlay = nullptr;
+  // The Namespace GetProxyIDs reads (OpenShift's webhook only; kube-inject never has one).
+  nlohmann::json namespace_object = nullptr;
 };
 
 // The injected pod (before diffing). Errors carry Istio's texts, e.g.
