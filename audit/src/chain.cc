@@ -475,7 +475,14 @@ bool mayHoldChain(std::string_view line, bool keep_all) {
 }
 
 ChainReader::ChainReader(std::istream& in, std::string file_name, bool keep_all)
-    : lines_(in), file_name_(std::move(file_name)), keep_all_(keep_all), builder_(keep_all) {}
+    : ChainReader(in, std::move(file_name), Options{keep_all, false, nullptr}) {}
+
+ChainReader::ChainReader(std::istream& in, std::string file_name, Options options)
+    : lines_(in),
+      file_name_(std::move(file_name)),
+      keep_all_(options.keep_all),
+      options_(std::move(options)),
+      builder_(keep_all_) {}
 
 std::optional<ChainReader::Entry> ChainReader::next(
     const std::function<void(const std::string&)>& on_error) {
@@ -522,7 +529,14 @@ std::optional<ChainReader::Entry> ChainReader::next(
       }
       continue;
     }
-    auto read = parseLogLineObjectsApart(line->text);
+    if (options_.wanted) {
+      // Lines that cannot be kept or are not wanted are skipped without building anything.
+      if (const auto peek = peekEvent(line->text)) {
+        if (peek->stage != toString(Stage::kResponseComplete) || !options_.wanted(*peek)) continue;
+      }
+    }
+    auto read = options_.metadata_only ? parseLogLineMetadataOnly(line->text)
+                                       : parseLogLineObjectsApart(line->text);
     if (!read.ok()) {
       if (!line->complete) {
         incomplete_last_line_ = where() + "last line incomplete (" +
