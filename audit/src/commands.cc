@@ -128,7 +128,9 @@ core::Result<MutationChain> chainAt(std::istream& log, const std::string& name,
                                     ChainIndex::Position position) {
   log.clear();
   log.seekg(static_cast<std::streamoff>(position.offset));
-  LogLineReader lines(log, kMaxLogLineBytes, position.offset, position.line_number);
+  // Read in small chunks: one line is wanted (an event of a few KiB, usually).
+  constexpr std::size_t kLineChunk = std::size_t{64} << 10;
+  LogLineReader lines(log, kMaxLogLineBytes, position.offset, position.line_number, kLineChunk);
   auto line = lines.next();
   core::Result<EventObjectsApart> event = core::Error{"no such line"};
   if (line && !line->too_long && looksLikeEventList(line->text)) {

@@ -177,7 +177,7 @@ core::Result<EventObjectsApart> parseLogLineMetadataOnly(std::string_view line) 
   // The event without its objects, as parseLogLineObjectsApart leaves it; the objects' metadata.
   nlohmann::json event = nlohmann::json::object();
   EventObjectsApart read;
-  for (const auto field : root->get_object()) {
+  for (const auto field : simdjson::dom::object(*root)) {
     nlohmann::json& value = event[std::string(field.key)];
     const bool object_member = field.key == "requestObject" || field.key == "responseObject";
     if (!object_member) {
@@ -327,13 +327,13 @@ LogReadResult readLog(std::string_view text, std::string_view file_name) {
   return result;
 }
 
-namespace {
-constexpr std::size_t kReadChunk = std::size_t{1} << 20;
-}  // namespace
-
 LogLineReader::LogLineReader(std::istream& in, std::size_t max_line_bytes, std::uint64_t offset,
-                             std::size_t first_line_number)
-    : in_(in), max_line_bytes_(max_line_bytes), offset_(offset), next_number_(first_line_number) {}
+                             std::size_t first_line_number, std::size_t read_chunk)
+    : in_(in),
+      max_line_bytes_(max_line_bytes),
+      read_chunk_(std::max<std::size_t>(read_chunk, 1)),
+      offset_(offset),
+      next_number_(first_line_number) {}
 
 bool LogLineReader::fill() {
   if (eof_ || failed_) return false;
@@ -343,8 +343,8 @@ bool LogLineReader::fill() {
     begin_ = 0;
   }
   const std::size_t had = buffer_.size();
-  buffer_.resize(had + kReadChunk);
-  in_.read(buffer_.data() + had, static_cast<std::streamsize>(kReadChunk));
+  buffer_.resize(had + read_chunk_);
+  in_.read(buffer_.data() + had, static_cast<std::streamsize>(read_chunk_));
   const auto got = static_cast<std::size_t>(in_.gcount());
   buffer_.resize(had + got);
   if (!in_) {

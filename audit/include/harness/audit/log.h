@@ -124,9 +124,12 @@ class LogLineReader {
   };
 
   // Starts at the stream's current position, which is byte `offset` and the start of line
-  // `first_line_number` of the log (to read a line again after seeking to it).
+  // `first_line_number` of the log (to read a line again after seeking to it). The stream is
+  // read `read_chunk` bytes at a time: large for a whole log, small to read one line again
+  // (compare reads each paired event again: a 1 MiB read and buffer for each was most of it).
   explicit LogLineReader(std::istream& in, std::size_t max_line_bytes = kMaxLogLineBytes,
-                         std::uint64_t offset = 0, std::size_t first_line_number = 1);
+                         std::uint64_t offset = 0, std::size_t first_line_number = 1,
+                         std::size_t read_chunk = std::size_t{1} << 20);
 
   // The next line, nullopt at the end of the stream or on a read error (see failed()).
   std::optional<Line> next();
@@ -138,6 +141,7 @@ class LogLineReader {
 
   std::istream& in_;
   std::size_t max_line_bytes_;
+  std::size_t read_chunk_;
   std::string buffer_;
   std::size_t begin_ = 0;  // the unread part of buffer_ is [begin_, buffer_.size())
   std::uint64_t offset_;   // of buffer_[begin_]
