@@ -187,7 +187,6 @@ class SimdjsonParser {
     }
   }
 
-
  private:
   simdjson::dom::parser parser_;
 };
