@@ -40,7 +40,9 @@ expectations:
     expect:
       allowed: true
       code: 201
-      annotations: {subset: {mutation.webhook.admission.k8s.io/round_0_index_0: {mutated: true}}}
+      annotations:
+        subset:
+          mutation.webhook.admission.k8s.io/round_0_index_0: '{"configuration":"linkerd-proxy-injector-webhook-config","webhook":"linkerd-proxy-injector.linkerd.io","mutated":true}'
   - name: team-9 reads its settings
     match: {verb: get, resource: configmaps, namespace: team-9}
     expect: {allowed: true, code: 200}
