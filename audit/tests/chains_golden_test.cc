@@ -29,7 +29,9 @@ const fs::path& testdata() {
 // depend on where the tree is.
 std::string withoutDir(std::string text) {
   const std::string dir = testdata().string() + "/";
-  for (std::size_t at; (at = text.find(dir)) != std::string::npos;) text.replace(at, dir.size(), "");
+  for (std::size_t at; (at = text.find(dir)) != std::string::npos;) {
+    text.replace(at, dir.size(), "");
+  }
   return text;
 }
 

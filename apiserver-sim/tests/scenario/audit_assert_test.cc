@@ -177,7 +177,10 @@ TEST(AuditAssert, PeekingGivesWhatParsingEveryEventGives) {
     expect: {allowed: true}
   - name: the ReplicaSet's pods
     match: {generateName: simple-app-v1-7b9c6f5d4-}
-    expect: {annotations: {subset: {mutation.webhook.admission.k8s.io/round_0_index_0: {mutated: true}}}}
+    expect:
+      annotations:
+        subset:
+          mutation.webhook.admission.k8s.io/round_0_index_0: '{"configuration":"linkerd-proxy-injector-webhook-config","webhook":"linkerd-proxy-injector.linkerd.io","mutated":true}'
   - name: by the replicaset controller
     match: {user: "system:serviceaccount:kube-system:replicaset-controller"}
     expect: {allowed: true}
@@ -185,9 +188,9 @@ TEST(AuditAssert, PeekingGivesWhatParsingEveryEventGives) {
     match: {resource: deployments.apps}
     expect: {allowed: true}
 )");
-  for (const char* name : {"kube_seed_tutorial.log", "kube_denials.log", "kube_transport_errors.log",
-                           "kube_failed_open_index.log", "k3d_linkerd_pod_create.log",
-                           "sim_seed_tutorial.log"}) {
+  for (const char* name :
+       {"kube_seed_tutorial.log", "kube_denials.log", "kube_transport_errors.log",
+        "kube_failed_open_index.log", "k3d_linkerd_pod_create.log", "sim_seed_tutorial.log"}) {
     std::ostringstream fast_out, fast_err, whole_out, whole_err;
     const int fast = auditAssertCommand({log(name)}, file.string(), fast_out, fast_err);
     const int whole =
