@@ -653,6 +653,13 @@ int auditSinkCommand(const SinkArgs& args) {
   return 0;
 }
 
+// HARNESS_AUDIT_FULL_PARSE=1: the audit commands parse every event they look at whole, as they
+// did before peeking at lines (the same output; to measure the difference, audit/README.md).
+bool auditFullParse() {
+  const char* value = std::getenv("HARNESS_AUDIT_FULL_PARSE");
+  return value != nullptr && std::string_view(value) == "1";
+}
+
 // `audit chains LOG...` (and the older `audit LOG`) or, with --compare, `audit compare`.
 int auditChains(const AuditArgs& args) {
   namespace audit = harness::audit;
@@ -668,6 +675,7 @@ int auditChains(const AuditArgs& args) {
     options.filter = auditFilter(args);
     options.all = args.all;
     options.output = args.output;
+    options.full_parse = auditFullParse();
     return audit::compareCommand(options, std::cout, std::cerr);
   }
   audit::ChainsOptions options;
@@ -1062,6 +1070,7 @@ int main(int argc, char** argv) {
       options.filter = auditFilter(compare_audit_args);
       options.all = compare_audit_args.all;
       options.output = compare_audit_args.output;
+      options.full_parse = auditFullParse();
       return harness::audit::compareCommand(options, std::cout, std::cerr);
     }
     if (audit_policy->parsed()) {
@@ -1071,7 +1080,8 @@ int main(int argc, char** argv) {
     if (audit_assert->parsed()) {
       const std::string expectations = assert_args.back();
       assert_args.pop_back();
-      return sim::auditAssertCommand(assert_args, expectations, std::cout, std::cerr);
+      return sim::auditAssertCommand(assert_args, expectations, std::cout, std::cerr,
+                                     auditFullParse());
     }
     if (audit_timeline->parsed()) {
       const std::string audit_id = timeline_args.back();

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstring>
 #include <initializer_list>
 #include <map>
 #include <set>
@@ -427,30 +428,38 @@ LineShape shapeOf(std::string_view line) {
   const char* p = line.data();
   const char* const end = p + line.size();
   for (; p < end; ++p) {
-    const char c = *p;
     if (in_string) {
-      if (c == '"') {
+      // Most of a line is string contents: jump to the next quote, and to a backslash before it
+      // (memchr is vectorized; a loop over the bytes was most of what reading a log cost after
+      // the JSON). A string never closed leaves the line unbalanced whatever follows.
+      const auto* quote = static_cast<const char*>(std::memchr(p, '"', end - p));
+      if (quote == nullptr) return shape;
+      const auto* backslash = static_cast<const char*>(std::memchr(p, '\\', quote - p));
+      if (backslash == nullptr) {
+        p = quote;
         in_string = false;
-      } else if (c == '\\') {
-        if (++p == end) return shape;
-        if (*p == '/') {
-          shape.escaped_word_character = true;
-        } else if (*p == 'u') {
-          if (end - p < 5) return shape;
-          const int a = hexValue(p[1]), b = hexValue(p[2]), h = hexValue(p[3]), l = hexValue(p[4]);
-          if (a < 0 || b < 0 || h < 0 || l < 0) return shape;
-          if (a == 0 && b == 0) {
-            const char decoded = static_cast<char>(h * 16 + l);
-            if (std::isalnum(static_cast<unsigned char>(decoded)) || decoded == '.' ||
-                decoded == '-' || decoded == '/') {
-              shape.escaped_word_character = true;
-            }
+        continue;
+      }
+      p = backslash;
+      if (++p == end) return shape;
+      if (*p == '/') {
+        shape.escaped_word_character = true;
+      } else if (*p == 'u') {
+        if (end - p < 5) return shape;
+        const int a = hexValue(p[1]), b = hexValue(p[2]), h = hexValue(p[3]), l = hexValue(p[4]);
+        if (a < 0 || b < 0 || h < 0 || l < 0) return shape;
+        if (a == 0 && b == 0) {
+          const char decoded = static_cast<char>(h * 16 + l);
+          if (std::isalnum(static_cast<unsigned char>(decoded)) || decoded == '.' ||
+              decoded == '-' || decoded == '/') {
+            shape.escaped_word_character = true;
           }
-          p += 4;
         }
+        p += 4;
       }
       continue;
     }
+    const char c = *p;
     if (c == '"') {
       in_string = true;
     } else if (c == '{' || c == '[') {
@@ -475,7 +484,14 @@ bool mayHoldChain(std::string_view line, bool keep_all) {
 }
 
 ChainReader::ChainReader(std::istream& in, std::string file_name, bool keep_all)
-    : lines_(in), file_name_(std::move(file_name)), keep_all_(keep_all), builder_(keep_all) {}
+    : ChainReader(in, std::move(file_name), Options{keep_all, false, nullptr}) {}
+
+ChainReader::ChainReader(std::istream& in, std::string file_name, Options options)
+    : lines_(in),
+      file_name_(std::move(file_name)),
+      keep_all_(options.keep_all),
+      options_(std::move(options)),
+      builder_(keep_all_) {}
 
 std::optional<ChainReader::Entry> ChainReader::next(
     const std::function<void(const std::string&)>& on_error) {
@@ -522,7 +538,14 @@ std::optional<ChainReader::Entry> ChainReader::next(
       }
       continue;
     }
-    auto read = parseLogLineObjectsApart(line->text);
+    if (options_.wanted) {
+      // Lines that cannot be kept or are not wanted are skipped without building anything.
+      if (const auto peek = peekEvent(line->text)) {
+        if (peek->stage != toString(Stage::kResponseComplete) || !options_.wanted(*peek)) continue;
+      }
+    }
+    auto read = options_.metadata_only ? parseLogLineMetadataOnly(line->text)
+                                       : parseLogLineObjectsApart(line->text);
     if (!read.ok()) {
       if (!line->complete) {
         incomplete_last_line_ = where() + "last line incomplete (" +
@@ -711,6 +734,36 @@ const MutationChain* findChain(const std::vector<MutationChain>& chains, std::st
 
 namespace {
 
+// core::decodeParsedPatch(patch) without copying the patch twice (into the argument, then each
+// value into its operation): the operations are decoded from a copy without their values (all
+// that decoding checks and that errors name: op, path, from), and each value is then copied once,
+// into its operation. Only the decoded `raw` lacks the value, which applyPatch does not read.
+core::Result<core::JsonPatch> decodeRecordedPatch(const json& patch) {
+  if (!patch.is_array()) return core::decodeParsedPatch(patch);
+  json skeleton = json::array();
+  auto& operations = skeleton.get_ref<json::array_t&>();
+  operations.reserve(patch.size());
+  for (const json& element : patch) {
+    if (!element.is_object()) {
+      operations.push_back(element);
+      continue;
+    }
+    json& operation = operations.emplace_back(json::object());
+    for (const auto& [key, value] : element.items()) {
+      if (key != "value") operation[key] = value;
+    }
+  }
+  auto decoded = core::decodeParsedPatch(std::move(skeleton));
+  if (!decoded.ok()) return decoded;
+  for (std::size_t i = 0; i < patch.size() && i < decoded->size(); ++i) {
+    if (!patch[i].is_object()) continue;
+    if (const auto value = patch[i].find("value"); value != patch[i].end()) {
+      (*decoded)[i].value = *value;
+    }
+  }
+  return decoded;
+}
+
 // replayChain; with `owned` (a base object the caller is done with), the first patch is applied
 // to it in place instead of to a copy (replayReport replays every chain of a log).
 core::Result<ReplayResult> replayFrom(const MutationChain& chain, const ReplayOptions& options,
@@ -746,7 +799,7 @@ core::Result<ReplayResult> replayFrom(const MutationChain& chain, const ReplayOp
       }
       continue;
     }
-    auto patch = core::decodeParsedPatch(*step.patch);
+    auto patch = decodeRecordedPatch(*step.patch);
     if (!patch.ok()) return patch.error().within(label);
     auto applied = object  ? core::applyPatch(std::move(*object), std::move(*patch))
                    : owned ? core::applyPatch(std::move(*owned), std::move(*patch))

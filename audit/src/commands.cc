@@ -78,6 +78,8 @@ void readChains(const std::vector<std::string>& logs, bool keep_all, Reading& re
   }
 }
 
+bool isRead(std::string_view verb) { return verb == "get" || verb == "list" || verb == "watch"; }
+
 std::string objectOf(const MutationChain& chain) {
   return chain.namespace_name.empty() ? chain.name : chain.namespace_name + "/" + chain.name;
 }
@@ -126,7 +128,9 @@ core::Result<MutationChain> chainAt(std::istream& log, const std::string& name,
                                     ChainIndex::Position position) {
   log.clear();
   log.seekg(static_cast<std::streamoff>(position.offset));
-  LogLineReader lines(log, kMaxLogLineBytes, position.offset, position.line_number);
+  // Read in small chunks: one line is wanted (an event of a few KiB, usually).
+  constexpr std::size_t kLineChunk = std::size_t{64} << 10;
+  LogLineReader lines(log, kMaxLogLineBytes, position.offset, position.line_number, kLineChunk);
   auto line = lines.next();
   core::Result<EventObjectsApart> event = core::Error{"no such line"};
   if (line && !line->too_long && looksLikeEventList(line->text)) {
@@ -224,7 +228,9 @@ json chainJson(const MutationChain& chain) {
   return out;
 }
 
-int chainsCommand(const ChainsOptions& options, std::ostream& out, std::ostream& err) {
+int chainsCommand(const ChainsOptions& given, std::ostream& out, std::ostream& err) {
+  ChainsOptions options = given;
+  options.logs = orderRotatedLogs(std::move(options.logs));
   Reading reading{err};
   const bool json_output = options.output == "json";
   std::size_t chains = 0;
@@ -253,7 +259,10 @@ int chainsCommand(const ChainsOptions& options, std::ostream& out, std::ostream&
   return good ? 0 : kExitBadInput;
 }
 
-int compareCommand(const CompareOptions& options, std::ostream& out, std::ostream& err) {
+int compareCommand(const CompareOptions& given, std::ostream& out, std::ostream& err) {
+  CompareOptions options = given;
+  options.expected = orderRotatedLogs(std::move(options.expected));
+  options.actual = orderRotatedLogs(std::move(options.actual));
   Reading reading{err};
   // Index `actual`: its files made seekable, the keys and positions of its requests.
   std::vector<std::unique_ptr<SeekableLog>> seekable;
@@ -271,14 +280,23 @@ int compareCommand(const CompareOptions& options, std::ostream& out, std::ostrea
     // The copies of compressed files have the same lines: messages name the original files.
     for (std::size_t i = 0; i < seekable.size(); ++i) {
       std::ifstream in(seekable[i]->path(), std::ios::binary);
-      ChainReader reader(in, options.actual[i], true);
+      // Reads are never indexed (below): skipped unparsed; the others with their objects'
+      // metadata only (pairing keys), read whole again when paired.
+      ChainReader::Options index_options;
+      index_options.keep_all = true;
+      if (!options.full_parse) {
+        index_options.metadata_only = true;
+        index_options.wanted = [all = options.all](const EventPeek& peek) {
+          return all || !isRead(peek.verb);
+        };
+      }
+      ChainReader reader(in, options.actual[i], std::move(index_options));
       while (auto entry = reader.next([&](const std::string& m) { reading.badLine(m); })) {
         const MutationChain& chain = entry->chain;
         // Reads are never chains; writes are indexed so that a chain of the other log finds
         // its partner even where no webhook touched it, and reported as unpaired only when
         // they are chains themselves (as `chains` would list them).
-        const bool read = chain.verb == "get" || chain.verb == "list" || chain.verb == "watch";
-        if (!options.all && read) continue;
+        if (!options.all && isRead(chain.verb)) continue;
         const bool listed = options.all || !chain.steps.empty() ||
                             !chain.outcome.failed_open.empty() ||
                             chain.outcome.kind != OutcomeKind::kAdmitted;
@@ -605,8 +623,9 @@ int policyCheckCommand(const std::string& policy_path, const std::string& reques
   return status;
 }
 
-int timelineCommand(const std::vector<std::string>& logs, const std::string& audit_id,
+int timelineCommand(const std::vector<std::string>& given, const std::string& audit_id,
                     const std::string& output, std::ostream& out, std::ostream& err) {
+  const std::vector<std::string> logs = orderRotatedLogs(given);
   Reading reading{err};
   TimelineBuilder builder;
   for (const auto& path : logs) {
@@ -619,15 +638,26 @@ int timelineCommand(const std::vector<std::string>& logs, const std::string& aud
     while (auto line = lines.next()) {
       // Only the lines that name the auditID are parsed.
       if (line->too_long || line->text.find(audit_id) == std::string_view::npos) continue;
-      auto event = parseLogLine(line->text);
-      if (!event.ok()) {
+      // A line may be an EventList (the webhook backend's batch, e.g. as `audit sink` received
+      // it): its items are the events.
+      core::Result<std::vector<Event>> parsed = std::vector<Event>();
+      if (looksLikeEventList(line->text)) {
+        parsed = parseEventBatch(line->text);
+      } else if (auto event = parseLogLine(line->text); event.ok()) {
+        parsed->push_back(std::move(*event));
+      } else {
+        parsed = event.error();
+      }
+      if (!parsed.ok()) {
         if (line->complete) {
           reading.badLine(path + ":" + std::to_string(line->number) + ": " +
-                          event.error().message);
+                          parsed.error().message);
         }
         continue;
       }
-      if (event->audit_id == audit_id) builder.add(*event);
+      for (const Event& event : *parsed) {
+        if (event.audit_id == audit_id) builder.add(event);
+      }
     }
     if (auto error = (*file)->error()) reading.fail(*error);
   }

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <system_error>
 #include <utility>
@@ -17,9 +18,11 @@
 #include <streambuf>
 
 #include <nlohmann/json.hpp>
+#include <simdjson.h>
 #include <zlib.h>
 
 #include "harness/core/json.h"
+#include "harness/core/json_simdjson.h"
 
 namespace harness::audit {
 
@@ -98,6 +101,105 @@ core::Result<EventObjectsApart> parseLogLineObjectsApart(std::string_view line) 
   auto event = eventFromJson(*json);
   if (!event.ok()) return event.error();
   read.event = std::move(*event);
+  return read;
+}
+
+namespace {
+
+// One simdjson parser per thread, its buffers kept between lines (they grow to the longest line
+// read, at most kMaxLogLineBytes). simdjson needs SIMDJSON_PADDING readable bytes after the text:
+// the line is copied into a padded buffer (the line reader's buffer does not promise them).
+struct LineDom {
+  simdjson::dom::parser parser;
+  simdjson::padded_string padded;
+
+  std::optional<simdjson::dom::element> parse(std::string_view line) {
+    if (padded.size() < line.size()) padded = simdjson::padded_string(line.size() * 2);
+    std::memcpy(padded.data(), line.data(), line.size());
+    simdjson::dom::element root;
+    if (parser.parse(padded.data(), line.size(), /*realloc_if_needed=*/false).get(root) !=
+            simdjson::SUCCESS ||
+        !root.is_object()) {
+      return std::nullopt;
+    }
+    return root;
+  }
+};
+
+LineDom& lineDom() {
+  thread_local LineDom dom;
+  return dom;
+}
+
+std::string_view stringAt(simdjson::dom::element object, std::string_view key) {
+  std::string_view out;
+  if (object.is_object() && object.get_object().at_key(key).get(out) == simdjson::SUCCESS) {
+    return out;
+  }
+  return {};
+}
+
+std::optional<simdjson::dom::element> memberOf(simdjson::dom::element object,
+                                               std::string_view key) {
+  simdjson::dom::element out;
+  if (object.is_object() && object.get_object().at_key(key).get(out) == simdjson::SUCCESS) {
+    return out;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<EventPeek> peekEvent(std::string_view line) {
+  const auto root = lineDom().parse(line);
+  if (!root || stringAt(*root, "kind") == "EventList") return std::nullopt;
+  EventPeek peek;
+  peek.stage = stringAt(*root, "stage");
+  peek.verb = stringAt(*root, "verb");
+  if (const auto user = memberOf(*root, "user")) peek.user = stringAt(*user, "username");
+  if (const auto ref = memberOf(*root, "objectRef")) {
+    peek.resource = stringAt(*ref, "resource");
+    peek.api_group = stringAt(*ref, "apiGroup");
+    peek.namespace_name = stringAt(*ref, "namespace");
+    peek.name = stringAt(*ref, "name");
+  }
+  if (const auto object = memberOf(*root, "requestObject")) {
+    if (const auto metadata = memberOf(*object, "metadata")) {
+      peek.generate_name = stringAt(*metadata, "generateName");
+    }
+  }
+  return peek;
+}
+
+core::Result<EventObjectsApart> parseLogLineMetadataOnly(std::string_view line) {
+  const auto root = lineDom().parse(line);
+  if (!root) return parseLogLineObjectsApart(line);  // words the error, or reads it whole
+  // The event without its objects, as parseLogLineObjectsApart leaves it; the objects' metadata.
+  nlohmann::json event = nlohmann::json::object();
+  EventObjectsApart read;
+  for (const auto field : simdjson::dom::object(*root)) {
+    nlohmann::json& value = event[std::string(field.key)];
+    const bool object_member = field.key == "requestObject" || field.key == "responseObject";
+    if (!object_member) {
+      core::copyFromSimdjson(field.value, value);
+      continue;
+    }
+    if (field.value.is_null()) continue;  // left null, as parseLogLineObjectsApart leaves it
+    nlohmann::json reduced;
+    if (field.value.is_object()) {
+      reduced = nlohmann::json::object();
+      if (const auto metadata = memberOf(field.value, "metadata")) {
+        core::copyFromSimdjson(*metadata, reduced["metadata"]);
+      }
+    } else {
+      core::copyFromSimdjson(field.value, reduced);
+    }
+    (field.key == "requestObject" ? read.request_object : read.response_object) =
+        std::move(reduced);
+  }
+  auto parsed = eventFromJson(event);
+  if (!parsed.ok()) return parsed.error();
+  read.event = std::move(*parsed);
   return read;
 }
 
@@ -225,13 +327,13 @@ LogReadResult readLog(std::string_view text, std::string_view file_name) {
   return result;
 }
 
-namespace {
-constexpr std::size_t kReadChunk = std::size_t{1} << 20;
-}  // namespace
-
 LogLineReader::LogLineReader(std::istream& in, std::size_t max_line_bytes, std::uint64_t offset,
-                             std::size_t first_line_number)
-    : in_(in), max_line_bytes_(max_line_bytes), offset_(offset), next_number_(first_line_number) {}
+                             std::size_t first_line_number, std::size_t read_chunk)
+    : in_(in),
+      max_line_bytes_(max_line_bytes),
+      read_chunk_(std::max<std::size_t>(read_chunk, 1)),
+      offset_(offset),
+      next_number_(first_line_number) {}
 
 bool LogLineReader::fill() {
   if (eof_ || failed_) return false;
@@ -241,8 +343,8 @@ bool LogLineReader::fill() {
     begin_ = 0;
   }
   const std::size_t had = buffer_.size();
-  buffer_.resize(had + kReadChunk);
-  in_.read(buffer_.data() + had, static_cast<std::streamsize>(kReadChunk));
+  buffer_.resize(had + read_chunk_);
+  in_.read(buffer_.data() + had, static_cast<std::streamsize>(read_chunk_));
   const auto got = static_cast<std::size_t>(in_.gcount());
   buffer_.resize(had + got);
   if (!in_) {
@@ -298,6 +400,67 @@ std::optional<LogLineReader::Line> LogLineReader::next() {
       if (std::string_view(buffer_).substr(begin_).empty()) return std::nullopt;
     }
   }
+}
+
+namespace {
+
+// lumberjack's backupTimeFormat, "2006-01-02T15-04-05.000": digits at every other place.
+constexpr std::string_view kBackupTimeShape = "dddd-dd-ddTdd-dd-dd.ddd";
+
+bool isBackupTime(std::string_view text) {
+  if (text.size() != kBackupTimeShape.size()) return false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const bool digit = text[i] >= '0' && text[i] <= '9';
+    if (kBackupTimeShape[i] == 'd' ? !digit : text[i] != kBackupTimeShape[i]) return false;
+  }
+  return true;
+}
+
+// The log a file belongs to (directory and the current file's name) and its place in it: the
+// backup's time, or nullopt for the current file.
+std::pair<std::string, std::optional<std::string>> rotationOf(const std::string& path) {
+  const std::filesystem::path as_path(path);
+  const std::string directory = as_path.parent_path().lexically_normal().string();
+  std::string name = as_path.filename().string();
+  constexpr std::string_view kCompressed = ".gz";  // lumberjack's compressSuffix
+  const bool compressed =
+      name.size() > kCompressed.size() &&
+      name.compare(name.size() - kCompressed.size(), kCompressed.size(), kCompressed) == 0;
+  const std::string plain = compressed ? name.substr(0, name.size() - kCompressed.size()) : name;
+  // backupName: prefix + "-" + time + ext, where ext is the current file's extension (possibly
+  // none): the last "-<time>" in the name.
+  const std::size_t width = kBackupTimeShape.size();
+  for (std::size_t at = plain.size() >= width + 2 ? plain.size() - width : 0; at >= 2; --at) {
+    if (plain[at - 1] == '-' && isBackupTime(std::string_view(plain).substr(at, width))) {
+      return {directory + "/" + plain.substr(0, at - 1) + plain.substr(at + width),
+              plain.substr(at, width)};
+    }
+  }
+  return {directory + "/" + name, std::nullopt};
+}
+
+}  // namespace
+
+std::vector<std::string> orderRotatedLogs(std::vector<std::string> paths) {
+  // Per log: the places its files hold in `paths`, and the files.
+  std::map<std::string, std::vector<std::size_t>> places;
+  std::vector<std::optional<std::string>> times(paths.size());
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    auto [log, time] = rotationOf(paths[i]);
+    places[log].push_back(i);
+    times[i] = std::move(time);
+  }
+  std::vector<std::string> out(paths.size());
+  for (const auto& [log, at] : places) {
+    std::vector<std::size_t> files = at;
+    // The backups by time (the format sorts as text), the current file (no time) last.
+    std::stable_sort(files.begin(), files.end(), [&times](std::size_t a, std::size_t b) {
+      if (!times[a] || !times[b]) return times[a].has_value() && !times[b].has_value();
+      return *times[a] < *times[b];
+    });
+    for (std::size_t k = 0; k < at.size(); ++k) out[at[k]] = std::move(paths[files[k]]);
+  }
+  return out;
 }
 
 namespace {

@@ -392,6 +392,70 @@ TEST(AuditLogs, RotatedGzipAndTruncatedLastLine) {
   EXPECT_THAT(c_out.str(), HasSubstr(" 0 differ, 0 without a partner"));
 }
 
+// lumberjack's names (backupName: prefix-<UTC time>.ext, ".gz" once compressed): the files of
+// one log sorted by that time, the current file last, each in a place one of them had; other
+// files stay where they were.
+TEST(AuditLogs, RotatedFilesAreOrderedByTheTimeInTheirNames) {
+  EXPECT_EQ(orderRotatedLogs({"/var/log/audit.log", "other.log",
+                              "/var/log/audit-2026-11-26T12-00-00.000.log",
+                              "/var/log/audit-2026-11-26T09-30-00.000.log.gz",
+                              "/var/log/audit-2025-12-31T23-59-59.999.log.gz"}),
+            (std::vector<std::string>{"/var/log/audit-2025-12-31T23-59-59.999.log.gz", "other.log",
+                                      "/var/log/audit-2026-11-26T09-30-00.000.log.gz",
+                                      "/var/log/audit-2026-11-26T12-00-00.000.log",
+                                      "/var/log/audit.log"}));
+  // Another log in the same directory, another directory, a file without extension (backups
+  // "audit-<time>"), names that only look like times: each ordered on its own.
+  EXPECT_EQ(orderRotatedLogs({"d/kube.log", "d/audit.log", "e/audit-2026-01-01T00-00-00.000.log",
+                              "d/kube-2026-01-01T00-00-00.000.log",
+                              "d/audit-2026-02-01T00-00-00.000.log"}),
+            (std::vector<std::string>{"d/kube-2026-01-01T00-00-00.000.log",
+                                      "d/audit-2026-02-01T00-00-00.000.log",
+                                      "e/audit-2026-01-01T00-00-00.000.log", "d/kube.log",
+                                      "d/audit.log"}));
+  EXPECT_EQ(orderRotatedLogs({"audit", "audit-2026-01-01T00-00-00.000"}),
+            (std::vector<std::string>{"audit-2026-01-01T00-00-00.000", "audit"}));
+  EXPECT_EQ(orderRotatedLogs({"audit-2026-01-01T00-00-00.log", "audit-x.log", "audit.log"}),
+            (std::vector<std::string>{"audit-2026-01-01T00-00-00.log", "audit-x.log",
+                                      "audit.log"}));
+
+  // A log split over a compressed backup, a backup and the current file, given newest first:
+  // read in the order it was written, as the one file is.
+  const std::string text = testing::readFile(testdataPath("kube_denials.log"));
+  std::vector<std::string> lines;
+  {
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) lines.push_back(line + "\n");
+  }
+  ASSERT_GE(lines.size(), 6u);
+  auto part = [&](std::size_t from, std::size_t to) {
+    std::string out;
+    for (std::size_t i = from; i < to && i < lines.size(); ++i) out += lines[i];
+    return out;
+  };
+  const std::size_t third = lines.size() / 3;
+  const fs::path dir = scratch("rotated");
+  fs::create_directories(dir);
+  const fs::path oldest = dir / "audit-2026-11-26T09-00-00.000.log.gz";
+  const fs::path older = dir / "audit-2026-11-26T10-00-00.000.log";
+  const fs::path current = dir / "audit.log";
+  std::ofstream(oldest, std::ios::binary) << gzipOf(part(0, third));
+  std::ofstream(older, std::ios::binary) << part(third, 2 * third);
+  std::ofstream(current, std::ios::binary) << part(2 * third, lines.size());
+  ChainsOptions options;
+  options.logs = {current.string(), older.string(), oldest.string()};
+  std::ostringstream out, err;
+  EXPECT_EQ(chainsCommand(options, out, err), 0) << err.str();
+  ChainsOptions whole;
+  whole.logs = {testdataPath("kube_denials.log")};
+  std::ostringstream whole_out, whole_err;
+  EXPECT_EQ(chainsCommand(whole, whole_out, whole_err), 0) << whole_err.str();
+  auto chainsPart = [](const std::string& text) {
+    return text.substr(0, text.rfind(" chains in "));
+  };
+  EXPECT_EQ(chainsPart(out.str()), chainsPart(whole_out.str()));
+}
+
 TEST(AuditLogs, WrongTypesNameFileLineAndField) {
   const fs::path log = scratch("wrong.log");
   std::ofstream(log) << R"({"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Request","auditID":"a","stage":"ResponseComplete","requestURI":"/","verb":"create","user":{},"responseStatus":{"metadata":{},"code":"403"},"annotations":{"mutation.webhook.admission.k8s.io/round_0_index_0":"{}"}})"
@@ -522,6 +586,25 @@ TEST(Timeline, RealTimedOutRequest) {
                                    "\"timeout-fail.transport.example.com\""));
   EXPECT_THAT(out.str(), HasSubstr("  latency mutating-webhook: "));
   EXPECT_THAT(out.str(), HasSubstr("  total "));
+}
+
+// A saved batch of the webhook backend: its items are the request's events.
+TEST(Timeline, ReadsEventListLines) {
+  const auto chains = chainsOf("kube_transport_errors.log");
+  const MutationChain* timeout = byName(chains, "timeout-fail");
+  ASSERT_NE(timeout, nullptr);
+  const fs::path batch = scratch("timeline-batch.log");
+  std::ofstream(batch, std::ios::binary)
+      << eventListOf(testing::readFile(testdataPath("kube_transport_errors.log"))) << "\n";
+  std::ostringstream out, err, plain_out, plain_err;
+  EXPECT_EQ(timelineCommand({batch.string()}, timeout->audit_id, "text", out, err), 0)
+      << err.str();
+  EXPECT_EQ(timelineCommand({testdataPath("kube_transport_errors.log")}, timeout->audit_id, "text",
+                            plain_out, plain_err),
+            0);
+  EXPECT_EQ(err.str(), "");
+  EXPECT_THAT(out.str(), HasSubstr("ResponseComplete: timed-out (500 InternalError)"));
+  EXPECT_EQ(out.str(), plain_out.str());
 }
 
 }  // namespace

@@ -206,5 +206,76 @@ TEST(ChainIndex, PairsTheNthRequestOfEachKey) {
   EXPECT_EQ(index.unpaired()[0].first.offset, 30u);
 }
 
+// A look at a line without building its event: the members commands select on, JSON escapes
+// decoded; nothing for what is not one event simdjson reads (the full parse words the error).
+TEST(PeekEvent, ReadsTheSelectingMembersOfEveryRealEvent) {
+  std::istringstream lines(testdata("kube_seed_tutorial.log"));
+  std::size_t peeked = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    auto event = parseLogLine(line);
+    ASSERT_TRUE(event.ok()) << event.error().message;
+    const auto peek = peekEvent(line);
+    ASSERT_TRUE(peek.has_value()) << line;
+    ++peeked;
+    EXPECT_EQ(peek->stage, toString(event->stage));
+    EXPECT_EQ(peek->verb, event->verb);
+    EXPECT_EQ(peek->user, event->user.username);
+    const ObjectReference ref = event->object_ref.value_or(ObjectReference{});
+    EXPECT_EQ(peek->resource, ref.resource);
+    EXPECT_EQ(peek->api_group, ref.api_group);
+    EXPECT_EQ(peek->namespace_name, ref.namespace_name);
+    EXPECT_EQ(peek->name, ref.name);
+    std::string generate_name;
+    if (event->request_object && event->request_object->contains("metadata")) {
+      generate_name = (*event->request_object)["metadata"].value("generateName", "");
+    }
+    EXPECT_EQ(peek->generate_name, generate_name);
+  }
+  EXPECT_EQ(peeked, 4u);  // the log's four events
+  const auto escaped = peekEvent(
+      R"({"kind":"Event","stage":"Response\u0043omplete","verb":"cre\u0061te","objectRef":{"name":"a\/b"}})");
+  ASSERT_TRUE(escaped.has_value());
+  EXPECT_EQ(escaped->stage, "ResponseComplete");
+  EXPECT_EQ(escaped->verb, "create");
+  EXPECT_EQ(escaped->name, "a/b");
+  EXPECT_FALSE(peekEvent(R"({"kind":"Event","stage":"ResponseComplete")").has_value());
+  EXPECT_FALSE(peekEvent(R"([1])").has_value());
+  EXPECT_FALSE(peekEvent(R"({"kind":"EventList","items":[]})").has_value());
+}
+
+// What compare indexes: the event as parsed whole, its objects reduced to their metadata; errors
+// as the full parse words them.
+TEST(ParseLogLineMetadataOnly, TheEventWithItsObjectsMetadata) {
+  std::istringstream lines(testdata("kube_seed_tutorial.log"));
+  std::size_t with_objects = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    auto whole = parseLogLineObjectsApart(line);
+    auto reduced = parseLogLineMetadataOnly(line);
+    ASSERT_TRUE(whole.ok() && reduced.ok());
+    EXPECT_EQ(reduced->event, whole->event);
+    auto metadataOnly = [](const std::optional<nlohmann::json>& object) {
+      std::optional<nlohmann::json> out;
+      if (!object) return out;
+      out = nlohmann::json::object();
+      if (object->contains("metadata")) (*out)["metadata"] = (*object)["metadata"];
+      return out;
+    };
+    EXPECT_EQ(reduced->request_object, metadataOnly(whole->request_object));
+    EXPECT_EQ(reduced->response_object, metadataOnly(whole->response_object));
+    with_objects += whole->response_object ? 1 : 0;
+  }
+  EXPECT_EQ(with_objects, 4u);
+  const std::string bad =
+      R"({"kind":"Event","level":"Request","auditID":"a","stage":"ResponseComplete","verb":"create","user":{},"responseStatus":{"metadata":{},"code":"403"},"requestObject":{"metadata":{"name":"x"},"spec":{}}})";
+  auto refused = parseLogLineMetadataOnly(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message, parseLogLineObjectsApart(bad).error().message);
+  auto invalid = parseLogLineMetadataOnly(R"({"kind":"Event",)");
+  ASSERT_FALSE(invalid.ok());
+  EXPECT_THAT(invalid.error().message, HasSubstr("invalid JSON: "));
+}
+
 }  // namespace
 }  // namespace harness::audit

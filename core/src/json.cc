@@ -11,6 +11,7 @@
 
 #include <simdjson.h>
 
+#include "harness/core/json_simdjson.h"
 #include "harness/core/utf8.h"
 
 namespace harness::core {
@@ -139,7 +140,6 @@ class SimdjsonParser {
     return true;
   }
 
- private:
   // Recursion is bounded by simdjson's depth limit (DEFAULT_MAX_DEPTH, 1,024).
   template <class BasicJson>
   static void copy(simdjson::dom::element element, BasicJson& out) {
@@ -187,6 +187,7 @@ class SimdjsonParser {
     }
   }
 
+ private:
   simdjson::dom::parser parser_;
 };
 
@@ -214,6 +215,10 @@ Result<BasicJson> parseWhole(std::string_view text, JsonError* detail) {
 }
 
 }  // namespace
+
+void copyFromSimdjson(simdjson::dom::element element, nlohmann::json& out) {
+  SimdjsonParser::copy(element, out);
+}
 
 Result<nlohmann::json> parseJson(std::string_view text, JsonError* detail) {
   return parseWhole<nlohmann::json>(text, detail);

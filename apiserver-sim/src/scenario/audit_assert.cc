@@ -2,7 +2,10 @@
 
 #include "harness/sim/audit_assert.h"
 
+#include <algorithm>
 #include <fstream>
+#include <optional>
+#include <string_view>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -15,28 +18,52 @@
 namespace harness::sim {
 namespace {
 
-bool selects(const LogRequestSelector& match, const audit::Event& event,
-             const std::optional<nlohmann::json>& request_object) {
-  if (!match.verb.empty() && event.verb != match.verb) return false;
-  if (!match.user.empty() && event.user.username != match.user) return false;
-  const audit::ObjectReference ref = event.object_ref.value_or(audit::ObjectReference{});
-  if (!match.resource.empty() && match.resource != ref.resource &&
-      match.resource != ref.resource + "." + ref.api_group) {
+// What an expectation's `match` looks at, from an event or from a peek at its line.
+struct RequestFields {
+  std::string_view verb, user, resource, api_group, namespace_name, name;
+  std::optional<std::string_view> generate_name;  // nullopt: none, or not a string
+};
+
+RequestFields fieldsOf(const audit::Event& event,
+                       const std::optional<nlohmann::json>& request_object) {
+  RequestFields fields{event.verb, event.user.username, {}, {}, {}, {}, std::nullopt};
+  if (event.object_ref) {
+    fields.resource = event.object_ref->resource;
+    fields.api_group = event.object_ref->api_group;
+    fields.namespace_name = event.object_ref->namespace_name;
+    fields.name = event.object_ref->name;
+  }
+  if (request_object && request_object->is_object()) {
+    const auto metadata = request_object->find("metadata");
+    if (metadata != request_object->end() && metadata->is_object()) {
+      const auto generate_name = metadata->find("generateName");
+      if (generate_name != metadata->end() && generate_name->is_string()) {
+        fields.generate_name = generate_name->get_ref<const std::string&>();
+      }
+    }
+  }
+  return fields;
+}
+
+RequestFields fieldsOf(const audit::EventPeek& peek) {
+  RequestFields fields{peek.verb,           peek.user, peek.resource, peek.api_group,
+                       peek.namespace_name, peek.name, std::nullopt};
+  if (!peek.generate_name.empty()) fields.generate_name = peek.generate_name;
+  return fields;
+}
+
+bool selects(const LogRequestSelector& match, const RequestFields& request) {
+  if (!match.verb.empty() && request.verb != match.verb) return false;
+  if (!match.user.empty() && request.user != match.user) return false;
+  if (!match.resource.empty() && match.resource != request.resource &&
+      match.resource != std::string(request.resource) + "." + std::string(request.api_group)) {
     return false;
   }
-  if (!match.namespace_name.empty() && ref.namespace_name != match.namespace_name) return false;
-  if (!match.name.empty() || !match.generate_name.empty()) {
-    const nlohmann::json* metadata = nullptr;
-    if (request_object && request_object->is_object() && request_object->contains("metadata")) {
-      metadata = &(*request_object)["metadata"];
-    }
-    if (!match.name.empty() && ref.name != match.name) return false;
-    if (!match.generate_name.empty() &&
-        (metadata == nullptr || !metadata->is_object() || !metadata->contains("generateName") ||
-         (*metadata)["generateName"] != match.generate_name)) {
-      return false;
-    }
+  if (!match.namespace_name.empty() && request.namespace_name != match.namespace_name) {
+    return false;
   }
+  if (!match.name.empty() && request.name != match.name) return false;
+  if (!match.generate_name.empty() && request.generate_name != match.generate_name) return false;
   return true;
 }
 
@@ -75,7 +102,7 @@ AdmissionResult admissionResultOf(const audit::Event& event,
 }
 
 int auditAssertCommand(const std::vector<std::string>& logs, const std::string& expectations_path,
-                       std::ostream& out, std::ostream& err) {
+                       std::ostream& out, std::ostream& err, bool full_parse) {
   std::ifstream in(expectations_path, std::ios::binary);
   if (!in) {
     err << "apiserver-sim: cannot read " << expectations_path << "\n";
@@ -92,7 +119,8 @@ int auditAssertCommand(const std::vector<std::string>& logs, const std::string& 
   std::vector<std::size_t> failed(expectations->size(), 0);
   std::size_t bad_lines = 0;
   bool unreadable = false;
-  for (const auto& path : logs) {
+  // Rotated files in the order they were written.
+  for (const auto& path : audit::orderRotatedLogs(logs)) {
     auto file = audit::LogFile::open(path);
     if (!file.ok()) {
       err << "apiserver-sim: " << file.error().message << "\n";
@@ -111,31 +139,54 @@ int auditAssertCommand(const std::vector<std::string>& logs, const std::string& 
       if (line->text.find_first_not_of(" \t") == std::string_view::npos) continue;
       // Only ResponseComplete events hold the outcome: the other lines are not parsed.
       if (!audit::mayHoldChain(line->text, true)) continue;
-      auto event = audit::parseLogLineObjectsApart(line->text);
-      if (!event.ok()) {
+      // Nor are the events no expectation selects: peeked at (simdjson), skipped unbuilt.
+      if (!full_parse && !audit::looksLikeEventList(line->text)) {
+        if (const auto peek = audit::peekEvent(line->text)) {
+          if (peek->stage != audit::toString(audit::Stage::kResponseComplete)) continue;
+          const RequestFields fields = fieldsOf(*peek);
+          if (std::none_of(expectations->begin(), expectations->end(),
+                           [&](const LogExpectation& e) { return selects(e.match, fields); })) {
+            continue;
+          }
+        }
+      }
+      // A line may be an EventList (the webhook backend's batch, e.g. as `audit sink` received
+      // it): its items are the events.
+      core::Result<std::vector<audit::EventObjectsApart>> events =
+          std::vector<audit::EventObjectsApart>();
+      if (audit::looksLikeEventList(line->text)) {
+        events = audit::parseEventListObjectsApart(line->text);
+      } else if (auto event = audit::parseLogLineObjectsApart(line->text); event.ok()) {
+        events->push_back(std::move(*event));
+      } else {
+        events = event.error();
+      }
+      if (!events.ok()) {
         if (!line->complete) {
           err << "note: " << where << ": last line incomplete, skipped\n";
           continue;
         }
-        err << where << ": " << event.error().message << "\n";
+        err << where << ": " << events.error().message << "\n";
         ++bad_lines;
         continue;
       }
-      if (event->event.stage != audit::Stage::kResponseComplete) continue;
-      std::optional<AdmissionResult> result;
-      for (std::size_t i = 0; i < expectations->size(); ++i) {
-        const LogExpectation& expectation = (*expectations)[i];
-        if (!selects(expectation.match, event->event, event->request_object)) continue;
-        ++selected[i];
-        if (!result) result = admissionResultOf(event->event, event->response_object);
-        StepObservation observed;
-        observed.result = &*result;
-        for (const auto& failure : checkExpectations(expectation.expect, observed)) {
-          ++failed[i];
-          out << "FAIL " << expectation.name << ": " << path << " "
-              << describeRequest(event->event, line->number) << ": " << failure.field << ": "
-              << failure.message << "\n";
-          if (!failure.diff.empty()) out << failure.diff;
+      for (const audit::EventObjectsApart& event : *events) {
+        if (event.event.stage != audit::Stage::kResponseComplete) continue;
+        std::optional<AdmissionResult> result;
+        for (std::size_t i = 0; i < expectations->size(); ++i) {
+          const LogExpectation& expectation = (*expectations)[i];
+          if (!selects(expectation.match, fieldsOf(event.event, event.request_object))) continue;
+          ++selected[i];
+          if (!result) result = admissionResultOf(event.event, event.response_object);
+          StepObservation observed;
+          observed.result = &*result;
+          for (const auto& failure : checkExpectations(expectation.expect, observed)) {
+            ++failed[i];
+            out << "FAIL " << expectation.name << ": " << path << " "
+                << describeRequest(event.event, line->number) << ": " << failure.field << ": "
+                << failure.message << "\n";
+            if (!failure.diff.empty()) out << failure.diff;
+          }
         }
       }
     }

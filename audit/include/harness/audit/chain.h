@@ -110,8 +110,18 @@ class ChainReader {
     // index in its items.
     std::size_t item = 0;
   };
+  struct Options {
+    bool keep_all = false;
+    // Objects reduced to their metadata (parseLogLineMetadataOnly): enough for pairingKey and
+    // the filters, for an index of a log's requests (`audit compare`).
+    bool metadata_only = false;
+    // With it, a line is first peeked at (peekEvent, simdjson) and skipped unparsed when it is
+    // not at stage ResponseComplete or `wanted` refuses it (reads, which compare does not index).
+    std::function<bool(const EventPeek&)> wanted;
+  };
   // `file_name` prefixes the error messages.
   ChainReader(std::istream& in, std::string file_name, bool keep_all);
+  ChainReader(std::istream& in, std::string file_name, Options options);
   // The next chain, nullopt at the end. Each bad line is passed to `on_error` as
   // "FILE:LINE: message" and skipped.
   std::optional<Entry> next(const std::function<void(const std::string&)>& on_error);
@@ -128,6 +138,7 @@ class ChainReader {
   LogLineReader lines_;
   std::string file_name_;
   bool keep_all_;
+  Options options_;
   ChainBuilder builder_;
   std::optional<std::string> incomplete_last_line_;
   std::vector<Entry> pending_;  // the kept events of an EventList line, last one first

@@ -3,8 +3,12 @@
 // The `apiserver-sim audit ...` commands, as functions writing to streams (the CLI in
 // apiserver-sim/src/main.cc only parses options). Every command streams its logs: memory holds
 // one line of each log and, for `compare`, the keys and byte offsets of one log's requests.
-// Logs are files as kube-apiserver leaves them: JSON lines, gzip-compressed backups, several files
-// (rotated: oldest first), a last line cut short (skipped with a note).
+// Logs are files as kube-apiserver leaves them: JSON lines (or EventList lines, the webhook
+// backend's batches), gzip-compressed backups, several files (rotated), a last line cut short
+// (skipped with a note).
+//
+// Rotated files are read in the order kube-apiserver wrote them (orderRotatedLogs), whatever the
+// order they are given in.
 //
 // Exit status: 0 done (compare: nothing differs; assert: every expectation holds), 1 differences
 // or failed expectations (compare: also nothing paired), 2 bad input: an unreadable file, a line
@@ -45,6 +49,10 @@ struct CompareOptions {
   ChainFilter filter;
   bool all = false;
   std::string output = "text";
+  // Index `actual` by parsing each of its events whole, as before the fast path (every line
+  // peeked at, reads skipped unbuilt, only the objects' metadata built): the same output, for
+  // the tests that check so and for measuring (HARNESS_AUDIT_FULL_PARSE=1).
+  bool full_parse = false;
 };
 int compareCommand(const CompareOptions& options, std::ostream& out, std::ostream& err);
 

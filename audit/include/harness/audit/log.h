@@ -68,6 +68,25 @@ struct EventObjectsApart {
 };
 core::Result<EventObjectsApart> parseLogLineObjectsApart(std::string_view line);
 
+// What a log line says about its event, read with simdjson's DOM parser without building the
+// event: for readers that need only some events of a log (`audit assert` the requests its
+// expectations select, `audit compare` the writes) and skip the others unparsed. The views point
+// into the thread's parser and are valid until its next peekEvent or parseLogLineMetadataOnly.
+// Empty when the member is absent or not a string.
+struct EventPeek {
+  std::string_view stage, verb, user;  // user.username
+  std::string_view resource, api_group, namespace_name, name;  // objectRef
+  std::string_view generate_name;  // requestObject.metadata.generateName
+};
+// nullopt when the line is not one JSON object simdjson reads (invalid JSON, an EventList, too
+// deep...): the caller then parses it whole, which words the error.
+std::optional<EventPeek> peekEvent(std::string_view line);
+
+// parseLogLineObjectsApart with requestObject and responseObject reduced to their `metadata`
+// (names, labels, owners: what pairing needs), the rest of them never built. The event's other
+// members are read and checked as parseLogLine does; an error is the same as its.
+core::Result<EventObjectsApart> parseLogLineMetadataOnly(std::string_view line);
+
 // The body kube-apiserver's webhook audit backend POSTs (plugin/pkg/audit/webhook: a batch of
 // events as an audit.k8s.io/v1 EventList, {"kind":"EventList","apiVersion":"audit.k8s.io/v1",
 // "metadata":{},"items":[...]}), or a single Event. Every item is checked before any is returned:
@@ -105,9 +124,12 @@ class LogLineReader {
   };
 
   // Starts at the stream's current position, which is byte `offset` and the start of line
-  // `first_line_number` of the log (to read a line again after seeking to it).
+  // `first_line_number` of the log (to read a line again after seeking to it). The stream is
+  // read `read_chunk` bytes at a time: large for a whole log, small to read one line again
+  // (compare reads each paired event again: a 1 MiB read and buffer for each was most of it).
   explicit LogLineReader(std::istream& in, std::size_t max_line_bytes = kMaxLogLineBytes,
-                         std::uint64_t offset = 0, std::size_t first_line_number = 1);
+                         std::uint64_t offset = 0, std::size_t first_line_number = 1,
+                         std::size_t read_chunk = std::size_t{1} << 20);
 
   // The next line, nullopt at the end of the stream or on a read error (see failed()).
   std::optional<Line> next();
@@ -119,6 +141,7 @@ class LogLineReader {
 
   std::istream& in_;
   std::size_t max_line_bytes_;
+  std::size_t read_chunk_;
   std::string buffer_;
   std::size_t begin_ = 0;  // the unread part of buffer_ is [begin_, buffer_.size())
   std::uint64_t offset_;   // of buffer_[begin_]
@@ -126,6 +149,14 @@ class LogLineReader {
   bool eof_ = false;
   bool failed_ = false;
 };
+
+// The files of a log in the order they were written, as kube-apiserver's lumberjack writer
+// (gopkg.in/natefinch/lumberjack.v2, backupName) leaves them: the current file `audit.log`, its
+// backups `audit-2026-11-26T12-00-00.000.log` (the rotation time, backupTimeFormat
+// "2006-01-02T15-04-05.000", UTC) and, with --audit-log-compress, `...000.log.gz`. The files of
+// one log (same directory, prefix and extension) are sorted by the time in their names, the
+// current file last, and take the places they had among `paths`; any other file keeps its place.
+std::vector<std::string> orderRotatedLogs(std::vector<std::string> paths);
 
 // An audit log file opened for reading as kube-apiserver leaves it: plain JSON lines, or
 // gzip-compressed (lumberjack's --audit-log-compress backups, recognised by their magic bytes,
