@@ -1,10 +1,11 @@
 package main
 
-// Create and update of ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding objects as
+// Create and update of ValidatingAdmissionPolicy, MutatingAdmissionPolicy and their bindings as
 // the registry does them: decoding into admissionregistration.k8s.io/v1 with the scheme's
 // defaults, conversion to the internal version, the strategy's PrepareForCreate/PrepareForUpdate
 // and Validate/ValidateUpdate (k8s.io/kubernetes pkg/registry/admissionregistration/
-// validatingadmissionpolicy/strategy.go and validatingadmissionpolicybinding/strategy.go), and
+// validatingadmissionpolicy/strategy.go, validatingadmissionpolicybinding/strategy.go and the
+// mutatingadmissionpolicy{,binding} ones), and
 // the 422 rest.BeforeCreate/BeforeUpdate return (apierrors.NewInvalid). The paramKind/paramRef
 // authorization check of the strategies is not made: the simulator's clients are administrators.
 
@@ -27,14 +28,24 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"k8s.io/kubernetes/pkg/apis/admissionregistration"
-	_ "k8s.io/kubernetes/pkg/apis/admissionregistration/install"
 	"k8s.io/kubernetes/pkg/apis/admissionregistration/validation"
 )
 
 const (
-	kindPolicy  = "ValidatingAdmissionPolicy"
-	kindBinding = "ValidatingAdmissionPolicyBinding"
+	kindPolicy          = "ValidatingAdmissionPolicy"
+	kindBinding         = "ValidatingAdmissionPolicyBinding"
+	kindMutatingPolicy  = "MutatingAdmissionPolicy"
+	kindMutatingBinding = "MutatingAdmissionPolicyBinding"
 )
+
+// resourceOf names the resource each kind is served as (the RequestInfo of the declarative
+// validation).
+var resourceOf = map[string]string{
+	kindPolicy:          "validatingadmissionpolicies",
+	kindBinding:         "validatingadmissionpolicybindings",
+	kindMutatingPolicy:  "mutatingadmissionpolicies",
+	kindMutatingBinding: "mutatingadmissionpolicybindings",
+}
 
 // decodeV1 decodes a v1 object and applies the scheme's defaults (SetObjectDefaults_*), as the
 // apiserver's decoder does for a request body and as the informers' objects are stored.
@@ -92,8 +103,45 @@ func admitPolicyObject(kind string, rawObject, rawOld json.RawMessage) (map[stri
 				}
 				return validation.ValidateValidatingAdmissionPolicyBindingUpdate(b, o)
 			})
+	case kindMutatingPolicy:
+		// pkg/registry/admissionregistration/mutatingadmissionpolicy/strategy.go (no status).
+		return admitObject(kind, rawObject, rawOld, &admissionregistrationv1.MutatingAdmissionPolicy{},
+			&admissionregistrationv1.MutatingAdmissionPolicy{},
+			&admissionregistration.MutatingAdmissionPolicy{}, &admissionregistration.MutatingAdmissionPolicy{},
+			func(obj, old runtime.Object) field.ErrorList {
+				p := obj.(*admissionregistration.MutatingAdmissionPolicy)
+				if old == nil {
+					p.Generation = 1
+					return withStaticSuffix(validation.ValidateMutatingAdmissionPolicy(p), p.Name)
+				}
+				o := old.(*admissionregistration.MutatingAdmissionPolicy)
+				// rest.BeforeUpdate keeps the old generation; PrepareForUpdate bumps it on a spec change.
+				p.Generation = o.Generation
+				if !apiequality.Semantic.DeepEqual(o.Spec, p.Spec) {
+					p.Generation = o.Generation + 1
+				}
+				return validation.ValidateMutatingAdmissionPolicyUpdate(p, o)
+			})
+	case kindMutatingBinding:
+		return admitObject(kind, rawObject, rawOld, &admissionregistrationv1.MutatingAdmissionPolicyBinding{},
+			&admissionregistrationv1.MutatingAdmissionPolicyBinding{},
+			&admissionregistration.MutatingAdmissionPolicyBinding{}, &admissionregistration.MutatingAdmissionPolicyBinding{},
+			func(obj, old runtime.Object) field.ErrorList {
+				b := obj.(*admissionregistration.MutatingAdmissionPolicyBinding)
+				if old == nil {
+					b.Generation = 1
+					return withStaticSuffix(validation.ValidateMutatingAdmissionPolicyBinding(b), b.Name)
+				}
+				o := old.(*admissionregistration.MutatingAdmissionPolicyBinding)
+				b.Generation = o.Generation
+				if !apiequality.Semantic.DeepEqual(o.Spec, b.Spec) {
+					b.Generation = o.Generation + 1
+				}
+				return validation.ValidateMutatingAdmissionPolicyBindingUpdate(b, o)
+			})
 	default:
-		return nil, fmt.Errorf("admitPolicyObject: kind %q is not %s or %s", kind, kindPolicy, kindBinding)
+		return nil, fmt.Errorf("admitPolicyObject: kind %q is not %s, %s, %s or %s", kind, kindPolicy, kindBinding,
+			kindMutatingPolicy, kindMutatingBinding)
 	}
 }
 
@@ -127,10 +175,7 @@ func admitObject(kind string, rawObject, rawOld json.RawMessage, v1Object, v1Old
 	errs := prepareAndValidate(internal, old)
 	// rest.ValidateCreate / ValidateUpdate: both strategies embed rest.DeclarativeValidation, whose
 	// enforced (beta) errors replace the handwritten ones they cover.
-	resource, op, verb := "validatingadmissionpolicies", operation.Create, "create"
-	if kind == kindBinding {
-		resource = "validatingadmissionpolicybindings"
-	}
+	resource, op, verb := resourceOf[kind], operation.Create, "create"
 	if old != nil {
 		op, verb = operation.Update, "update"
 	}
