@@ -337,9 +337,6 @@ func (s *server) dispatchMutatingPolicies(req *request) (map[string]any, error) 
 	if err != nil {
 		return nil, err
 	}
-	if r.attributes.GetObject() == nil {
-		return nil, fmt.Errorf("dispatchMutatingPolicies needs attributes.object")
-	}
 
 	c := s.mutating
 	c.mu.Lock()
@@ -401,6 +398,7 @@ func (s *server) dispatchMutatingPolicies(req *request) (map[string]any, error) 
 	if err := dispatcher.Dispatch(ctx, attributes, interfaces, hooks); err != nil {
 		response["status"] = responsewriters.ErrorToAPIStatus(err)
 	}
+	// null without an object (the dispatcher then evaluates matchConditions and patches nothing).
 	response["object"] = attributes.GetObject()
 	response["shouldReinvoke"] = reinvocation.shouldReinvoke
 	response["warnings"] = recorder.warnings
