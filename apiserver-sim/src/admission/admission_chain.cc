@@ -155,8 +155,9 @@ struct ChainRequest {
   // stored without one.
   std::string storage_namespace;
   bool exempt = false;  // never sent to webhooks (IsExemptAdmissionConfigurationResource)
-  // A MutatingAdmissionPolicy pass was evaluated (kube-cel holds state for the request).
-  bool mutating_policies_called = false;
+  // kube-cel holds MutatingAdmissionPolicy state for the request: a round-0 pass was evaluated
+  // and no reinvocation pass (which releases it) followed.
+  bool mutating_policies_open = false;
   PluginContext plugin_context;
   std::optional<AuditRecorder> audit;
 
@@ -412,9 +413,8 @@ std::optional<Failure> AdmissionChain::Impl::admitMutating(ChainRequest& run) {
       reinvocation, [&](detail::ReinvocationContext& context) {
         return mutatingPass(run, context, step_time);
       });
-  if (run.mutating_policies_called && !reinvocation.is_reinvoke &&
-      run.options.mutating_policies.release) {
-    // No reinvocation pass: kube-cel's state for the request is not needed any more.
+  if (run.mutating_policies_open && run.options.mutating_policies.release) {
+    // No reinvocation pass of the plugin: kube-cel's state for the request is not needed.
     run.options.mutating_policies.release(run.result.audit_id);
   }
   std::optional<Failure> failure;
@@ -464,7 +464,7 @@ detail::DispatchError AdmissionChain::Impl::mutatingPass(ChainRequest& run,
                                 error.has_value());
     }
     if (evaluated) {
-      run.mutating_policies_called = true;
+      run.mutating_policies_open = !context.is_reinvoke;
       run.result.plugins.push_back(
           PluginRecord{"MutatingAdmissionPolicy", round, false, changed, error});
     }

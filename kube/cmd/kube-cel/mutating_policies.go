@@ -63,8 +63,8 @@ type compiledMutatingPolicy struct {
 
 type mutatingPolicyCache struct {
 	mu       sync.Mutex
-	policies map[string]*compiledMutatingPolicy
-	bindings map[string]*admissionregistrationv1.MutatingAdmissionPolicyBinding
+	policies *contentCache[*compiledMutatingPolicy]
+	bindings *contentCache[*admissionregistrationv1.MutatingAdmissionPolicyBinding]
 	// The plugin's reinvocation state per request (see the file comment), oldest first.
 	requests     map[string]*requestReinvocation
 	requestOrder []string
@@ -72,43 +72,16 @@ type mutatingPolicyCache struct {
 
 func newMutatingPolicyCache() *mutatingPolicyCache {
 	return &mutatingPolicyCache{
-		policies: map[string]*compiledMutatingPolicy{},
-		bindings: map[string]*admissionregistrationv1.MutatingAdmissionPolicyBinding{},
+		policies: newContentCache(func(raw json.RawMessage) (*compiledMutatingPolicy, error) {
+			policy := &admissionregistrationv1.MutatingAdmissionPolicy{}
+			if err := decodeV1(raw, policy); err != nil {
+				return nil, fmt.Errorf("policies: %v", err)
+			}
+			return &compiledMutatingPolicy{policy: policy, evaluator: compileMutatingPolicy(policy)}, nil
+		}),
+		bindings: newContentCache(decodeAs[admissionregistrationv1.MutatingAdmissionPolicyBinding]),
 		requests: map[string]*requestReinvocation{},
 	}
-}
-
-func (c *mutatingPolicyCache) policy(raw json.RawMessage) (*compiledMutatingPolicy, error) {
-	key := string(raw)
-	if p, ok := c.policies[key]; ok {
-		return p, nil
-	}
-	policy := &admissionregistrationv1.MutatingAdmissionPolicy{}
-	if err := decodeV1(raw, policy); err != nil {
-		return nil, fmt.Errorf("policies: %v", err)
-	}
-	if len(c.policies) >= maxCachedEvaluators {
-		c.policies = map[string]*compiledMutatingPolicy{}
-	}
-	p := &compiledMutatingPolicy{policy: policy, evaluator: compileMutatingPolicy(policy)}
-	c.policies[key] = p
-	return p, nil
-}
-
-func (c *mutatingPolicyCache) binding(raw json.RawMessage) (*admissionregistrationv1.MutatingAdmissionPolicyBinding, error) {
-	key := string(raw)
-	if b, ok := c.bindings[key]; ok {
-		return b, nil
-	}
-	binding := &admissionregistrationv1.MutatingAdmissionPolicyBinding{}
-	if err := decodeV1(raw, binding); err != nil {
-		return nil, fmt.Errorf("bindings: %v", err)
-	}
-	if len(c.bindings) >= maxCachedEvaluators {
-		c.bindings = map[string]*admissionregistrationv1.MutatingAdmissionPolicyBinding{}
-	}
-	c.bindings[key] = binding
-	return binding, nil
 }
 
 // maxOpenRequests bounds the reinvocation states kept for requests the simulator has not
@@ -342,7 +315,7 @@ func (s *server) dispatchMutatingPolicies(req *request) (map[string]any, error) 
 	c.mu.Lock()
 	policies := map[string]*compiledMutatingPolicy{}
 	for _, raw := range req.Policies {
-		p, err := c.policy(raw)
+		p, err := c.policies.get(raw)
 		if err != nil {
 			c.mu.Unlock()
 			return nil, err
@@ -351,7 +324,7 @@ func (s *server) dispatchMutatingPolicies(req *request) (map[string]any, error) 
 	}
 	bindingsByPolicy := map[string][]*admissionregistrationv1.MutatingAdmissionPolicyBinding{}
 	for _, raw := range req.Bindings {
-		b, err := c.binding(raw)
+		b, err := c.bindings.get(raw)
 		if err != nil {
 			c.mu.Unlock()
 			return nil, err

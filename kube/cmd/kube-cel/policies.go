@@ -79,44 +79,32 @@ type compiledPolicy struct {
 
 type policyCache struct {
 	mu       sync.Mutex
-	policies map[string]*compiledPolicy
-	bindings map[string]*admissionregistrationv1.ValidatingAdmissionPolicyBinding
+	policies *contentCache[*compiledPolicy]
+	bindings *contentCache[*admissionregistrationv1.ValidatingAdmissionPolicyBinding]
 }
 
 func newPolicyCache() *policyCache {
-	return &policyCache{policies: map[string]*compiledPolicy{}, bindings: map[string]*admissionregistrationv1.ValidatingAdmissionPolicyBinding{}}
+	return &policyCache{
+		policies: newContentCache(func(raw json.RawMessage) (*compiledPolicy, error) {
+			policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
+			if err := decodeV1(raw, policy); err != nil {
+				return nil, fmt.Errorf("policies: %v", err)
+			}
+			return &compiledPolicy{policy: policy, evaluator: compileValidatingPolicy(policy)}, nil
+		}),
+		bindings: newContentCache(decodeAs[admissionregistrationv1.ValidatingAdmissionPolicyBinding]),
+	}
 }
 
-func (c *policyCache) policy(raw json.RawMessage) (*compiledPolicy, error) {
-	key := string(raw)
-	if p, ok := c.policies[key]; ok {
-		return p, nil
-	}
-	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
-	if err := decodeV1(raw, policy); err != nil {
-		return nil, fmt.Errorf("policies: %v", err)
-	}
-	if len(c.policies) >= maxCachedEvaluators {
-		c.policies = map[string]*compiledPolicy{}
-	}
-	p := &compiledPolicy{policy: policy, evaluator: compileValidatingPolicy(policy)}
-	c.policies[key] = p
-	return p, nil
-}
-
-func (c *policyCache) binding(raw json.RawMessage) (*admissionregistrationv1.ValidatingAdmissionPolicyBinding, error) {
-	key := string(raw)
-	if b, ok := c.bindings[key]; ok {
-		return b, nil
-	}
-	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+// decodeAs decodes a binding (v1, defaulted).
+func decodeAs[T any, PT interface {
+	*T
+	runtime.Object
+}](raw json.RawMessage) (PT, error) {
+	binding := PT(new(T))
 	if err := decodeV1(raw, binding); err != nil {
 		return nil, fmt.Errorf("bindings: %v", err)
 	}
-	if len(c.bindings) >= maxCachedEvaluators {
-		c.bindings = map[string]*admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
-	}
-	c.bindings[key] = binding
 	return binding, nil
 }
 
@@ -420,7 +408,7 @@ func (s *server) dispatchValidatingPolicies(req *request) (map[string]any, error
 	s.policies.mu.Lock()
 	policies := map[string]*compiledPolicy{}
 	for _, raw := range req.Policies {
-		p, err := s.policies.policy(raw)
+		p, err := s.policies.policies.get(raw)
 		if err != nil {
 			s.policies.mu.Unlock()
 			return nil, err
@@ -429,7 +417,7 @@ func (s *server) dispatchValidatingPolicies(req *request) (map[string]any, error
 	}
 	bindingsByPolicy := map[string][]*admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
 	for _, raw := range req.Bindings {
-		b, err := s.policies.binding(raw)
+		b, err := s.policies.bindings.get(raw)
 		if err != nil {
 			s.policies.mu.Unlock()
 			return nil, err
