@@ -490,6 +490,10 @@ const std::vector<TableEntry>& table() {
         {admission, "v1", "ValidatingAdmissionPolicy"}, false);
     add(admission, "v1", "validatingadmissionpolicybindings", "",
         {admission, "v1", "ValidatingAdmissionPolicyBinding"}, false);
+    add(admission, "v1", "mutatingadmissionpolicies", "",
+        {admission, "v1", "MutatingAdmissionPolicy"}, false);
+    add(admission, "v1", "mutatingadmissionpolicybindings", "",
+        {admission, "v1", "MutatingAdmissionPolicyBinding"}, false);
 
     add("events.k8s.io", "v1", "events", "", {"events.k8s.io", "v1", "Event"}, true, "events");
     return t;

@@ -139,13 +139,15 @@ bool writesWebhookConfiguration(const sim::RequestSpec& request) {
           request.resource.resource == "validatingwebhookconfigurations");
 }
 
-// A request that writes an object the ValidatingAdmissionPolicy plugin's informers watch:
-// policies, bindings (and, for the param informers, anything: their CollectParams falls back to
-// a direct read on a cache miss, so a param written just before is found).
+// A request that writes an object the admission policy plugins' informers watch: policies,
+// bindings (and, for the param informers, anything: their CollectParams falls back to a direct
+// read on a cache miss, so a param written just before is found).
 bool writesAdmissionPolicy(const sim::RequestSpec& request) {
   return request.resource.group == core::kAdmissionRegistrationGroup &&
          (request.resource.resource == "validatingadmissionpolicies" ||
-          request.resource.resource == "validatingadmissionpolicybindings");
+          request.resource.resource == "validatingadmissionpolicybindings" ||
+          request.resource.resource == "mutatingadmissionpolicies" ||
+          request.resource.resource == "mutatingadmissionpolicybindings");
 }
 
 // Whether the scenario has admission policies (in its starting state or written by a step): the
@@ -473,8 +475,8 @@ class KubeSession : public sim::BackendSession {
           "--feature-gates=APIServerIdentity=false,UnknownVersionInteroperabilityProxy=false");
     }
     if (scenario_.plugins) {
-      // The scenario's in-tree plugins; the webhook and ValidatingAdmissionPolicy plugins stay on
-      // (they are what is played).
+      // The scenario's in-tree plugins; the webhook and admission policy plugins stay on (they
+      // are what is played).
       const std::set<std::string> wanted(scenario_.plugins->begin(), scenario_.plugins->end());
       plane_options.enable_admission_plugins = *scenario_.plugins;
       plane_options.disable_admission_plugins.clear();
@@ -487,8 +489,8 @@ class KubeSession : public sim::BackendSession {
                                "StorageObjectInUseProtection", "PersistentVolumeClaimResize",
                                "RuntimeClass", "CertificateApproval", "CertificateSigning",
                                "ClusterTrustBundleAttest", "CertificateSubjectRestriction",
-                               "DefaultIngressClass", "PodTopologyLabels",
-                               "MutatingAdmissionPolicy", "ResourceQuota", "NodeRestriction"}) {
+                               "DefaultIngressClass", "PodTopologyLabels", "ResourceQuota",
+                               "NodeRestriction"}) {
         if (!wanted.contains(name) &&
             std::find(plane_options.disable_admission_plugins.begin(),
                       plane_options.disable_admission_plugins.end(),
@@ -547,11 +549,14 @@ class KubeSession : public sim::BackendSession {
     }
     sync_policies_ = usesAdmissionPolicies(scenario_);
     if (sync_policies_) {
-      for (const bool binding : {false, true}) {
-        auto created = call("POST", syncPolicyPath(binding, false), syncPolicyObject(binding, 0).dump());
-        if (created.status != 201) {
-          return core::makeError(
-              fmt::format("creating the sync admission policy: {}", describe(created)));
+      for (const bool mutating : {false, true}) {
+        for (const bool binding : {false, true}) {
+          auto created = call("POST", syncPolicyPath(mutating, binding, false),
+                              syncPolicyObject(mutating, binding, 0).dump());
+          if (created.status != 201) {
+            return core::makeError(
+                fmt::format("creating the sync admission policy: {}", describe(created)));
+          }
         }
       }
     }
@@ -918,54 +923,80 @@ class KubeSession : public sim::BackendSession {
             {"webhooks", json::array({syncWebhook(mutating, token)})}};
   }
 
-  std::string syncPolicyPath(bool binding, bool with_name) const {
-    return fmt::format("/apis/admissionregistration.k8s.io/v1/{}{}",
-                       binding ? "validatingadmissionpolicybindings" : "validatingadmissionpolicies",
+  std::string syncPolicyPath(bool mutating, bool binding, bool with_name) const {
+    return fmt::format("/apis/admissionregistration.k8s.io/v1/{}{}{}",
+                       mutating ? "mutatingadmissionpolic" : "validatingadmissionpolic",
+                       binding ? "ybindings" : "ies",
                        with_name ? "/" + std::string(kSyncConfiguration) : "");
   }
 
   // The sync policy denies the dry-run request of token n once the plugin has seen the policy
-  // (its expression names n) and the binding (its objectSelector selects n) of token n.
-  json syncPolicySpec(bool binding, int token) const {
+  // (its expression names n) and the binding (its objectSelector selects n) of token n. The
+  // mutating one denies with a JSON patch that cannot apply (failurePolicy Fail): its path names
+  // n, and the plugin's error quotes it.
+  json syncPolicySpec(bool mutating, bool binding, int token) const {
     if (binding) {
-      return {{"policyName", kSyncConfiguration},
-              {"validationActions", json::array({"Deny"})},
-              {"matchResources",
-               {{"objectSelector",
-                 {{"matchLabels", {{kSyncLabel, std::to_string(token)}}}}}}}};
+      json spec = {{"policyName", kSyncConfiguration},
+                   {"matchResources",
+                    {{"objectSelector", {{"matchLabels", {{kSyncLabel, std::to_string(token)}}}}}}}};
+      if (!mutating) spec["validationActions"] = json::array({"Deny"});
+      return spec;
     }
-    return {{"failurePolicy", "Fail"},
-            {"matchConstraints",
-             {{"resourceRules",
-               json::array({{{"operations", json::array({"CREATE"})},
-                             {"apiGroups", json::array({sync_plan_.resource.resource.group})},
-                             {"apiVersions", json::array({sync_plan_.resource.resource.version})},
-                             {"resources",
-                              json::array({sync_plan_.resource.resource.resource})}}})}}},
-            {"validations",
-             json::array({{{"expression",
-                            fmt::format("object.metadata.name != '{}'", syncObjectName(token))},
-                           {"message", syncPolicyMessage(token)}}})}};
+    json spec = {{"failurePolicy", "Fail"},
+                 {"matchConstraints",
+                  {{"resourceRules",
+                    json::array({{{"operations", json::array({"CREATE"})},
+                                  {"apiGroups", json::array({sync_plan_.resource.resource.group})},
+                                  {"apiVersions",
+                                   json::array({sync_plan_.resource.resource.version})},
+                                  {"resources",
+                                   json::array({sync_plan_.resource.resource.resource})}}})}}}};
+    const std::string name = syncObjectName(token);
+    if (mutating) {
+      spec["reinvocationPolicy"] = "Never";
+      spec["mutations"] = json::array(
+          {{{"patchType", "JSONPatch"},
+            {"jsonPatch",
+             {{"expression",
+               fmt::format("object.metadata.name == '{}' ? [JSONPatch{{op: 'add', path: "
+                           "'/apiserver-sim/{}', value: 1}}] : []",
+                           name, syncPolicyMessage(true, token))}}}}});
+    } else {
+      spec["validations"] =
+          json::array({{{"expression", fmt::format("object.metadata.name != '{}'", name)},
+                        {"message", syncPolicyMessage(false, token)}}});
+    }
+    return spec;
   }
 
-  static std::string syncPolicyMessage(int token) {
-    return fmt::format("apiserver-sim policy sync {}", token);
+  static std::string syncPolicyMessage(bool mutating, int token) {
+    return mutating ? fmt::format("apiserver-sim-policy-sync-{}", token)
+                    : fmt::format("apiserver-sim policy sync {}", token);
   }
 
-  json syncPolicyObject(bool binding, int token) const {
+  json syncPolicyObject(bool mutating, bool binding, int token) const {
     return {{"apiVersion", "admissionregistration.k8s.io/v1"},
-            {"kind", binding ? "ValidatingAdmissionPolicyBinding" : "ValidatingAdmissionPolicy"},
+            {"kind", fmt::format("{}AdmissionPolicy{}", mutating ? "Mutating" : "Validating",
+                                 binding ? "Binding" : "")},
             {"metadata", {{"name", kSyncConfiguration}}},
-            {"spec", syncPolicySpec(binding, token)}};
+            {"spec", syncPolicySpec(mutating, binding, token)}};
   }
 
-  // Until the ValidatingAdmissionPolicy plugin has seen the sync policy and binding of token n
-  // (and so every policy and binding written before them: each informer's events arrive in
-  // order), its dry-run request is admitted.
+  // Until each policy plugin has seen its sync policy and binding of token n (and so every
+  // policy and binding written before them: each informer's events arrive in order), its dry-run
+  // request is admitted. The validating plugin first: once the mutating one (before it in the
+  // chain) denies the request of token n, the validating one no longer sees it.
   core::Result<void> syncPolicies(int token) {
+    for (const bool mutating : {false, true}) {
+      if (auto synced = syncPolicyPlugin(mutating, token); !synced) return synced;
+    }
+    return {};
+  }
+
+  core::Result<void> syncPolicyPlugin(bool mutating, int token) {
     for (const bool binding : {false, true}) {
-      const json patch = {{"spec", syncPolicySpec(binding, token)}};
-      auto patched = call("PATCH", syncPolicyPath(binding, true), patch.dump(), {},
+      const json patch = {{"spec", syncPolicySpec(mutating, binding, token)}};
+      auto patched = call("PATCH", syncPolicyPath(mutating, binding, true), patch.dump(), {},
                           "application/merge-patch+json");
       if (patched.status != 200) {
         return core::makeError(
@@ -977,16 +1008,16 @@ class KubeSession : public sim::BackendSession {
         resourcePath(sync_plan_.resource.resource,
                      sync_plan_.resource.namespaced ? std::string(kSyncNamespace) : "", "", "") +
         "?dryRun=All";
-    const std::string expected = syncPolicyMessage(token);
+    const std::string expected = syncPolicyMessage(mutating, token);
     const auto deadline = Clock::now() + options_.wait_timeout;
     while (true) {
       ApiResponse last = call("POST", path, object.dump());
       if (last.status / 100 == 4 && last.body.find(expected) != std::string::npos) return {};
       if (Clock::now() >= deadline) {
         return core::makeError(fmt::format(
-            "kube-apiserver's ValidatingAdmissionPolicy plugin did not see the sync policy within "
+            "kube-apiserver's {}AdmissionPolicy plugin did not see the sync policy within "
             "{}s (last answer: {})",
-            options_.wait_timeout.count(), describe(last)));
+            mutating ? "Mutating" : "Validating", options_.wait_timeout.count(), describe(last)));
       }
       std::this_thread::sleep_for(20ms);
     }

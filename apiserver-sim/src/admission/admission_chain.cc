@@ -21,6 +21,7 @@
 #include "harness/sim/defaulting.h"
 #include "harness/sim/object_validation.h"
 #include "harness/sim/webhook_source.h"
+#include "mutating_admission_policy.h"
 #include "reinvocation.h"
 #include "validating_admission_policy.h"
 
@@ -154,6 +155,9 @@ struct ChainRequest {
   // stored without one.
   std::string storage_namespace;
   bool exempt = false;  // never sent to webhooks (IsExemptAdmissionConfigurationResource)
+  // kube-cel holds MutatingAdmissionPolicy state for the request: a round-0 pass was evaluated
+  // and no reinvocation pass (which releases it) followed.
+  bool mutating_policies_open = false;
   PluginContext plugin_context;
   std::optional<AuditRecorder> audit;
 
@@ -440,6 +444,10 @@ std::optional<Failure> AdmissionChain::Impl::admitMutating(ChainRequest& run) {
       reinvocation, [&](detail::ReinvocationContext& context) {
         return mutatingPass(run, context, step_time);
       });
+  if (run.mutating_policies_open && run.options.mutating_policies.release) {
+    // No reinvocation pass of the plugin: kube-cel's state for the request is not needed.
+    run.options.mutating_policies.release(run.result.audit_id);
+  }
   std::optional<Failure> failure;
   if (error) failure = Failure{*error, "mutating"};
   run.audit->copyAnnotations();
@@ -470,6 +478,28 @@ detail::DispatchError AdmissionChain::Impl::mutatingPass(ChainRequest& run,
                               rejection.has_value());
     run.result.plugins.push_back(std::move(record));
     if (rejection) return rejection;
+  }
+  {
+    // MutatingAdmissionPolicy, before MutatingAdmissionWebhook (AllOrderedPlugins).
+    const auto policies_started = Clock::now();
+    bool evaluated = false;
+    bool changed = false;
+    detail::DispatchError error = detail::dispatchMutatingPolicies(
+        run.state, store, run.options.mutating_policies, context, run.result.audit_id, evaluated,
+        changed);
+    const std::chrono::nanoseconds took = Clock::now() - policies_started;
+    step_time += took;
+    if (attributes.operation != kOperationDelete) {
+      // The plugin handles CREATE, UPDATE and CONNECT (its handler), so only they are measured.
+      metrics.observeController("MutatingAdmissionPolicy", "admit", attributes.operation, took,
+                                error.has_value());
+    }
+    if (evaluated) {
+      run.mutating_policies_open = !context.is_reinvoke;
+      run.result.plugins.push_back(
+          PluginRecord{"MutatingAdmissionPolicy", round, false, changed, error});
+    }
+    if (error) return error;
   }
   if (run.exempt) return std::nullopt;
   const std::vector<HookEntry> webhooks = hooks(core::WebhookKind::kMutating);

@@ -22,6 +22,13 @@ namespace {
 
 const std::string kAdmissionGroup = "admissionregistration.k8s.io";
 
+audit::Level levelOf(const std::string& text) {
+  auto level = audit::parseLevel(text);
+  return level.ok() ? *level : audit::Level::kMetadata;
+}
+
+}  // namespace
+
 // generic/plugin.go: the admission configuration resources (admissionResources) are never
 // evaluated by API-based policies, and the non-persisted review resources
 // (SetExcludedAdmissionResources, from kube-apiserver's AdmissionOptions) are excluded from all.
@@ -44,19 +51,20 @@ bool excludedFromPolicies(const core::GroupVersionResource& resource) {
   return false;
 }
 
-audit::Level levelOf(const std::string& text) {
-  auto level = audit::parseLevel(text);
-  return level.ok() ? *level : audit::Level::kMetadata;
+void addPolicyOutput(RequestState& state, const std::vector<std::string>& warnings,
+                     const std::vector<PolicyAnnotation>& annotations) {
+  for (const auto& warning : warnings) state.addWarning(warning);
+  for (const auto& annotation : annotations) {
+    state.addAnnotation(annotation.key, annotation.value, levelOf(annotation.level));
+  }
 }
 
-}  // namespace
-
-ValidatingPolicyInput readPolicyInput(const ObjectStore& store,
-                                      const AdmissionAttributes& attributes) {
-  ValidatingPolicyInput input;
-  input.policies = store.list({kAdmissionGroup, "validatingadmissionpolicies"});
+PolicyInput readPolicyInput(const ObjectStore& store, const AdmissionAttributes& attributes,
+                            const PolicyResources& resources) {
+  PolicyInput input;
+  input.policies = store.list({kAdmissionGroup, std::string(resources.policies)});
   if (input.policies.empty()) return input;
-  input.bindings = store.list({kAdmissionGroup, "validatingadmissionpolicybindings"});
+  input.bindings = store.list({kAdmissionGroup, std::string(resources.bindings)});
   if (input.bindings.empty()) return input;
   // The param informers (ensureParamsForPolicyLocked): one per paramKind, by its REST mapping.
   for (const auto& policy : input.policies) {
@@ -92,7 +100,7 @@ DispatchError dispatchValidatingPolicies(RequestState& state, const ObjectStore&
   evaluated = false;
   const AdmissionAttributes& attributes = state.attributes;
   if (excludedFromPolicies(attributes.resource)) return std::nullopt;
-  ValidatingPolicyInput input = readPolicyInput(store, attributes);
+  ValidatingPolicyInput input = readPolicyInput(store, attributes, kValidatingPolicyResources);
   if (input.policies.empty() || input.bindings.empty()) return std::nullopt;
   evaluated = true;
   if (!dispatcher) {
@@ -106,10 +114,7 @@ DispatchError dispatchValidatingPolicies(RequestState& state, const ObjectStore&
   } catch (const std::exception& e) {
     return core::newInternalError(e.what());
   }
-  for (const auto& warning : outcome.warnings) state.addWarning(warning);
-  for (const auto& annotation : outcome.annotations) {
-    state.addAnnotation(annotation.key, annotation.value, levelOf(annotation.level));
-  }
+  addPolicyOutput(state, outcome.warnings, outcome.annotations);
   return outcome.status;
 }
 

@@ -1,5 +1,6 @@
-// ValidatingAdmissionPolicy through kube-cel: create/update of policies and bindings, and the
-// plugin's decision per request (kube/cmd/kube-cel/policies.go, policy_objects.go).
+// Admission policies through kube-cel: create/update of policies and bindings, the
+// ValidatingAdmissionPolicy plugin's decision and the MutatingAdmissionPolicy plugin's pass per
+// request (kube/cmd/kube-cel/policies.go, mutating_policies.go, policy_objects.go).
 
 #include <stdexcept>
 
@@ -21,8 +22,10 @@ nlohmann::json resourceJson(const core::ResourceInfo& info) {
 
 }  // namespace
 
-nlohmann::json validatingPolicyRequest(const ValidatingPolicyInput& input,
-                                       const AdmissionAttributes& attributes) {
+namespace {
+
+nlohmann::json policyRequest(std::string_view op, const PolicyInput& input,
+                             const AdmissionAttributes& attributes) {
   nlohmann::json params = nlohmann::json::array();
   for (const auto& p : input.params) {
     params.push_back({{"apiVersion", p.api_version},
@@ -33,13 +36,53 @@ nlohmann::json validatingPolicyRequest(const ValidatingPolicyInput& input,
   }
   nlohmann::json equivalents = nlohmann::json::array();
   for (const auto& e : input.equivalents) equivalents.push_back(resourceJson(e));
-  return {{"op", "dispatchValidatingPolicies"},
+  return {{"op", op},
           {"policies", input.policies},
           {"bindings", input.bindings},
           {"params", std::move(params)},
           {"namespace", input.namespace_object.value_or(nullptr)},
           {"equivalents", std::move(equivalents)},
           {"attributes", attributesJson(attributes)}};
+}
+
+core::Status decodeStatus(const nlohmann::json& json) {
+  auto status = core::statusFromJson(json);
+  if (!status.ok()) {
+    throw std::runtime_error("kube-cel answered a status that does not decode: " +
+                             status.error().message);
+  }
+  return std::move(status).value();
+}
+
+// The warnings and audit annotations both plugins answer with.
+void readWarningsAndAnnotations(const nlohmann::json& response, std::vector<std::string>& warnings,
+                                std::vector<PolicyAnnotation>& annotations) {
+  if (auto it = response.find("warnings"); it != response.end() && it->is_array()) {
+    for (const auto& w : *it) {
+      if (w.is_string()) warnings.push_back(w.get<std::string>());
+    }
+  }
+  if (auto it = response.find("annotations"); it != response.end() && it->is_array()) {
+    for (const auto& a : *it) {
+      if (!a.is_object()) continue;
+      annotations.push_back({a.value("key", ""), a.value("value", ""), a.value("level", "Metadata")});
+    }
+  }
+}
+
+}  // namespace
+
+nlohmann::json validatingPolicyRequest(const ValidatingPolicyInput& input,
+                                       const AdmissionAttributes& attributes) {
+  return policyRequest("dispatchValidatingPolicies", input, attributes);
+}
+
+nlohmann::json mutatingPolicyRequest(const PolicyInput& input,
+                                     const AdmissionAttributes& attributes,
+                                     const MutatingPolicyRound& round) {
+  nlohmann::json request = policyRequest("dispatchMutatingPolicies", input, attributes);
+  request["reinvocation"] = {{"request", round.request}, {"isReinvoke", round.is_reinvoke}};
+  return request;
 }
 
 ValidatingPolicyDispatcher validatingPolicyDispatcher(std::shared_ptr<KubeCel> cel) {
@@ -49,27 +92,35 @@ ValidatingPolicyDispatcher validatingPolicyDispatcher(std::shared_ptr<KubeCel> c
     if (!response) throw std::runtime_error(response.error().message);
     ValidatingPolicyOutcome outcome;
     if (auto it = response->find("status"); it != response->end() && it->is_object()) {
-      auto status = core::statusFromJson(*it);
-      if (!status.ok()) {
-        throw std::runtime_error("kube-cel answered a status that does not decode: " +
-                                 status.error().message);
-      }
-      outcome.status = std::move(status).value();
+      outcome.status = decodeStatus(*it);
     }
-    if (auto it = response->find("warnings"); it != response->end() && it->is_array()) {
-      for (const auto& w : *it) {
-        if (w.is_string()) outcome.warnings.push_back(w.get<std::string>());
-      }
-    }
-    if (auto it = response->find("annotations"); it != response->end() && it->is_array()) {
-      for (const auto& a : *it) {
-        if (!a.is_object()) continue;
-        outcome.annotations.push_back(
-            {a.value("key", ""), a.value("value", ""), a.value("level", "Metadata")});
-      }
-    }
+    readWarningsAndAnnotations(*response, outcome.warnings, outcome.annotations);
     return outcome;
   };
+}
+
+MutatingPolicyDispatcher mutatingPolicyDispatcher(std::shared_ptr<KubeCel> cel) {
+  MutatingPolicyDispatcher dispatcher;
+  dispatcher.dispatch = [cel](const PolicyInput& input, const AdmissionAttributes& attributes,
+                              const MutatingPolicyRound& round) {
+    auto response = cel->call(mutatingPolicyRequest(input, attributes, round));
+    if (!response) throw std::runtime_error(response.error().message);
+    MutatingPolicyOutcome outcome;
+    if (auto it = response->find("status"); it != response->end() && it->is_object()) {
+      outcome.status = decodeStatus(*it);
+    }
+    if (auto it = response->find("object"); it != response->end() && it->is_object()) {
+      outcome.object = *it;
+    }
+    outcome.should_reinvoke = response->value("shouldReinvoke", false);
+    readWarningsAndAnnotations(*response, outcome.warnings, outcome.annotations);
+    return outcome;
+  };
+  dispatcher.release = [cel](const std::string& request) {
+    // Only frees kube-cel's state early (it bounds what it keeps): a failure changes nothing.
+    (void)cel->call({{"op", "releaseMutatingPolicies"}, {"reinvocation", {{"request", request}}}});
+  };
+  return dispatcher;
 }
 
 PolicyObjectAdmitter policyObjectAdmitter(std::shared_ptr<KubeCel> cel) {
@@ -82,12 +133,7 @@ PolicyObjectAdmitter policyObjectAdmitter(std::shared_ptr<KubeCel> cel) {
                                {"oldObject", old_object ? *old_object : nlohmann::json()}});
     if (!response) throw std::runtime_error(response.error().message);
     if (auto it = response->find("status"); it != response->end() && it->is_object()) {
-      auto status = core::statusFromJson(*it);
-      if (!status.ok()) {
-        throw std::runtime_error("kube-cel answered a status that does not decode: " +
-                                 status.error().message);
-      }
-      return std::move(status).value();
+      return decodeStatus(*it);
     }
     if (auto it = response->find("object"); it != response->end() && it->is_object()) return *it;
     throw std::runtime_error("kube-cel answered neither an object nor a status");

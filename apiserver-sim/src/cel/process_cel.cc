@@ -29,6 +29,11 @@ ValidatingPolicyDispatcher& installedPolicyDispatcher() {
   return dispatcher;
 }
 
+MutatingPolicyDispatcher& installedMutatingDispatcher() {
+  static MutatingPolicyDispatcher dispatcher;
+  return dispatcher;
+}
+
 PolicyObjectAdmitter& installedPolicyAdmitter() {
   static PolicyObjectAdmitter admitter;
   return admitter;
@@ -48,11 +53,13 @@ void install(std::shared_ptr<KubeCel> cel) {
     core::setMatchConditionCompiler({});
     installedEvaluator() = {};
     installedPolicyDispatcher() = {};
+    installedMutatingDispatcher() = {};
     installedPolicyAdmitter() = {};
     return;
   }
   core::setMatchConditionCompiler(matchConditionCompiler(cel));
   installedPolicyDispatcher() = validatingPolicyDispatcher(cel);
+  installedMutatingDispatcher() = mutatingPolicyDispatcher(cel);
   installedPolicyAdmitter() = policyObjectAdmitter(cel);
   installedEvaluator() = matchConditionEvaluator(std::move(cel));
 }
@@ -62,6 +69,7 @@ void installUnavailable(std::string reason) {
   core::setMatchConditionCompiler(unavailableCompiler(reason));
   installedEvaluator() = {};
   installedPolicyDispatcher() = {};
+  installedMutatingDispatcher() = {};
   installedPolicyAdmitter() = unavailablePolicyAdmitter(reason);
   missingReason() = std::move(reason);
 }
@@ -79,6 +87,11 @@ MatchConditionEvaluator processMatchConditionEvaluator() {
 ValidatingPolicyDispatcher processValidatingPolicyDispatcher() {
   std::lock_guard lock(installedMutex());
   return installedPolicyDispatcher();
+}
+
+MutatingPolicyDispatcher processMutatingPolicyDispatcher() {
+  std::lock_guard lock(installedMutex());
+  return installedMutatingDispatcher();
 }
 
 PolicyObjectAdmitter processPolicyObjectAdmitter() {

@@ -169,6 +169,7 @@ core::Result<std::unique_ptr<ScenarioEnvironment>> ScenarioEnvironment::start(
   chain_options.audit_sink = options.audit_sink;
   chain_options.match_conditions = cel::processMatchConditionEvaluator();
   chain_options.validating_policies = cel::processValidatingPolicyDispatcher();
+  chain_options.mutating_policies = cel::processMutatingPolicyDispatcher();
   chain_options.admit_policy_object = cel::processPolicyObjectAdmitter();
   impl->caller.setAuthentication(options.webhook_authentication);
   impl->chain = std::make_unique<AdmissionChain>(impl->store, impl->caller, impl->metrics,

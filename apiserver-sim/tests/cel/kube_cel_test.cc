@@ -291,5 +291,119 @@ TEST_F(RealKubeCelTest, ARunawayExpressionIsStoppedByTheCostBudget) {
   EXPECT_THAT(std::get<std::string>(results[0]), HasSubstr("cost"));
 }
 
+// --- MutatingAdmissionPolicy through the real kube-cel ---
+
+nlohmann::json mutatingPolicy(const std::string& name, const std::string& reinvocation,
+                              nlohmann::json mutations) {
+  return {{"apiVersion", "admissionregistration.k8s.io/v1"},
+          {"kind", "MutatingAdmissionPolicy"},
+          {"metadata", {{"name", name}, {"generation", 1}}},
+          {"spec",
+           {{"matchConstraints",
+             {{"resourceRules",
+               nlohmann::json::array({{{"apiGroups", {""}},
+                                       {"apiVersions", {"v1"}},
+                                       {"operations", {"CREATE"}},
+                                       {"resources", {"configmaps"}}}})}}},
+            {"failurePolicy", "Fail"},
+            {"reinvocationPolicy", reinvocation},
+            {"mutations", std::move(mutations)}}}};
+}
+
+nlohmann::json bindingFor(const std::string& policy) {
+  return {{"apiVersion", "admissionregistration.k8s.io/v1"},
+          {"kind", "MutatingAdmissionPolicyBinding"},
+          {"metadata", {{"name", policy}}},
+          {"spec", {{"policyName", policy}}}};
+}
+
+nlohmann::json applyLabel(const std::string& key, const std::string& value_expression) {
+  return nlohmann::json::array(
+      {{{"patchType", "ApplyConfiguration"},
+        {"applyConfiguration",
+         {{"expression", "Object{metadata: Object.metadata{labels: {\"" + key +
+                             "\": " + value_expression + "}}}"}}}}});
+}
+
+PolicyInput configMapPolicies(std::vector<nlohmann::json> policies) {
+  PolicyInput input;
+  for (auto& p : policies) {
+    input.bindings.push_back(bindingFor(p["metadata"]["name"]));
+    input.policies.push_back(std::move(p));
+  }
+  input.namespace_object = nlohmann::json{
+      {"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "demo"}}}};
+  input.equivalents = {*core::findResourceForKind({"", "v1", "ConfigMap"})};
+  return input;
+}
+
+TEST_F(RealKubeCelTest, MutatingPoliciesApplyAndKeepTheirReinvocationStatePerRequest) {
+  auto dispatcher = mutatingPolicyDispatcher(cel_);
+  // ifneeded copies the "webhook" label; never counts its own invocations in a JSON patch.
+  const PolicyInput input = configMapPolicies(
+      {mutatingPolicy("ifneeded", "IfNeeded",
+                      applyLabel("copied", "has(object.metadata.labels) && 'webhook' in "
+                                           "object.metadata.labels ? "
+                                           "object.metadata.labels['webhook'] : 'none'")),
+       mutatingPolicy("never", "Never", applyLabel("never", "'ran'"))});
+  AdmissionAttributes attributes = configMapCreate(nlohmann::json{{"k", "v"}});
+  const MutatingPolicyOutcome round0 = dispatcher.dispatch(input, attributes, {"req-1", false});
+  ASSERT_FALSE(round0.status.has_value()) << round0.status->message;
+  ASSERT_TRUE(round0.object.has_value());
+  EXPECT_EQ((*round0.object)["metadata"]["labels"],
+            (nlohmann::json{{"copied", "none"}, {"never", "ran"}}));
+  EXPECT_TRUE(round0.should_reinvoke);
+
+  // A webhook's change between the passes: in the reinvocation pass only the IfNeeded policy
+  // runs again (the Never one would put its label back).
+  nlohmann::json changed = *round0.object;
+  changed["metadata"]["labels"] = {{"webhook", "set"}};
+  attributes.object = changed;
+  attributes.reinvoke = true;
+  const MutatingPolicyOutcome round1 = dispatcher.dispatch(input, attributes, {"req-1", true});
+  ASSERT_FALSE(round1.status.has_value()) << round1.status->message;
+  EXPECT_EQ((*round1.object)["metadata"]["labels"],
+            (nlohmann::json{{"webhook", "set"}, {"copied", "set"}}));
+
+  // Another request's reinvocation pass has no state: nothing was invoked before it.
+  const MutatingPolicyOutcome other = dispatcher.dispatch(input, attributes, {"req-2", true});
+  EXPECT_EQ((*other.object)["metadata"]["labels"], (nlohmann::json{{"webhook", "set"}}));
+  dispatcher.release("req-3");  // unknown: nothing happens
+}
+
+TEST_F(RealKubeCelTest, AMutatingPolicyErrorFollowsFailurePolicyAndBadPoliciesAre422) {
+  auto dispatcher = mutatingPolicyDispatcher(cel_);
+  nlohmann::json failing = mutatingPolicy(
+      "failing", "Never",
+      nlohmann::json::array({{{"patchType", "JSONPatch"},
+                              {"jsonPatch",
+                               {{"expression",
+                                 "[JSONPatch{op: 'add', path: '/metadata/labels/x', value: "
+                                 "object.data['missing']}]"}}}}}));
+  const MutatingPolicyOutcome denied = dispatcher.dispatch(
+      configMapPolicies({failing}), configMapCreate(nlohmann::json{{"k", "v"}}), {"r", false});
+  ASSERT_TRUE(denied.status.has_value());
+  EXPECT_THAT(denied.status->message,
+              HasSubstr("policy 'failing' with binding 'failing' denied request"));
+  failing["spec"]["failurePolicy"] = "Ignore";
+  const MutatingPolicyOutcome ignored = dispatcher.dispatch(
+      configMapPolicies({failing}), configMapCreate(nlohmann::json{{"k", "v"}}), {"r2", false});
+  EXPECT_FALSE(ignored.status.has_value());
+  EXPECT_FALSE(ignored.should_reinvoke);
+
+  auto admit = policyObjectAdmitter(cel_);
+  nlohmann::json bad = mutatingPolicy("bad", "Never", applyLabel("x", "1 +"));
+  auto refused = admit("MutatingAdmissionPolicy", bad, nullptr);
+  ASSERT_TRUE(std::holds_alternative<core::Status>(refused));
+  const auto& status = std::get<core::Status>(refused);
+  EXPECT_EQ(status.code, 422);
+  EXPECT_THAT(status.message, HasSubstr("spec.mutations[0].applyConfiguration.expression"));
+  auto stored = admit("MutatingAdmissionPolicy", mutatingPolicy("ok", "Never", applyLabel("x", "'y'")),
+                      nullptr);
+  ASSERT_TRUE(std::holds_alternative<nlohmann::json>(stored));
+  EXPECT_EQ(std::get<nlohmann::json>(stored)["spec"]["matchConstraints"]["matchPolicy"],
+            "Equivalent");
+}
+
 }  // namespace
 }  // namespace harness::sim::cel

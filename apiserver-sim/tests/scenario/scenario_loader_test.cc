@@ -564,3 +564,30 @@ TEST_F(ScenarioLoaderTest, APolicyWithoutKubeCelFailsAtLoadNamingTheBuildCommand
 
 }  // namespace
 }  // namespace harness::sim
+
+namespace harness::sim {
+namespace {
+
+// The same for a MutatingAdmissionPolicyBinding written by a step.
+TEST_F(ScenarioLoaderTest, AMutatingPolicyWithoutKubeCelFailsAtLoadNamingTheBuildCommand) {
+  cel::installUnavailable(
+      "kube-cel is not built (/x/kube-cel; bash scripts/build-kube.sh builds it, with Go 1.26)");
+  auto scenario = load(std::string(kHeader) + R"(  steps:
+    - name: bind
+      request:
+        object:
+          apiVersion: admissionregistration.k8s.io/v1
+          kind: MutatingAdmissionPolicyBinding
+          metadata: {name: b}
+          spec: {policyName: p}
+)");
+  cel::install(nullptr);
+  ASSERT_FALSE(scenario.ok());
+  EXPECT_THAT(scenario.error().message,
+              HasSubstr("MutatingAdmissionPolicyBinding \"b\" needs CEL: kube-cel is not built "
+                        "(/x/kube-cel; bash scripts/build-kube.sh builds it, with Go 1.26)"));
+  EXPECT_EQ(scenario.error().message.find('\n'), std::string::npos) << scenario.error().message;
+}
+
+}  // namespace
+}  // namespace harness::sim

@@ -90,6 +90,33 @@ type conditionCache struct {
 	entries map[string]celplugin.ConditionEvaluator
 }
 
+// contentCache holds what was decoded (and compiled) from an object's JSON, once per content
+// (for a policy: once per generation). Callers hold their own lock.
+type contentCache[T any] struct {
+	entries map[string]T
+	build   func(json.RawMessage) (T, error)
+}
+
+func newContentCache[T any](build func(json.RawMessage) (T, error)) *contentCache[T] {
+	return &contentCache[T]{entries: map[string]T{}, build: build}
+}
+
+func (c *contentCache[T]) get(raw json.RawMessage) (T, error) {
+	key := string(raw)
+	if entry, ok := c.entries[key]; ok {
+		return entry, nil
+	}
+	entry, err := c.build(raw)
+	if err != nil {
+		return entry, err
+	}
+	if len(c.entries) >= maxCachedEvaluators {
+		c.entries = map[string]T{}
+	}
+	c.entries[key] = entry
+	return entry, nil
+}
+
 // maxCachedEvaluators bounds the cache; beyond it the cache starts over (a run with that many
 // distinct condition lists is a generated stress test, not a configuration).
 const maxCachedEvaluators = 4096

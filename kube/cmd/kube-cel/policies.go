@@ -79,44 +79,32 @@ type compiledPolicy struct {
 
 type policyCache struct {
 	mu       sync.Mutex
-	policies map[string]*compiledPolicy
-	bindings map[string]*admissionregistrationv1.ValidatingAdmissionPolicyBinding
+	policies *contentCache[*compiledPolicy]
+	bindings *contentCache[*admissionregistrationv1.ValidatingAdmissionPolicyBinding]
 }
 
 func newPolicyCache() *policyCache {
-	return &policyCache{policies: map[string]*compiledPolicy{}, bindings: map[string]*admissionregistrationv1.ValidatingAdmissionPolicyBinding{}}
+	return &policyCache{
+		policies: newContentCache(func(raw json.RawMessage) (*compiledPolicy, error) {
+			policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
+			if err := decodeV1(raw, policy); err != nil {
+				return nil, fmt.Errorf("policies: %v", err)
+			}
+			return &compiledPolicy{policy: policy, evaluator: compileValidatingPolicy(policy)}, nil
+		}),
+		bindings: newContentCache(decodeAs[admissionregistrationv1.ValidatingAdmissionPolicyBinding]),
+	}
 }
 
-func (c *policyCache) policy(raw json.RawMessage) (*compiledPolicy, error) {
-	key := string(raw)
-	if p, ok := c.policies[key]; ok {
-		return p, nil
-	}
-	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
-	if err := decodeV1(raw, policy); err != nil {
-		return nil, fmt.Errorf("policies: %v", err)
-	}
-	if len(c.policies) >= maxCachedEvaluators {
-		c.policies = map[string]*compiledPolicy{}
-	}
-	p := &compiledPolicy{policy: policy, evaluator: compileValidatingPolicy(policy)}
-	c.policies[key] = p
-	return p, nil
-}
-
-func (c *policyCache) binding(raw json.RawMessage) (*admissionregistrationv1.ValidatingAdmissionPolicyBinding, error) {
-	key := string(raw)
-	if b, ok := c.bindings[key]; ok {
-		return b, nil
-	}
-	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+// decodeAs decodes a binding (v1, defaulted).
+func decodeAs[T any, PT interface {
+	*T
+	runtime.Object
+}](raw json.RawMessage) (PT, error) {
+	binding := PT(new(T))
 	if err := decodeV1(raw, binding); err != nil {
 		return nil, fmt.Errorf("bindings: %v", err)
 	}
-	if len(c.bindings) >= maxCachedEvaluators {
-		c.bindings = map[string]*admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
-	}
-	c.bindings[key] = binding
 	return binding, nil
 }
 
@@ -310,10 +298,25 @@ func decodeUnstructured(raw json.RawMessage) (*unstructured.Unstructured, error)
 	return &unstructured.Unstructured{Object: content}, nil
 }
 
-// dispatchValidatingPolicies admits one request through the ValidatingAdmissionPolicy plugin.
-func (s *server) dispatchValidatingPolicies(req *request) (map[string]any, error) {
+// paramSource is what ensureParamsForPolicyLocked resolves for one paramKind: its informer and
+// scope.
+type paramSource struct {
+	informer informers.GenericInformer
+	scope    meta.RESTScope
+}
+
+// policyRequest is what both policy plugins are given for one request in place of the
+// apiserver's informers: the attributes, the matcher over the request's namespace, and the param
+// informers by kind.
+type policyRequest struct {
+	attributes *recordingAttributes
+	matcher    *matching.Matcher
+	params     map[schema.GroupVersionKind]paramSource
+}
+
+func newPolicyRequest(req *request) (*policyRequest, error) {
 	if req.Attributes == nil {
-		return nil, fmt.Errorf("dispatchValidatingPolicies needs attributes")
+		return nil, fmt.Errorf("%s needs attributes", req.Op)
 	}
 	object, err := decodeObject(req.Attributes.Object, "object")
 	if err != nil {
@@ -347,10 +350,6 @@ func (s *server) dispatchValidatingPolicies(req *request) (map[string]any, error
 	matcher := matching.NewMatcher(listersv1.NewNamespaceLister(namespaceIndexer), namespaceClient{})
 
 	// Param informers by kind, as ensureParamsForPolicyLocked resolves them.
-	type paramSource struct {
-		informer informers.GenericInformer
-		scope    meta.RESTScope
-	}
 	paramSources := map[schema.GroupVersionKind]paramSource{}
 	for _, p := range req.Params {
 		gv, err := schema.ParseGroupVersion(p.APIVersion)
@@ -375,13 +374,41 @@ func (s *server) dispatchValidatingPolicies(req *request) (map[string]any, error
 			scope:    scope,
 		}
 	}
+	return &policyRequest{attributes: attributes, matcher: matcher, params: paramSources}, nil
+}
+
+// paramsFor resolves a policy's paramKind as calculatePolicyData does: ok false when the
+// apiVersion does not parse (the policy is left out), a configuration error when no resource
+// serves the kind.
+func (r *policyRequest) paramsFor(paramKind *admissionregistrationv1.ParamKind) (source paramSource, configErr error, ok bool) {
+	if paramKind == nil {
+		return paramSource{}, nil, true
+	}
+	gv, err := schema.ParseGroupVersion(paramKind.APIVersion)
+	if err != nil {
+		return paramSource{}, nil, false // "failed to parse paramKind APIVersion"
+	}
+	gvk := gv.WithKind(paramKind.Kind)
+	if source, found := r.params[gvk]; found {
+		return source, nil, true
+	}
+	return paramSource{}, fmt.Errorf("failed to find resource referenced by paramKind: '%v'", gvk), true
+}
+
+// dispatchValidatingPolicies admits one request through the ValidatingAdmissionPolicy plugin.
+func (s *server) dispatchValidatingPolicies(req *request) (map[string]any, error) {
+	r, err := newPolicyRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	attributes := r.attributes
 
 	// calculatePolicyData: each policy that has bindings, with its bindings; bindings naming a
 	// policy that does not exist are skipped.
 	s.policies.mu.Lock()
 	policies := map[string]*compiledPolicy{}
 	for _, raw := range req.Policies {
-		p, err := s.policies.policy(raw)
+		p, err := s.policies.policies.get(raw)
 		if err != nil {
 			s.policies.mu.Unlock()
 			return nil, err
@@ -390,7 +417,7 @@ func (s *server) dispatchValidatingPolicies(req *request) (map[string]any, error
 	}
 	bindingsByPolicy := map[string][]*admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
 	for _, raw := range req.Bindings {
-		b, err := s.policies.binding(raw)
+		b, err := s.policies.bindings.get(raw)
 		if err != nil {
 			s.policies.mu.Unlock()
 			return nil, err
@@ -413,24 +440,17 @@ func (s *server) dispatchValidatingPolicies(req *request) (map[string]any, error
 		bindings := bindingsByPolicy[name]
 		sort.Slice(bindings, func(i, j int) bool { return bindings[i].Name < bindings[j].Name })
 		hook := validating.PolicyHook{Policy: p.policy, Bindings: bindings, Evaluator: p.evaluator}
-		if paramKind := p.policy.Spec.ParamKind; paramKind != nil {
-			gv, err := schema.ParseGroupVersion(paramKind.APIVersion)
-			if err != nil {
-				continue // calculatePolicyData: "failed to parse paramKind APIVersion", the policy is left out
-			}
-			gvk := gv.WithKind(paramKind.Kind)
-			if source, ok := paramSources[gvk]; ok {
-				hook.ParamInformer, hook.ParamScope = source.informer, source.scope
-			} else {
-				hook.ConfigurationError = fmt.Errorf("failed to find resource referenced by paramKind: '%v'", gvk)
-			}
+		source, configErr, ok := r.paramsFor(p.policy.Spec.ParamKind)
+		if !ok {
+			continue
 		}
+		hook.ParamInformer, hook.ParamScope, hook.ConfigurationError = source.informer, source.scope, configErr
 		hooks = append(hooks, hook)
 	}
 
 	recorder := &warningRecorder{}
 	ctx := warning.WithWarningRecorder(context.Background(), recorder)
-	dispatcher := validating.NewDispatcher(s.authz, generic.NewPolicyMatcher(matcher))
+	dispatcher := validating.NewDispatcher(s.authz, generic.NewPolicyMatcher(r.matcher))
 	response := map[string]any{}
 	if err := dispatcher.Dispatch(ctx, attributes, &objectInterfaces{equivalents: req.Equivalents}, hooks); err != nil {
 		response["status"] = responsewriters.ErrorToAPIStatus(err)

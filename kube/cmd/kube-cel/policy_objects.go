@@ -1,10 +1,11 @@
 package main
 
-// Create and update of ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding objects as
+// Create and update of ValidatingAdmissionPolicy, MutatingAdmissionPolicy and their bindings as
 // the registry does them: decoding into admissionregistration.k8s.io/v1 with the scheme's
 // defaults, conversion to the internal version, the strategy's PrepareForCreate/PrepareForUpdate
 // and Validate/ValidateUpdate (k8s.io/kubernetes pkg/registry/admissionregistration/
-// validatingadmissionpolicy/strategy.go and validatingadmissionpolicybinding/strategy.go), and
+// validatingadmissionpolicy/strategy.go, validatingadmissionpolicybinding/strategy.go and the
+// mutatingadmissionpolicy{,binding} ones), and
 // the 422 rest.BeforeCreate/BeforeUpdate return (apierrors.NewInvalid). The paramKind/paramRef
 // authorization check of the strategies is not made: the simulator's clients are administrators.
 
@@ -27,14 +28,24 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"k8s.io/kubernetes/pkg/apis/admissionregistration"
-	_ "k8s.io/kubernetes/pkg/apis/admissionregistration/install"
 	"k8s.io/kubernetes/pkg/apis/admissionregistration/validation"
 )
 
 const (
-	kindPolicy  = "ValidatingAdmissionPolicy"
-	kindBinding = "ValidatingAdmissionPolicyBinding"
+	kindPolicy          = "ValidatingAdmissionPolicy"
+	kindBinding         = "ValidatingAdmissionPolicyBinding"
+	kindMutatingPolicy  = "MutatingAdmissionPolicy"
+	kindMutatingBinding = "MutatingAdmissionPolicyBinding"
 )
+
+// resourceOf names the resource each kind is served as (the RequestInfo of the declarative
+// validation).
+var resourceOf = map[string]string{
+	kindPolicy:          "validatingadmissionpolicies",
+	kindBinding:         "validatingadmissionpolicybindings",
+	kindMutatingPolicy:  "mutatingadmissionpolicies",
+	kindMutatingBinding: "mutatingadmissionpolicybindings",
+}
 
 // decodeV1 decodes a v1 object and applies the scheme's defaults (SetObjectDefaults_*), as the
 // apiserver's decoder does for a request body and as the informers' objects are stored.
@@ -50,50 +61,89 @@ func toInternal(in runtime.Object, out runtime.Object) error {
 	return legacyscheme.Scheme.Convert(in, out, nil)
 }
 
+// strategy is what a policy kind's registry strategy does on create and update besides the
+// common part: generation 1 on create (PrepareForCreate), the old generation kept and bumped when
+// the spec changed on update (rest.BeforeUpdate, PrepareForUpdate), Validate with the static
+// suffix check, ValidateUpdate.
+type strategy[T interface {
+	runtime.Object
+	metav1.Object
+}] struct {
+	spec           func(T) any
+	prepareCreate  func(T)          // optional
+	prepareUpdate  func(obj, old T) // optional
+	validate       func(T) field.ErrorList
+	validateUpdate func(obj, old T) field.ErrorList
+}
+
+func (s strategy[T]) prepareAndValidate(obj, old runtime.Object) field.ErrorList {
+	p := obj.(T)
+	if old == nil {
+		p.SetGeneration(1)
+		if s.prepareCreate != nil {
+			s.prepareCreate(p)
+		}
+		return withStaticSuffix(s.validate(p), p.GetName())
+	}
+	o := old.(T)
+	if s.prepareUpdate != nil {
+		s.prepareUpdate(p, o)
+	}
+	p.SetGeneration(o.GetGeneration())
+	if !apiequality.Semantic.DeepEqual(s.spec(o), s.spec(p)) {
+		p.SetGeneration(o.GetGeneration() + 1)
+	}
+	return s.validateUpdate(p, o)
+}
+
 // admitPolicyObject gives the object as it would be stored (v1 JSON), or the 422 Status.
 func admitPolicyObject(kind string, rawObject, rawOld json.RawMessage) (map[string]any, error) {
 	switch kind {
 	case kindPolicy:
+		// validatingadmissionpolicy/strategy.go: the status is cleared on create, kept on update.
 		return admitObject(kind, rawObject, rawOld, &admissionregistrationv1.ValidatingAdmissionPolicy{},
 			&admissionregistrationv1.ValidatingAdmissionPolicy{},
 			&admissionregistration.ValidatingAdmissionPolicy{}, &admissionregistration.ValidatingAdmissionPolicy{},
-			func(obj, old runtime.Object) field.ErrorList {
-				p := obj.(*admissionregistration.ValidatingAdmissionPolicy)
-				if old == nil {
-					// PrepareForCreate
+			strategy[*admissionregistration.ValidatingAdmissionPolicy]{
+				spec: func(p *admissionregistration.ValidatingAdmissionPolicy) any { return p.Spec },
+				prepareCreate: func(p *admissionregistration.ValidatingAdmissionPolicy) {
 					p.Status = admissionregistration.ValidatingAdmissionPolicyStatus{}
-					p.Generation = 1
-					return withStaticSuffix(validation.ValidateValidatingAdmissionPolicy(p), p.Name)
-				}
-				o := old.(*admissionregistration.ValidatingAdmissionPolicy)
-				// PrepareForUpdate
-				p.Status = o.Status
-				p.Generation = o.Generation
-				if !apiequality.Semantic.DeepEqual(o.Spec, p.Spec) {
-					p.Generation = o.Generation + 1
-				}
-				return validation.ValidateValidatingAdmissionPolicyUpdate(p, o)
-			})
+				},
+				prepareUpdate:  func(p, o *admissionregistration.ValidatingAdmissionPolicy) { p.Status = o.Status },
+				validate:       validation.ValidateValidatingAdmissionPolicy,
+				validateUpdate: validation.ValidateValidatingAdmissionPolicyUpdate,
+			}.prepareAndValidate)
 	case kindBinding:
 		return admitObject(kind, rawObject, rawOld, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{},
 			&admissionregistrationv1.ValidatingAdmissionPolicyBinding{},
 			&admissionregistration.ValidatingAdmissionPolicyBinding{}, &admissionregistration.ValidatingAdmissionPolicyBinding{},
-			func(obj, old runtime.Object) field.ErrorList {
-				b := obj.(*admissionregistration.ValidatingAdmissionPolicyBinding)
-				if old == nil {
-					// PrepareForCreate
-					b.Generation = 1
-					return withStaticSuffix(validation.ValidateValidatingAdmissionPolicyBinding(b), b.Name)
-				}
-				o := old.(*admissionregistration.ValidatingAdmissionPolicyBinding)
-				b.Generation = o.Generation
-				if !apiequality.Semantic.DeepEqual(o.Spec, b.Spec) {
-					b.Generation = o.Generation + 1
-				}
-				return validation.ValidateValidatingAdmissionPolicyBindingUpdate(b, o)
-			})
+			strategy[*admissionregistration.ValidatingAdmissionPolicyBinding]{
+				spec:           func(b *admissionregistration.ValidatingAdmissionPolicyBinding) any { return b.Spec },
+				validate:       validation.ValidateValidatingAdmissionPolicyBinding,
+				validateUpdate: validation.ValidateValidatingAdmissionPolicyBindingUpdate,
+			}.prepareAndValidate)
+	case kindMutatingPolicy:
+		// mutatingadmissionpolicy/strategy.go: no status.
+		return admitObject(kind, rawObject, rawOld, &admissionregistrationv1.MutatingAdmissionPolicy{},
+			&admissionregistrationv1.MutatingAdmissionPolicy{},
+			&admissionregistration.MutatingAdmissionPolicy{}, &admissionregistration.MutatingAdmissionPolicy{},
+			strategy[*admissionregistration.MutatingAdmissionPolicy]{
+				spec:           func(p *admissionregistration.MutatingAdmissionPolicy) any { return p.Spec },
+				validate:       validation.ValidateMutatingAdmissionPolicy,
+				validateUpdate: validation.ValidateMutatingAdmissionPolicyUpdate,
+			}.prepareAndValidate)
+	case kindMutatingBinding:
+		return admitObject(kind, rawObject, rawOld, &admissionregistrationv1.MutatingAdmissionPolicyBinding{},
+			&admissionregistrationv1.MutatingAdmissionPolicyBinding{},
+			&admissionregistration.MutatingAdmissionPolicyBinding{}, &admissionregistration.MutatingAdmissionPolicyBinding{},
+			strategy[*admissionregistration.MutatingAdmissionPolicyBinding]{
+				spec:           func(b *admissionregistration.MutatingAdmissionPolicyBinding) any { return b.Spec },
+				validate:       validation.ValidateMutatingAdmissionPolicyBinding,
+				validateUpdate: validation.ValidateMutatingAdmissionPolicyBindingUpdate,
+			}.prepareAndValidate)
 	default:
-		return nil, fmt.Errorf("admitPolicyObject: kind %q is not %s or %s", kind, kindPolicy, kindBinding)
+		return nil, fmt.Errorf("admitPolicyObject: kind %q is not %s, %s, %s or %s", kind, kindPolicy, kindBinding,
+			kindMutatingPolicy, kindMutatingBinding)
 	}
 }
 
@@ -127,10 +177,7 @@ func admitObject(kind string, rawObject, rawOld json.RawMessage, v1Object, v1Old
 	errs := prepareAndValidate(internal, old)
 	// rest.ValidateCreate / ValidateUpdate: both strategies embed rest.DeclarativeValidation, whose
 	// enforced (beta) errors replace the handwritten ones they cover.
-	resource, op, verb := "validatingadmissionpolicies", operation.Create, "create"
-	if kind == kindBinding {
-		resource = "validatingadmissionpolicybindings"
-	}
+	resource, op, verb := resourceOf[kind], operation.Create, "create"
 	if old != nil {
 		op, verb = operation.Update, "update"
 	}

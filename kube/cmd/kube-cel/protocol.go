@@ -15,7 +15,8 @@ package main
 //	     one result per condition in order, from ConditionEvaluator.ForInput with the arguments
 //	     matchconditions.matcher.Match passes (StoredExpressions environment, authorizer
 //	     declared, no params, the matchConditions cost budget).
-//	{"op":"admitPolicyObject","kind":"ValidatingAdmissionPolicy"|"ValidatingAdmissionPolicyBinding",
+//	{"op":"admitPolicyObject","kind":"ValidatingAdmissionPolicy"|"ValidatingAdmissionPolicyBinding"|
+//	 "MutatingAdmissionPolicy"|"MutatingAdmissionPolicyBinding",
 //	 "object":{...},"oldObject":{...}|null}
 //	  -> {"object":{...}} the object as the registry stores it (v1 defaults, PrepareForCreate/
 //	     Update), or {"status":{...}} the 422 of its validation (policy_objects.go).
@@ -24,6 +25,13 @@ package main
 //	 "attributes":{...}}
 //	  -> {"status":{...}?,"warnings":[...],"annotations":[{"key","value","level"}]}
 //	     the ValidatingAdmissionPolicy plugin's decision for one request (policies.go).
+//	{"op":"dispatchMutatingPolicies", the fields of dispatchValidatingPolicies,
+//	 "reinvocation":{"request":"<id>","isReinvoke":false|true}}
+//	  -> {"status":{...}?,"object":{...},"shouldReinvoke":bool,"warnings":[...],"annotations":[...]}
+//	     the MutatingAdmissionPolicy plugin's pass for one round of the request's mutating chain
+//	     (mutating_policies.go): the object as the mutations left it; the plugin's reinvocation
+//	     state is kept under the request id until the reinvocation round or
+//	{"op":"releaseMutatingPolicies","reinvocation":{"request":"<id>"}}   -> {}
 //	{"op":"setAuthorizer","rules":[...]}   -> {}
 //	     the decisions the "authorizer" variable returns (authz.go).
 //
@@ -53,6 +61,8 @@ type request struct {
 	Params      []paramKindJSON   `json:"params,omitempty"`
 	Namespace   json.RawMessage   `json:"namespace,omitempty"`
 	Equivalents []equivalentJSON  `json:"equivalents,omitempty"`
+	// dispatchMutatingPolicies, releaseMutatingPolicies
+	Reinvocation *reinvocationJSON `json:"reinvocation,omitempty"`
 }
 
 type conditionJSON struct {
@@ -108,11 +118,12 @@ type conditionResult struct {
 type server struct {
 	conditions *conditionCache
 	policies   *policyCache
+	mutating   *mutatingPolicyCache
 	authz      *rulesAuthorizer
 }
 
 func newServer() *server {
-	return &server{conditions: newConditionCache(), policies: newPolicyCache(), authz: &rulesAuthorizer{}}
+	return &server{conditions: newConditionCache(), policies: newPolicyCache(), mutating: newMutatingPolicyCache(), authz: &rulesAuthorizer{}}
 }
 
 func errorResponse(id json.RawMessage, message string) map[string]any {
@@ -165,6 +176,10 @@ func (s *server) dispatch(req *request) (map[string]any, error) {
 		return admitPolicyObject(req.Kind, req.Object, req.OldObject)
 	case "dispatchValidatingPolicies":
 		return s.dispatchValidatingPolicies(req)
+	case "dispatchMutatingPolicies":
+		return s.dispatchMutatingPolicies(req)
+	case "releaseMutatingPolicies":
+		return s.releaseMutatingPolicies(req)
 	case "setAuthorizer":
 		if err := validateRules(req.Rules); err != nil {
 			return nil, err
@@ -174,6 +189,6 @@ func (s *server) dispatch(req *request) (map[string]any, error) {
 	case "":
 		return nil, fmt.Errorf("request has no op")
 	default:
-		return nil, fmt.Errorf("unknown op %q (version, compileMatchConditions, evaluateMatchConditions, admitPolicyObject, dispatchValidatingPolicies, setAuthorizer)", req.Op)
+		return nil, fmt.Errorf("unknown op %q (version, compileMatchConditions, evaluateMatchConditions, admitPolicyObject, dispatchValidatingPolicies, dispatchMutatingPolicies, releaseMutatingPolicies, setAuthorizer)", req.Op)
 	}
 }

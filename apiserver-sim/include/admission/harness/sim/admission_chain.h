@@ -165,7 +165,10 @@ struct ChainOptions {
   // The ValidatingAdmissionPolicy plugin's decision (CEL, by kube-cel); without one, a request
   // that finds policies and bindings in the store is answered 500 saying so.
   ValidatingPolicyDispatcher validating_policies;
-  // Create/update of ValidatingAdmissionPolicy(Binding) objects (validation, defaults); without
+  // The MutatingAdmissionPolicy plugin's pass (CEL, by kube-cel); without one, a request that
+  // finds mutating policies and bindings in the store is answered 500 saying so.
+  MutatingPolicyDispatcher mutating_policies;
+  // Create/update of Validating/MutatingAdmissionPolicy(Binding) objects (validation, defaults); without
   // one they are stored unchecked.
   PolicyObjectAdmitter admit_policy_object;
   // Plays kube-controller-manager's serviceaccounts controller: a namespace created through the

@@ -95,6 +95,12 @@ ValidatingPolicyDispatcher validatingPolicyDispatcher(std::shared_ptr<KubeCel> c
 // The kube-cel request for one dispatch (exposed for the benchmark and the tests).
 nlohmann::json validatingPolicyRequest(const ValidatingPolicyInput& input,
                                        const AdmissionAttributes& attributes);
+// --- MutatingAdmissionPolicy (admission_policies.cc) ---
+// The plugin's pass per request and round, by kube-cel (mutating.NewDispatcher(...).Dispatch).
+MutatingPolicyDispatcher mutatingPolicyDispatcher(std::shared_ptr<KubeCel> cel);
+nlohmann::json mutatingPolicyRequest(const PolicyInput& input,
+                                     const AdmissionAttributes& attributes,
+                                     const MutatingPolicyRound& round);
 // Create/update of policies and bindings by the registry's strategy (validation, defaults).
 PolicyObjectAdmitter policyObjectAdmitter(std::shared_ptr<KubeCel> cel);
 // Without kube-cel: every policy or binding is refused, naming what is missing.
@@ -115,6 +121,7 @@ MatchConditionEvaluator processMatchConditionEvaluator();
 // The installed policy dispatcher (empty when none) and policy object admitter (the unavailable
 // one after installUnavailable, empty when nothing is installed).
 ValidatingPolicyDispatcher processValidatingPolicyDispatcher();
+MutatingPolicyDispatcher processMutatingPolicyDispatcher();
 PolicyObjectAdmitter processPolicyObjectAdmitter();
 
 // Starts KubeCel::defaultBinary() (log in the system temp directory, removed when it stops

@@ -1,10 +1,11 @@
 #pragma once
 
-// ValidatingAdmissionPolicy: what the chain gives the policy evaluator and what it gets back.
+// ValidatingAdmissionPolicy and MutatingAdmissionPolicy: what the chain gives the policy
+// evaluator and what it gets back.
 // The evaluation itself is Kubernetes' own code (kube-cel, apiserver-sim/src/cel): the chain only
 // reads the policies, bindings, params and namespace from its store, as the plugin's informers
 // would (k8s.io/apiserver pkg/admission/plugin/policy/generic/policy_source.go), and applies the
-// outcome (pkg/admission/plugin/policy/validating/dispatcher.go Dispatch).
+// outcome (pkg/admission/plugin/policy/validating/dispatcher.go and mutating/dispatcher.go).
 
 #include <functional>
 #include <optional>
@@ -23,6 +24,9 @@ namespace harness::sim {
 inline constexpr std::string_view kValidatingAdmissionPolicyKind = "ValidatingAdmissionPolicy";
 inline constexpr std::string_view kValidatingAdmissionPolicyBindingKind =
     "ValidatingAdmissionPolicyBinding";
+inline constexpr std::string_view kMutatingAdmissionPolicyKind = "MutatingAdmissionPolicy";
+inline constexpr std::string_view kMutatingAdmissionPolicyBindingKind =
+    "MutatingAdmissionPolicyBinding";
 
 // The objects of one paramKind, as its informer would list them.
 struct PolicyParamKind {
@@ -34,6 +38,8 @@ struct PolicyParamKind {
   std::vector<nlohmann::json> objects;
 };
 
+// What one policy plugin's informers hold for a request (either plugin: its own policies and
+// bindings).
 struct ValidatingPolicyInput {
   std::vector<nlohmann::json> policies;
   std::vector<nlohmann::json> bindings;
@@ -59,13 +65,41 @@ struct ValidatingPolicyOutcome {
 using ValidatingPolicyDispatcher = std::function<ValidatingPolicyOutcome(
     const ValidatingPolicyInput&, const AdmissionAttributes&)>;
 
+using PolicyInput = ValidatingPolicyInput;
+
+// The MutatingAdmissionPolicy plugin's pass in one round of the mutating chain.
+struct MutatingPolicyOutcome {
+  std::optional<core::Status> status;      // the request's rejection
+  std::optional<nlohmann::json> object;    // the object as the mutations left it
+  bool should_reinvoke = false;            // a policy changed the object (SetShouldReinvoke)
+  std::vector<std::string> warnings;
+  std::vector<PolicyAnnotation> annotations;
+};
+
+// Which request and round: the plugin keeps its reinvocation state (reinvocationcontext.go)
+// under `request` from round 0 until the reinvocation round or release().
+struct MutatingPolicyRound {
+  std::string request;
+  bool is_reinvoke = false;
+};
+
+// Evaluates the MutatingAdmissionPolicy plugin (dispatch throws when the evaluator fails; the
+// chain answers 500), and forgets a request's state when it made no reinvocation round.
+struct MutatingPolicyDispatcher {
+  std::function<MutatingPolicyOutcome(const PolicyInput&, const AdmissionAttributes&,
+                                      const MutatingPolicyRound&)>
+      dispatch;
+  std::function<void(const std::string& request)> release;
+  explicit operator bool() const { return static_cast<bool>(dispatch); }
+};
+
 // Create/update of a policy or binding as the registry does it: the object to store (defaulted,
 // generation set), or the 422 Status. `old_object` null on create. Throws when it cannot tell.
 using PolicyObjectAdmitter = std::function<std::variant<nlohmann::json, core::Status>(
     std::string_view kind, const nlohmann::json& object, const nlohmann::json* old_object)>;
 
-// Whether `object` is a ValidatingAdmissionPolicy or ValidatingAdmissionPolicyBinding of
-// admissionregistration.k8s.io.
+// Whether `object` is a Validating/MutatingAdmissionPolicy or its binding, of
+// admissionregistration.k8s.io/v1.
 inline bool isAdmissionPolicyObject(const nlohmann::json& object) {
   if (!object.is_object()) return false;
   const auto kind = object.find("kind");
@@ -74,7 +108,9 @@ inline bool isAdmissionPolicyObject(const nlohmann::json& object) {
          api_version->is_string() &&
          api_version->get<std::string>() == "admissionregistration.k8s.io/v1" &&
          (kind->get<std::string>() == kValidatingAdmissionPolicyKind ||
-          kind->get<std::string>() == kValidatingAdmissionPolicyBindingKind);
+          kind->get<std::string>() == kValidatingAdmissionPolicyBindingKind ||
+          kind->get<std::string>() == kMutatingAdmissionPolicyKind ||
+          kind->get<std::string>() == kMutatingAdmissionPolicyBindingKind);
 }
 
 }  // namespace harness::sim
