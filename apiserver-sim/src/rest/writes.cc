@@ -372,7 +372,7 @@ net::Response RestApiHandler::Impl::update(const Call& call) {
     return rest::statusResponse(*error);
   }
   WriteRequest request = writeRequest(call, std::string(kOperationUpdate), "update");
-  if (call.sub) {
+  if (call.sub && call.sub->subresource == "status") {
     // The status strategy keeps everything but the status (and the client's resourceVersion
     // precondition) from the stored object.
     auto stored = findStored(call.main.resource, call.namespace_name, call.info.name);
@@ -667,7 +667,10 @@ net::Response RestApiHandler::Impl::remove(const Call& call) {
   request.dry_run = options.value->contains("dryRun");
   request.options = std::move(*options.value);
   const AdmissionResult result = chain.handle(request);
-  if (!result.allowed || rest::returnsDeletedObject(call.main.resource)) {
+  // delete.go: the object the registry answers: the deleted one for registries with
+  // ReturnDeletedObject, the object as it stays when it is not gone yet (finalizers pending, a
+  // Namespace Terminating), else a Status.
+  if (!result.allowed || !result.deleted || rest::returnsDeletedObject(call.main.resource)) {
     net::Response response = writeResponse(call, result);
     if (result.allowed) response.status = 200;
     return response;

@@ -1065,6 +1065,34 @@ TEST_F(RestHandlerTest, DeleteOfAConfigMapReturnsASuccessStatus) {
                                     {"uid", created["metadata"]["uid"]}}}}));
 }
 
+TEST_F(RestHandlerTest, DeleteOfANamespaceAnswersItTerminatingAndItsFinalizeRemovesIt) {
+  ASSERT_EQ(send("POST", "/api/v1/namespaces",
+                 R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"doomed"}})",
+                 "application/json")
+                .status,
+            201);
+  auto response = send("DELETE", "/api/v1/namespaces/doomed");
+  ASSERT_EQ(response.status, 200) << response.body;
+  json ns = body(response);
+  EXPECT_EQ(ns["kind"], "Namespace");
+  EXPECT_EQ(ns["status"]["phase"], "Terminating");
+  EXPECT_TRUE(ns["metadata"].contains("deletionTimestamp"));
+  EXPECT_EQ(ns["spec"]["finalizers"], json::array({"kubernetes"}));
+  ASSERT_TRUE(store_.get({"", "namespaces"}, "", "doomed").has_value());
+  // namespaces/finalize is served for PUT only.
+  EXPECT_EQ(send("GET", "/api/v1/namespaces/doomed/finalize").status, 405);
+  // An update of the main resource cannot remove the finalizer (the strategy keeps it).
+  json update = ns;
+  update["spec"]["finalizers"] = json::array();
+  response = send("PUT", "/api/v1/namespaces/doomed", update.dump(), "application/json");
+  ASSERT_EQ(response.status, 200) << response.body;
+  EXPECT_EQ(body(response)["spec"]["finalizers"], json::array({"kubernetes"}));
+  update["metadata"]["resourceVersion"] = body(response)["metadata"]["resourceVersion"];
+  response = send("PUT", "/api/v1/namespaces/doomed/finalize", update.dump(), "application/json");
+  ASSERT_EQ(response.status, 200) << response.body;
+  EXPECT_FALSE(store_.get({"", "namespaces"}, "", "doomed").has_value());
+}
+
 TEST_F(RestHandlerTest, DeleteOfAMissingObjectIsNotFound) {
   const auto response = send("DELETE", "/api/v1/namespaces/default/configmaps/none");
   EXPECT_EQ(response.status, 404);

@@ -26,6 +26,8 @@ package main
 //	     the ValidatingAdmissionPolicy plugin's decision for one request (policies.go).
 //	{"op":"setAuthorizer","rules":[...]}   -> {}
 //	     the decisions the "authorizer" variable returns (authz.go).
+//	{"op":"podTemplateHash","object":{PodTemplateSpec},"collisionCount":N?} -> {"hash":"..."}
+//	     controller.ComputeHash of the template (pod_template_hash.go).
 //
 // A request that cannot be decoded or names an unknown op gets {"error":"..."}; the stream goes on.
 
@@ -53,6 +55,8 @@ type request struct {
 	Params      []paramKindJSON   `json:"params,omitempty"`
 	Namespace   json.RawMessage   `json:"namespace,omitempty"`
 	Equivalents []equivalentJSON  `json:"equivalents,omitempty"`
+	// podTemplateHash
+	CollisionCount *int32 `json:"collisionCount,omitempty"`
 }
 
 type conditionJSON struct {
@@ -171,9 +175,11 @@ func (s *server) dispatch(req *request) (map[string]any, error) {
 		}
 		s.authz = &rulesAuthorizer{rules: req.Rules}
 		return map[string]any{}, nil
+	case "podTemplateHash":
+		return podTemplateHash(req.Object, req.CollisionCount)
 	case "":
 		return nil, fmt.Errorf("request has no op")
 	default:
-		return nil, fmt.Errorf("unknown op %q (version, compileMatchConditions, evaluateMatchConditions, admitPolicyObject, dispatchValidatingPolicies, setAuthorizer)", req.Op)
+		return nil, fmt.Errorf("unknown op %q (version, compileMatchConditions, evaluateMatchConditions, admitPolicyObject, dispatchValidatingPolicies, setAuthorizer, podTemplateHash)", req.Op)
 	}
 }
