@@ -66,6 +66,7 @@
 #include "harness/sim/lint_input.h"
 #include "harness/sim/live_explain.h"
 #include "harness/sim/report.h"
+#include "harness/sim/rest_api.h"
 #include "harness/sim/scenario.h"
 #include "harness/sim/scenario_runner.h"
 #include "harness/sim/workload_controllers.h"
@@ -497,6 +498,8 @@ int serveCommand(const ServeArgs& args) {
       std::optional<sim::WorkloadControllers> controllers;
       sim::ControllerOptions controller_options;
       if (auto kube_cel = cel.kubeCel()) {
+        // Protobuf bodies (kubectl's typed clients) decoded by Kubernetes' own serializer.
+        sim::setProtobufDecoder(sim::cel::protobufDecoder(kube_cel));
         // pod-template-hash as Kubernetes computes it (controller.ComputeHash, in Go).
         controller_options.pod_template_hash =
             [hasher = sim::cel::podTemplateHasher(kube_cel)](
@@ -531,6 +534,7 @@ int serveCommand(const ServeArgs& args) {
         std::cerr << "apiserver-sim: stopping\n";
       }
       if (controllers) controllers->stop();
+      sim::setProtobufDecoder({});
       (*environment)->stop();
     }
   }

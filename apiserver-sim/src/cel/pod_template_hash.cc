@@ -1,6 +1,9 @@
-// controller.ComputeHash through kube-cel (kube/cmd/kube-cel/pod_template_hash.go).
+// What only Kubernetes' Go types give, through kube-cel: controller.ComputeHash
+// (kube/cmd/kube-cel/pod_template_hash.go) and protobuf request bodies (protobuf.go).
 
 #include "harness/sim/cel.h"
+
+#include "harness/go/base64.h"
 
 namespace harness::sim::cel {
 
@@ -16,6 +19,23 @@ PodTemplateHasher podTemplateHasher(std::shared_ptr<KubeCel> cel) {
       return it->get<std::string>();
     }
     return core::makeError("kube-cel answered podTemplateHash without a hash: " +
+                           response->dump());
+  };
+}
+
+std::function<core::Result<nlohmann::json>(const std::string& body)> protobufDecoder(
+    std::shared_ptr<KubeCel> cel) {
+  return [cel = std::move(cel)](const std::string& body) -> core::Result<nlohmann::json> {
+    // Go's encoding/json carries []byte as standard base64.
+    auto response = cel->call({{"op", "decodeProtobuf"}, {"data", go::base64Encode(body)}});
+    if (!response) return response.error();
+    if (auto it = response->find("decodeError"); it != response->end() && it->is_string()) {
+      return core::makeError(it->get<std::string>(), core::ErrorCode::kDecode);
+    }
+    if (auto it = response->find("object"); it != response->end() && it->is_object()) {
+      return *it;
+    }
+    return core::makeError("kube-cel answered decodeProtobuf without an object: " +
                            response->dump());
   };
 }

@@ -15,6 +15,7 @@
 // applied configuration is strategically merged into the stored object, or becomes the object
 // when there is none (operation CREATE, 201). Fields an apply would remove are kept.
 
+#include <mutex>
 #include <set>
 
 #include <fmt/format.h>
@@ -110,13 +111,31 @@ core::Status unrecognized(const Call& call, const std::string& reason, const std
       call.main.kind.kind, reason, summarizeData(body)));
 }
 
+std::mutex& protobufDecoderMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+ProtobufDecoder& installedProtobufDecoder() {
+  static ProtobufDecoder decoder;
+  return decoder;
+}
+
+ProtobufDecoder protobufDecoder() {
+  std::lock_guard lock(protobufDecoderMutex());
+  return installedProtobufDecoder();
+}
+
 // Decodes a POST/PUT body into the requested version's object.
 rest::Decoded<nlohmann::json> decodeObject(const Call& call) {
   rest::Decoded<nlohmann::json> out;
   const net::Request& http = *call.http;
-  const auto format = rest::negotiateInput(http.headers.get("Content-Type"));
+  const ProtobufDecoder protobuf = protobufDecoder();
+  const auto format = rest::negotiateInput(http.headers.get("Content-Type"), protobuf != nullptr);
   if (!format) {
-    out.error = rest::unsupportedMediaType({"application/json", "application/yaml"});
+    out.error = protobuf ? rest::unsupportedMediaType({"application/json", "application/yaml",
+                                                       "application/vnd.kubernetes.protobuf"})
+                         : rest::unsupportedMediaType({"application/json", "application/yaml"});
     return out;
   }
   if (http.body.size() > kMaxRequestBodyBytes) {
@@ -125,7 +144,16 @@ rest::Decoded<nlohmann::json> decodeObject(const Call& call) {
     return out;
   }
   nlohmann::json object;
-  if (*format == rest::BodyFormat::kYaml) {
+  if (*format == rest::BodyFormat::kProtobuf) {
+    auto decoded = protobuf(http.body);
+    if (!decoded) {
+      out.error = decoded.error().code == core::ErrorCode::kDecode
+                      ? unrecognized(call, decoded.error().message, http.body)
+                      : core::newInternalError(decoded.error().message);
+      return out;
+    }
+    object = std::move(*decoded);
+  } else if (*format == rest::BodyFormat::kYaml) {
     auto parsed = core::parseYaml(http.body);
     if (!parsed) {
       out.error = unrecognized(call, "error converting YAML to JSON: " + parsed.error().message,
@@ -341,6 +369,11 @@ void stripDirectives(nlohmann::json& value) {
 }
 
 }  // namespace
+
+void setProtobufDecoder(ProtobufDecoder decoder) {
+  std::lock_guard lock(protobufDecoderMutex());
+  installedProtobufDecoder() = std::move(decoder);
+}
 
 net::Response RestApiHandler::Impl::create(const Call& call) {
   auto options = writeOptions(call, "CreateOptions");

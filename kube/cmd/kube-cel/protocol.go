@@ -28,6 +28,8 @@ package main
 //	     the decisions the "authorizer" variable returns (authz.go).
 //	{"op":"podTemplateHash","object":{PodTemplateSpec},"collisionCount":N?} -> {"hash":"..."}
 //	     controller.ComputeHash of the template (pod_template_hash.go).
+//	{"op":"decodeProtobuf","data":"<base64 of the body>"}
+//	  -> {"object":{...}} the body's object as JSON, or {"decodeError":"..."} (protobuf.go).
 //
 // A request that cannot be decoded or names an unknown op gets {"error":"..."}; the stream goes on.
 
@@ -57,6 +59,8 @@ type request struct {
 	Equivalents []equivalentJSON  `json:"equivalents,omitempty"`
 	// podTemplateHash
 	CollisionCount *int32 `json:"collisionCount,omitempty"`
+	// decodeProtobuf
+	Data []byte `json:"data,omitempty"`
 }
 
 type conditionJSON struct {
@@ -177,9 +181,11 @@ func (s *server) dispatch(req *request) (map[string]any, error) {
 		return map[string]any{}, nil
 	case "podTemplateHash":
 		return podTemplateHash(req.Object, req.CollisionCount)
+	case "decodeProtobuf":
+		return decodeProtobuf(req.Data)
 	case "":
 		return nil, fmt.Errorf("request has no op")
 	default:
-		return nil, fmt.Errorf("unknown op %q (version, compileMatchConditions, evaluateMatchConditions, admitPolicyObject, dispatchValidatingPolicies, setAuthorizer, podTemplateHash)", req.Op)
+		return nil, fmt.Errorf("unknown op %q (version, compileMatchConditions, evaluateMatchConditions, admitPolicyObject, dispatchValidatingPolicies, setAuthorizer, podTemplateHash, decodeProtobuf)", req.Op)
 	}
 }

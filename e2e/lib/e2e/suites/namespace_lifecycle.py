@@ -1,7 +1,8 @@
 """Namespace deletion and kubectl patch, as kube-apiserver and the namespace controller do them.
 
 A namespace `doomed` gets its `default` ServiceAccount (the serviceaccount controller), a
-Deployment (ReplicaSet, Pod), a ConfigMap changed by `kubectl patch` of each type (strategic
+Deployment (ReplicaSet, Pod: the pod-template-hash of Kubernetes' controller.ComputeHash), a
+ConfigMap from `kubectl create configmap` (kubectl's typed client sends protobuf), a ConfigMap changed by `kubectl patch` of each type (strategic
 merge, merge, JSON patch: each a PATCH through the admission chain, verb patch in the audit log)
 and a ConfigMap holding a finalizer. `kubectl delete namespace --wait=false`:
   * the Namespace stays, phase Terminating, deletionTimestamp set, spec.finalizers [kubernetes];
@@ -43,7 +44,15 @@ def run(ctx):
     ctx.apply(json.dumps(common.simple_deployment("web", NS)))
     ctx.apply(configmap("settings", {"mode": "a"}))
     ctx.apply(configmap("held", {"k": "v"}, [HOLD]))
-    ctx.wait_for_items("pods", NS, "app=web", 1, "the Deployment's Pod")
+    pods = ctx.wait_for_items("pods", NS, "app=web", 1, "the Deployment's Pod")
+    # controller.ComputeHash of this template as kube-controller-manager v1.37.2 computes it (the
+    # simulator asks kube-cel for Kubernetes' own function).
+    ctx.check_equal("the ReplicaSet's pod-template-hash",
+                    pods[0]["metadata"]["labels"].get("pod-template-hash"), "54cb9f4f5f")
+    done = ctx.kubectl("create", "configmap", "typed", "-n", NS, "--from-literal=a=b",
+                       check=False)
+    ctx.check_equal("kubectl create configmap (a protobuf body)", done.stdout.strip(),
+                    "configmap/typed created")
 
     ctx.step("kubectl patch: strategic merge, merge, JSON patch")
     for args, expected in [

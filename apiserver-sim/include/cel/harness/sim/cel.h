@@ -148,6 +148,12 @@ using PodTemplateHasher = std::function<core::Result<std::string>(
     const nlohmann::json& template_spec, std::optional<std::int32_t> collision_count)>;
 PodTemplateHasher podTemplateHasher(std::shared_ptr<KubeCel> cel);
 
+// A request body in Kubernetes' protobuf encoding decoded by kube-cel (op decodeProtobuf) into
+// the object's JSON; an error with code kDecode when the body does not decode (the decoder's
+// message), another when kube-cel failed.
+std::function<core::Result<nlohmann::json>(const std::string& body)> protobufDecoder(
+    std::shared_ptr<KubeCel> cel);
+
 // The JSON kube-cel reads for admission.Attributes.
 nlohmann::json attributesJson(const AdmissionAttributes& attributes);
 
