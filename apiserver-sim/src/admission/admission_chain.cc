@@ -669,6 +669,12 @@ std::optional<Failure> AdmissionChain::Impl::persist(ChainRequest& run) {
       result.object = attributes.object;
       return std::nullopt;
     }
+    if (detail::unchangedByUpdate(*attributes.object, *attributes.old_object)) {
+      // etcd3 store GuaranteedUpdate: an update whose encoding equals the stored one is not
+      // written (resourceVersion stays: kubectl then prints "patched (no change)").
+      result.object = attributes.old_object;
+      return std::nullopt;
+    }
     return stored(store.update(run.group_resource, *attributes.object));
   }
   if (request.operation == kOperationDelete) {

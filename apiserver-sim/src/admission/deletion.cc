@@ -96,4 +96,23 @@ bool shouldDeleteDuringUpdate(const core::GroupResource& resource, const json& u
          (grace->is_number_integer() && grace->get<std::int64_t>() == 0);
 }
 
+bool unchangedByUpdate(const json& updated, const json& existing) {
+  const json* new_metadata = metadataOf(updated);
+  const json* old_metadata = metadataOf(existing);
+  if (new_metadata == nullptr || old_metadata == nullptr) return false;
+  const std::string old_version = old_metadata->value("resourceVersion", json("")).is_string()
+                                      ? old_metadata->value("resourceVersion", std::string())
+                                      : std::string();
+  const json new_version = new_metadata->value("resourceVersion", json(""));
+  if (!new_version.is_string() ||
+      (!new_version.get<std::string>().empty() && new_version.get<std::string>() != old_version)) {
+    return false;
+  }
+  json a = updated;
+  json b = existing;
+  a["metadata"].erase("resourceVersion");
+  b["metadata"].erase("resourceVersion");
+  return a == b;
+}
+
 }  // namespace harness::sim::detail

@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/core/object.h"
+#include "harness/core/status.h"
 
 namespace harness::sim::detail {
 
@@ -40,5 +40,10 @@ std::optional<nlohmann::json> deletionKeeps(const core::GroupResource& resource,
 // leaves no finalizer on an object being deleted removes it.
 bool shouldDeleteDuringUpdate(const core::GroupResource& resource, const nlohmann::json& updated,
                               const nlohmann::json& existing);
+
+// k8s.io/apiserver pkg/storage/etcd3/store.go GuaranteedUpdate: an update whose object equals the
+// stored one (resourceVersion aside, which storage does not keep in the data) is not written. Only
+// when the update names no resourceVersion or the stored one (a stale one is the store's 409).
+bool unchangedByUpdate(const nlohmann::json& updated, const nlohmann::json& existing);
 
 }  // namespace harness::sim::detail

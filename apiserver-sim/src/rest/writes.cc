@@ -514,8 +514,13 @@ net::Response RestApiHandler::Impl::patch(const Call& call) {
       if (json_patch) {
         auto applied = core::applyPatch(current, *json_patch);
         if (!applied) {
-          return rest::statusResponse(core::newGenericServerResponse(
-              422, "", {}, "", applied.error().message, 0, false));
+          const core::Status status = core::newGenericServerResponse(
+              422, "", {}, "", applied.error().message, 0, false);
+          // The audit filter records every request, this one too (found by the e2e suite
+          // namespace-lifecycle: kube-apiserver logs it, 422).
+          chain.auditRead("patch", call.main.resource, call.namespace_name, call.info.name,
+                          defaultAdminUser(), call.http->target, status.code, std::nullopt);
+          return rest::statusResponse(status);
         }
         patched = std::move(*applied);
       } else if (content_type == kContentMergePatch) {

@@ -270,6 +270,24 @@ TEST_F(NamespaceDeletionTest, DeleteOfAnObjectWithFinalizersMarksItOnce) {
   EXPECT_FALSE(store_.get(kConfigMaps, "demo", "plain"));
 }
 
+TEST_F(NamespaceDeletionTest, AnUpdateThatChangesNothingIsNotWritten) {
+  const auto created = createConfigMap("same");
+  ASSERT_TRUE(created.allowed);
+  const std::string version = (*created.object)["metadata"]["resourceVersion"];
+  const auto same = write("UPDATE", {"", "v1", "configmaps"}, "demo", "same", *created.object);
+  ASSERT_TRUE(same.allowed);
+  EXPECT_EQ((*same.object)["metadata"]["resourceVersion"], version);
+  json changed = *created.object;
+  changed["data"]["k"] = "w";
+  const auto update = write("UPDATE", {"", "v1", "configmaps"}, "demo", "same", changed);
+  ASSERT_TRUE(update.allowed);
+  EXPECT_NE((*update.object)["metadata"]["resourceVersion"], version);
+  // A stale resourceVersion is still the store's conflict, even for an unchanged object.
+  const auto stale = write("UPDATE", {"", "v1", "configmaps"}, "demo", "same", *created.object);
+  ASSERT_FALSE(stale.allowed);
+  EXPECT_EQ(stale.code, 409);
+}
+
 TEST_F(NamespaceDeletionTest, ImmortalNamespacesCannotBeDeleted) {
   ASSERT_TRUE(write("CREATE", {"", "v1", "namespaces"}, "", "",
                     json::parse(R"({"apiVersion": "v1", "kind": "Namespace",
