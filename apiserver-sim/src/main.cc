@@ -67,6 +67,7 @@
 #include "harness/sim/lint_input.h"
 #include "harness/sim/live_explain.h"
 #include "harness/sim/report.h"
+#include "harness/sim/rest_api.h"
 #include "harness/sim/scenario.h"
 #include "harness/sim/scenario_runner.h"
 #include "harness/sim/workload_controllers.h"
@@ -523,7 +524,32 @@ int serveCommand(const ServeArgs& args) {
       // kube-controller-manager's workload controllers: a Deployment gets its ReplicaSet and
       // Pods, as on a cluster (serve only: scenario runs play their steps alone).
       std::optional<sim::WorkloadControllers> controllers;
-      if (status == 0) controllers.emplace((*environment)->store(), (*environment)->chain());
+      sim::ControllerOptions controller_options;
+      if (auto kube_cel = cel.kubeCel()) {
+        // Protobuf bodies (kubectl's typed clients) decoded by Kubernetes' own serializer.
+        sim::setProtobufDecoder(sim::cel::protobufDecoder(kube_cel));
+        // pod-template-hash as Kubernetes computes it (controller.ComputeHash, in Go).
+        controller_options.pod_template_hash =
+            [hasher = sim::cel::podTemplateHasher(kube_cel)](
+                const nlohmann::json& template_spec,
+                std::optional<std::int32_t> collision_count) -> std::optional<std::string> {
+          auto hash = hasher(template_spec, collision_count);
+          if (!hash) {
+            std::cerr << "apiserver-sim: pod-template-hash approximated: " << hash.error().message
+                      << "\n";
+            return std::nullopt;
+          }
+          return *hash;
+        };
+      } else {
+        std::cerr << "apiserver-sim: pod-template-hash approximated (a hash of the template's "
+                     "JSON, not Kubernetes' controller.ComputeHash): "
+                  << cel.status() << "\n";
+      }
+      if (status == 0) {
+        controllers.emplace((*environment)->store(), (*environment)->chain(),
+                            std::move(controller_options));
+      }
       if (status == 0) {
         std::cout << "apiserver-sim: serving scenario " << scenario->name << " at "
                   << (*environment)->apiServerUrl() << "\n"
@@ -536,6 +562,7 @@ int serveCommand(const ServeArgs& args) {
         std::cerr << "apiserver-sim: stopping\n";
       }
       if (controllers) controllers->stop();
+      sim::setProtobufDecoder({});
       (*environment)->stop();
     }
   }

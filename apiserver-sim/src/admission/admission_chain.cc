@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "audit_recorder.h"
+#include "deletion.h"
 #include "dispatch.h"
 #include "harness/core/object.h"
 #include "harness/core/unstructured.h"
@@ -578,6 +579,8 @@ std::optional<Failure> AdmissionChain::Impl::validateObject(ChainRequest& run) {
     prepareForCreate(object);
   } else if (request.subresource == "status") {
     prepareForStatusUpdate(object, *attributes.old_object);
+  } else if (request.subresource == "finalize") {
+    prepareForFinalizeUpdate(object, *attributes.old_object);
   } else {
     prepareForUpdate(object, *attributes.old_object);
   }
@@ -713,13 +716,39 @@ std::optional<Failure> AdmissionChain::Impl::persist(ChainRequest& run) {
   }
   result.code = 200;
   if (request.operation == kOperationUpdate) {
+    if (detail::shouldDeleteDuringUpdate(run.group_resource, *attributes.object,
+                                         *attributes.old_object)) {
+      // Store.Update with ShouldDeleteDuringUpdate: the last finalizer removed from an object
+      // being deleted deletes it (deleteWithoutFinalizers answers the object as it was stored).
+      if (request.dry_run) {
+        result.object = attributes.old_object;
+        return std::nullopt;
+      }
+      return stored(store.remove(run.group_resource, run.storage_namespace, attributes.name));
+    }
     if (request.dry_run) {
       result.object = attributes.object;
+      return std::nullopt;
+    }
+    if (detail::unchangedByUpdate(*attributes.object, *attributes.old_object)) {
+      // etcd3 store GuaranteedUpdate: an update whose encoding equals the stored one is not
+      // written (resourceVersion stays: kubectl then prints "patched (no change)").
+      result.object = attributes.old_object;
       return std::nullopt;
     }
     return stored(store.update(run.group_resource, *attributes.object));
   }
   if (request.operation == kOperationDelete) {
+    if (auto kept = detail::deletionKeeps(run.group_resource, *attributes.old_object,
+                                          rfc3339Now())) {
+      result.deleted = false;
+      if (request.dry_run || *kept == *attributes.old_object) {
+        result.object = std::move(*kept);
+        return std::nullopt;
+      }
+      return stored(store.update(run.group_resource, std::move(*kept)));
+    }
+    result.deleted = true;
     if (request.dry_run) {
       result.object = attributes.old_object;
       return std::nullopt;

@@ -21,6 +21,7 @@
 
 #include "harness/core/label_selector.h"
 #include "harness/core/webhook_config.h"
+#include "harness/go/fmt.h"
 #include "harness/go/strconv.h"
 #include "harness/sim/defaulting.h"
 #include "harness/sim/object_validation.h"
@@ -265,6 +266,32 @@ FieldErrors validateObjectMetaUpdate(const json& object, const json& old_object)
   FieldErrors errs;
   const json& meta = objectOrEmpty(object, "metadata");
   const json& old_meta = objectOrEmpty(old_object, "metadata");
+  if (const json* deleted = member(old_meta, "deletionTimestamp");
+      deleted != nullptr && !deleted->is_null()) {
+    // ValidateNoNewFinalizers: sets.String's sorted List, printed with %#v.
+    std::set<std::string> added;
+    std::set<std::string> before;
+    if (const json* old_finalizers = member(old_meta, "finalizers");
+        old_finalizers != nullptr && old_finalizers->is_array()) {
+      for (const auto& f : *old_finalizers) {
+        if (f.is_string()) before.insert(f.get<std::string>());
+      }
+    }
+    if (const json* finalizers = member(meta, "finalizers");
+        finalizers != nullptr && finalizers->is_array()) {
+      for (const auto& f : *finalizers) {
+        if (f.is_string() && !before.contains(f.get<std::string>())) {
+          added.insert(f.get<std::string>());
+        }
+      }
+    }
+    if (!added.empty()) {
+      errs.push_back(FieldError::forbidden(
+          "metadata.finalizers",
+          "no new finalizers can be added if the object is being deleted, found new finalizers " +
+              go::stringSliceGoSyntax({added.begin(), added.end()})));
+    }
+  }
   for (const char* key : {"name", "namespace", "uid"}) {
     const std::string value = stringMember(meta, key);
     if (value != stringMember(old_meta, key)) {

@@ -128,7 +128,7 @@ void prepareForCreateUnchecked(json& object) {
   }
 }
 
-void prepareForUpdateUnchecked(json& object, const json& old_object) {
+void prepareForUpdateUnchecked(json& object, const json& old_object, bool finalize) {
   const std::string type = builtin_internal::typeKey(object);
   json* metadata = ensureObject(object, "metadata");
   const json* old_metadata = objectMember(old_object, "metadata");
@@ -146,6 +146,17 @@ void prepareForUpdateUnchecked(json& object, const json& old_object) {
         created != nullptr && !created->is_null()) {
       (*metadata)["creationTimestamp"] = *created;
     }
+    // rest.BeforeUpdate: "an update can never remove/change a deletion timestamp", nor remove
+    // the grace period.
+    if (const json* deleted = member(*old_metadata, "deletionTimestamp");
+        deleted != nullptr && !deleted->is_null()) {
+      (*metadata)["deletionTimestamp"] = *deleted;
+    }
+    if (const json* grace = member(*old_metadata, "deletionGracePeriodSeconds");
+        grace != nullptr && !grace->is_null()) {
+      const json* now = member(*metadata, "deletionGracePeriodSeconds");
+      if (now == nullptr || now->is_null()) (*metadata)["deletionGracePeriodSeconds"] = *grace;
+    }
   }
   const json* old_status = member(old_object, "status");
   const bool known = type == "v1/Pod" || type == "v1/Service" || type == "v1/Namespace" ||
@@ -157,6 +168,7 @@ void prepareForUpdateUnchecked(json& object, const json& old_object) {
     object.erase("status");
   }
   if (type == "v1/Namespace") {
+    if (finalize) return;
     json* spec = ensureObject(object, "spec");
     const json* old_spec = objectMember(old_object, "spec");
     if (spec != nullptr) {
@@ -284,15 +296,27 @@ void prepareForStatusUpdate(json& object, const json& old_object) {
   object = std::move(updated);
 }
 
-void prepareForUpdate(json& object, const json& old_object) {
+namespace {
+
+void prepareForUpdateChecked(json& object, const json& old_object, bool finalize) {
   if (!object.is_object() || !old_object.is_object()) return;
   json copy = object;
   try {
-    prepareForUpdateUnchecked(copy, old_object);
+    prepareForUpdateUnchecked(copy, old_object, finalize);
   } catch (const json::exception&) {
     return;
   }
   object = std::move(copy);
+}
+
+}  // namespace
+
+void prepareForUpdate(json& object, const json& old_object) {
+  prepareForUpdateChecked(object, old_object, false);
+}
+
+void prepareForFinalizeUpdate(json& object, const json& old_object) {
+  prepareForUpdateChecked(object, old_object, true);
 }
 
 }  // namespace harness::sim

@@ -22,6 +22,7 @@
 
 #include "harness/sim/admission_chain.h"
 #include "harness/sim/store.h"
+#include "namespace_deleter.h"
 
 namespace harness::sim {
 namespace {
@@ -197,7 +198,7 @@ struct WorkloadControllers::Impl {
   };
 
   Impl(ObjectStore& s, AdmissionChain& c, ControllerOptions o)
-      : store(s), chain(c), options(o), signal(std::make_shared<Signal>()) {}
+      : store(s), chain(c), options(o), signal(std::make_shared<Signal>()), namespaces(s, c) {}
 
   ObjectStore& store;
   AdmissionChain& chain;
@@ -210,6 +211,7 @@ struct WorkloadControllers::Impl {
     std::chrono::milliseconds delay{0};
   };
   std::map<std::string, Backoff> backoff;
+  controllers::NamespaceDeleter namespaces;
 
   AdmissionResult write(std::string operation, const core::GroupResource& resource,
                         std::string kind_path, const std::string& namespace_name,
@@ -267,6 +269,7 @@ struct WorkloadControllers::Impl {
     wrote |= collectGarbage();
     for (const auto& deployment : store.list(kDeployments)) wrote |= syncDeployment(deployment);
     for (const auto& rs : store.list(kReplicaSets)) wrote |= syncReplicaSet(rs);
+    wrote |= namespaces.sync(options.now ? options.now() : std::chrono::system_clock::now());
     return wrote;
   }
 
@@ -333,7 +336,17 @@ struct WorkloadControllers::Impl {
     if (!new_rs) {
       // getNewReplicaSet: a ReplicaSet named <deployment>-<hash>, its template and selector
       // labelled with the hash, sized by NewRSNewReplicas.
-      const std::string hash = podTemplateHash(withoutHash(template_spec));
+      std::optional<std::string> exact;
+      if (options.pod_template_hash) {
+        std::optional<std::int32_t> collision_count;
+        if (deployment.contains("/status/collisionCount"_json_pointer) &&
+            deployment.at("/status/collisionCount"_json_pointer).is_number_integer()) {
+          collision_count =
+              deployment.at("/status/collisionCount"_json_pointer).get<std::int32_t>();
+        }
+        exact = options.pod_template_hash(template_spec, collision_count);
+      }
+      const std::string hash = exact ? *exact : podTemplateHash(withoutHash(template_spec));
       json rs_template = template_spec;
       rs_template["metadata"]["labels"][std::string(kHashLabel)] = hash;
       json selector = deployment.contains("/spec/selector"_json_pointer)
@@ -586,6 +599,12 @@ struct WorkloadControllers::Impl {
         next = retry.next;
       }
     }
+    if (auto requeue = namespaces.nextRequeue()) {
+      // The namespace controller's queue runs on the wall clock.
+      const auto at = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                *requeue - std::chrono::system_clock::now());
+      if (!next || at < *next) next = at;
+    }
     return next;
   }
 
@@ -618,7 +637,7 @@ WorkloadControllers::WorkloadControllers(ObjectStore& store, AdmissionChain& cha
   std::weak_ptr<Impl::Signal> weak = impl_->signal;
   store.onChange([weak](const core::GroupResource& resource) {
     if (resource.resource != "deployments" && resource.resource != "replicasets" &&
-        resource.resource != "pods") {
+        resource.resource != "pods" && resource.resource != "namespaces") {
       return;
     }
     if (auto signal = weak.lock()) {

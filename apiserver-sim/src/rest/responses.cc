@@ -152,12 +152,14 @@ std::optional<OutputFormat> negotiateOutput(const std::optional<std::string>& ac
   return std::nullopt;
 }
 
-std::optional<BodyFormat> negotiateInput(const std::optional<std::string>& content_type) {
+std::optional<BodyFormat> negotiateInput(const std::optional<std::string>& content_type,
+                                         bool protobuf) {
   if (!content_type || trim(*content_type).empty()) return BodyFormat::kJson;
   auto media = core::parseMediaType(*content_type);
   if (!media) return std::nullopt;
   if (*media == "application/json") return BodyFormat::kJson;
   if (*media == "application/yaml") return BodyFormat::kYaml;
+  if (protobuf && *media == "application/vnd.kubernetes.protobuf") return BodyFormat::kProtobuf;
   return std::nullopt;
 }
 

@@ -44,8 +44,10 @@ struct OutputFormat {
 std::optional<OutputFormat> negotiateOutput(const std::optional<std::string>& accept);
 
 // The body's media type for POST/PUT: JSON (also when absent) or YAML; nullopt for anything else.
-enum class BodyFormat { kJson, kYaml };
-std::optional<BodyFormat> negotiateInput(const std::optional<std::string>& content_type);
+enum class BodyFormat { kJson, kYaml, kProtobuf };
+// kProtobuf only when `protobuf` (a decoder is installed).
+std::optional<BodyFormat> negotiateInput(const std::optional<std::string>& content_type,
+                                         bool protobuf = false);
 // 415 for a body in another format (negotiation.NewUnsupportedMediaTypeError).
 core::Status unsupportedMediaType(const std::vector<std::string>& accepted);
 

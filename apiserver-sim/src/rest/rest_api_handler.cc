@@ -285,11 +285,13 @@ net::Response RestApiHandler::Impl::resource(Call& call) {
     auto sub = core::findResource(gvr, info.subresource);
     if (!sub) return rest::statusResponse(rest::routerError(404));
     call.sub = *sub;
-    if (info.subresource != "status") {
+    if (info.subresource == "finalize") {
+      // namespaces/finalize: FinalizeREST is only an Updater (PUT).
+      if (info.verb != "update") return rest::statusResponse(rest::routerError(405));
+    } else if (info.subresource != "status") {
       return rest::statusResponse(core::newMethodNotSupported(
           {gvr.group, gvr.resource + "/" + info.subresource}, info.verb));
-    }
-    if (info.verb != "get" && info.verb != "update" && info.verb != "patch") {
+    } else if (info.verb != "get" && info.verb != "update" && info.verb != "patch") {
       return rest::statusResponse(rest::routerError(405));
     }
   } else if (named) {

@@ -152,6 +152,35 @@ TEST_F(RealKubeCelTest, ReportsTheKubernetesVersionItWasBuiltFrom) {
   EXPECT_THAT(cel_->compatibilityVersion(), ::testing::MatchesRegex("1\\.[0-9]+"));
 }
 
+TEST_F(RealKubeCelTest, PodTemplateHashIsKubernetesComputeHash) {
+  const nlohmann::json tmpl = {
+      {"metadata", {{"labels", {{"app", "web"}}}}},
+      {"spec", {{"containers", {{{"name", "app"}, {"image", "nginx"}}}}}}};
+  auto hasher = podTemplateHasher(cel_);
+  auto hash = hasher(tmpl, std::nullopt);
+  ASSERT_TRUE(hash.ok()) << hash.error().message;
+  // rand.SafeEncodeString of a decimal uint32: up to 10 characters of its alphabet.
+  EXPECT_THAT(*hash, ::testing::MatchesRegex("[bcdfghjklmnpqrstvwxz2456789]{1,10}"));
+  EXPECT_EQ(*hasher(tmpl, std::nullopt), *hash);
+  EXPECT_NE(*hasher(tmpl, 1), *hash);  // the collisionCount is hashed too
+  nlohmann::json other = tmpl;
+  other["spec"]["containers"][0]["image"] = "nginx:1.27";
+  EXPECT_NE(*hasher(other, std::nullopt), *hash);
+  auto bad = hasher(nlohmann::json::array({1}), std::nullopt);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.error().message, HasSubstr("not a PodTemplateSpec"));
+}
+
+TEST_F(RealKubeCelTest, ProtobufBodiesDecodeWithKubernetesSerializerOrSayWhy) {
+  auto decode = protobufDecoder(cel_);
+  auto bad = decode(std::string("k8s\0", 4) + "\x0a\xff");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, core::ErrorCode::kDecode);
+  auto not_protobuf = decode("{}");
+  ASSERT_FALSE(not_protobuf.ok());
+  EXPECT_EQ(not_protobuf.error().code, core::ErrorCode::kDecode);
+}
+
 TEST_F(RealKubeCelTest, EvaluatesEachConditionWithTheApiserverVariables) {
   auto evaluate = matchConditionEvaluator(cel_);
   const auto results = evaluate(

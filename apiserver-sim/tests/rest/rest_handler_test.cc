@@ -732,6 +732,42 @@ TEST_F(RestHandlerTest, CreateWithUnsupportedContentTypeIs415) {
             "application/json, application/yaml");
 }
 
+TEST_F(RestHandlerTest, ProtobufBodiesAreDecodedByTheInstalledDecoderOnly) {
+  constexpr const char* kProtobuf = "application/vnd.kubernetes.protobuf";
+  const std::string wire = std::string("k8s\0", 4) + "fake protobuf";
+  // Without a decoder: 415.
+  auto response = send("POST", "/api/v1/namespaces/default/configmaps", wire, kProtobuf);
+  EXPECT_EQ(response.status, 415);
+  std::vector<std::string> seen;
+  setProtobufDecoder([&seen](const std::string& bytes) -> core::Result<json> {
+    seen.push_back(bytes);
+    if (bytes.find("broken") != std::string::npos) {
+      return core::makeError("proto: cannot parse invalid wire-format data",
+                             core::ErrorCode::kDecode);
+    }
+    return json{{"apiVersion", "v1"},
+                {"kind", "ConfigMap"},
+                {"metadata", {{"name", "from-proto"}, {"creationTimestamp", nullptr}}},
+                {"data", {{"k", "v"}}}};
+  });
+  response = send("POST", "/api/v1/namespaces/default/configmaps", wire, kProtobuf);
+  ASSERT_EQ(response.status, 201) << response.body;
+  EXPECT_EQ(body(response)["metadata"]["name"], "from-proto");
+  EXPECT_EQ(seen, std::vector<std::string>{wire});
+  EXPECT_TRUE(store_.get({"", "configmaps"}, "default", "from-proto").has_value());
+  response = send("POST", "/api/v1/namespaces/default/configmaps", "broken", kProtobuf);
+  EXPECT_EQ(response.status, 400);
+  EXPECT_EQ(body(response)["message"],
+            "the object provided is unrecognized (must be of type ConfigMap): couldn't get "
+            "version/kind; json parse error: proto: cannot parse invalid wire-format data "
+            "(62726f6b656e)");
+  response = send("POST", "/api/v1/namespaces/default/configmaps", "x=1", "text/plain");
+  EXPECT_EQ(body(response)["message"],
+            "the body of the request was in an unknown format - accepted media types include: "
+            "application/json, application/yaml, application/vnd.kubernetes.protobuf");
+  setProtobufDecoder({});
+}
+
 TEST_F(RestHandlerTest, CreateOfAnExistingObjectIsAlreadyExists) {
   ASSERT_EQ(createConfigMap("default", "dup").status, 201);
   const auto response = createConfigMap("default", "dup");
@@ -1063,6 +1099,34 @@ TEST_F(RestHandlerTest, DeleteOfAConfigMapReturnsASuccessStatus) {
                                    {{"name", "settings"},
                                     {"kind", "configmaps"},
                                     {"uid", created["metadata"]["uid"]}}}}));
+}
+
+TEST_F(RestHandlerTest, DeleteOfANamespaceAnswersItTerminatingAndItsFinalizeRemovesIt) {
+  ASSERT_EQ(send("POST", "/api/v1/namespaces",
+                 R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"doomed"}})",
+                 "application/json")
+                .status,
+            201);
+  auto response = send("DELETE", "/api/v1/namespaces/doomed");
+  ASSERT_EQ(response.status, 200) << response.body;
+  json ns = body(response);
+  EXPECT_EQ(ns["kind"], "Namespace");
+  EXPECT_EQ(ns["status"]["phase"], "Terminating");
+  EXPECT_TRUE(ns["metadata"].contains("deletionTimestamp"));
+  EXPECT_EQ(ns["spec"]["finalizers"], json::array({"kubernetes"}));
+  ASSERT_TRUE(store_.get({"", "namespaces"}, "", "doomed").has_value());
+  // namespaces/finalize is served for PUT only.
+  EXPECT_EQ(send("GET", "/api/v1/namespaces/doomed/finalize").status, 405);
+  // An update of the main resource cannot remove the finalizer (the strategy keeps it).
+  json update = ns;
+  update["spec"]["finalizers"] = json::array();
+  response = send("PUT", "/api/v1/namespaces/doomed", update.dump(), "application/json");
+  ASSERT_EQ(response.status, 200) << response.body;
+  EXPECT_EQ(body(response)["spec"]["finalizers"], json::array({"kubernetes"}));
+  update["metadata"]["resourceVersion"] = body(response)["metadata"]["resourceVersion"];
+  response = send("PUT", "/api/v1/namespaces/doomed/finalize", update.dump(), "application/json");
+  ASSERT_EQ(response.status, 200) << response.body;
+  EXPECT_FALSE(store_.get({"", "namespaces"}, "", "doomed").has_value());
 }
 
 TEST_F(RestHandlerTest, DeleteOfAMissingObjectIsNotFound) {

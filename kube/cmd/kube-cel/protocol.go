@@ -34,6 +34,10 @@ package main
 //	{"op":"releaseMutatingPolicies","reinvocation":{"request":"<id>"}}   -> {}
 //	{"op":"setAuthorizer","rules":[...]}   -> {}
 //	     the decisions the "authorizer" variable returns (authz.go).
+//	{"op":"podTemplateHash","object":{PodTemplateSpec},"collisionCount":N?} -> {"hash":"..."}
+//	     controller.ComputeHash of the template (pod_template_hash.go).
+//	{"op":"decodeProtobuf","data":"<base64 of the body>"}
+//	  -> {"object":{...}} the body's object as JSON, or {"decodeError":"..."} (protobuf.go).
 //
 // A request that cannot be decoded or names an unknown op gets {"error":"..."}; the stream goes on.
 
@@ -63,6 +67,10 @@ type request struct {
 	Equivalents []equivalentJSON  `json:"equivalents,omitempty"`
 	// dispatchMutatingPolicies, releaseMutatingPolicies
 	Reinvocation *reinvocationJSON `json:"reinvocation,omitempty"`
+	// podTemplateHash
+	CollisionCount *int32 `json:"collisionCount,omitempty"`
+	// decodeProtobuf
+	Data []byte `json:"data,omitempty"`
 }
 
 type conditionJSON struct {
@@ -186,9 +194,13 @@ func (s *server) dispatch(req *request) (map[string]any, error) {
 		}
 		s.authz = &rulesAuthorizer{rules: req.Rules}
 		return map[string]any{}, nil
+	case "podTemplateHash":
+		return podTemplateHash(req.Object, req.CollisionCount)
+	case "decodeProtobuf":
+		return decodeProtobuf(req.Data)
 	case "":
 		return nil, fmt.Errorf("request has no op")
 	default:
-		return nil, fmt.Errorf("unknown op %q (version, compileMatchConditions, evaluateMatchConditions, admitPolicyObject, dispatchValidatingPolicies, dispatchMutatingPolicies, releaseMutatingPolicies, setAuthorizer)", req.Op)
+		return nil, fmt.Errorf("unknown op %q (version, compileMatchConditions, evaluateMatchConditions, admitPolicyObject, dispatchValidatingPolicies, dispatchMutatingPolicies, releaseMutatingPolicies, setAuthorizer, podTemplateHash, decodeProtobuf)", req.Op)
 	}
 }

@@ -134,6 +134,9 @@ struct AdmissionResult {
   int code = 0;  // HTTP status: 201 created, 200 updated/deleted, or the error's code
   std::optional<core::Status> status;   // the error Status (with kind/apiVersion), when not allowed
   std::optional<nlohmann::json> object;  // the object as stored (or as it would be on dry run)
+  // An allowed DELETE: the object is gone (false: it stays, marked as deleting, until its
+  // finalizers are removed; a Namespace until the namespace controller has emptied it).
+  bool deleted = false;
   std::vector<std::string> warnings;     // Warning headers' texts, deduplicated
   std::vector<MatchRecord> matches;
   std::vector<CallRecord> calls;

@@ -28,8 +28,12 @@ void prepareForCreate(nlohmann::json& object);
 // PrepareForUpdate plus the common part of rest.BeforeUpdate: generation, uid and
 // creationTimestamp come from the old object; status is kept from the old object; workloads bump
 // generation when their spec changed (Deployments also on annotation changes); a Namespace keeps
-// its finalizers. Never throws.
+// its finalizers; deletionTimestamp and deletionGracePeriodSeconds cannot be removed or changed.
+// Never throws.
 void prepareForUpdate(nlohmann::json& object, const nlohmann::json& old_object);
+// The same for PUT namespaces/<name>/finalize (pkg/registry/core/namespace/strategy.go
+// namespaceFinalizeStrategy): the new spec (its finalizers) is taken, the old status kept.
+void prepareForFinalizeUpdate(nlohmann::json& object, const nlohmann::json& old_object);
 // The same for an update of the status subresource: the new status, labels and annotations over
 // the old object (its spec is kept). Never throws.
 void prepareForStatusUpdate(nlohmann::json& object, const nlohmann::json& old_object);

@@ -10,7 +10,9 @@
 // webhook (all its conditions at once) costs far less than the webhook call it guards.
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -136,12 +138,28 @@ class ProcessCel {
   // One line: "kube-cel v1.37.2 (CEL 1.36)" or why CEL is unavailable.
   [[nodiscard]] const std::string& status() const { return status_; }
   [[nodiscard]] bool available() const { return cel_ != nullptr; }
+  // The running kube-cel, or null.
+  [[nodiscard]] std::shared_ptr<KubeCel> kubeCel() const { return cel_; }
 
  private:
   std::shared_ptr<KubeCel> cel_;
   std::filesystem::path log_;
   std::string status_;
 };
+
+// controller.ComputeHash by kube-cel (op podTemplateHash): the pod-template-hash a cluster's
+// deployment controller gives the ReplicaSet of `template_spec` (a Deployment's
+// spec.template) with its status.collisionCount. Errors (a template Go cannot decode, kube-cel
+// gone) are returned as such.
+using PodTemplateHasher = std::function<core::Result<std::string>(
+    const nlohmann::json& template_spec, std::optional<std::int32_t> collision_count)>;
+PodTemplateHasher podTemplateHasher(std::shared_ptr<KubeCel> cel);
+
+// A request body in Kubernetes' protobuf encoding decoded by kube-cel (op decodeProtobuf) into
+// the object's JSON; an error with code kDecode when the body does not decode (the decoder's
+// message), another when kube-cel failed.
+std::function<core::Result<nlohmann::json>(const std::string& body)> protobufDecoder(
+    std::shared_ptr<KubeCel> cel);
 
 // The JSON kube-cel reads for admission.Attributes.
 nlohmann::json attributesJson(const AdmissionAttributes& attributes);

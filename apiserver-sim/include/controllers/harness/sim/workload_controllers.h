@@ -17,18 +17,24 @@
 //   pkg/controller/replicaset/replica_set_utils.go     calculateStatus
 //   pkg/controller/controller_utils.go       GetPodFromTemplate (generateName, ownerReference)
 //   pkg/controller/garbagecollector          dependents of a deleted owner are deleted
+//   pkg/controller/namespace                 a Namespace being deleted is emptied, then
+//                                            finalized (src/controllers/namespace_deleter.h)
 // Differences, on purpose or not yet done (e2e/README.md lists them):
-//   * pod-template-hash is FNV-32a of the template's JSON, encoded as controller.ComputeHash
-//     encodes its hash (rand.SafeEncodeString); Kubernetes hashes a spew dump of the Go struct,
-//     so the value differs from a cluster's while its form (and its use in names, labels and
-//     selectors) is the same;
+//   * pod-template-hash: Kubernetes' controller.ComputeHash hashes a spew dump of the Go struct,
+//     which only Go gives; `serve` asks kube-cel for it (ControllerOptions::pod_template_hash).
+//     Without kube-cel it is FNV-32a of the template's JSON, encoded as ComputeHash encodes its
+//     hash (rand.SafeEncodeString): the form (and its use in names, labels and selectors) is a
+//     cluster's, the value is not;
 //   * a changed template gets a new ReplicaSet sized by NewRSNewReplicas; old ReplicaSets are
 //     not scaled down (on a cluster without kubelets no Pod becomes available, so with the
 //     default strategy and one replica the real controller does not scale them down either);
-//   * Jobs, CronJobs and namespace deletion are not simulated.
+//   * Jobs and CronJobs are not simulated.
 
 #include <chrono>
+#include <functional>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -45,6 +51,13 @@ struct ControllerOptions {
   std::chrono::milliseconds max_backoff{60'000};
   // false: no thread; the caller runs reconcileOnce() (tests).
   bool run_thread = true;
+  // The namespace controller's clock (time.Now); the system clock when unset (tests set it).
+  std::function<std::chrono::system_clock::time_point()> now;
+  // controller.ComputeHash(&d.Spec.Template, d.Status.CollisionCount), Kubernetes' own (serve
+  // wires kube-cel's podTemplateHash); nullopt or unset: podTemplateHash() below.
+  std::function<std::optional<std::string>(const nlohmann::json& template_spec,
+                                           std::optional<std::int32_t> collision_count)>
+      pod_template_hash;
 };
 
 class WorkloadControllers {

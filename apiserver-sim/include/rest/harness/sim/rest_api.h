@@ -17,13 +17,17 @@
 //   create-or-merge), DELETE and DELETE of a collection for core::builtinResources(); the status
 //   subresource (GET/PUT/PATCH).
 // Not served: watch (405), other subresources (405), /openapi/v2 and /openapi/v3 (404: kubectl
-// then needs --validate=false), protobuf and CBOR, list pagination (limit is ignored: every list
-// is complete).
+// then needs --validate=false), CBOR, protobuf bodies unless a decoder is installed
+// (setProtobufDecoder), list pagination (limit is ignored: every list is complete).
 
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
+
+#include <functional>
+
+#include <nlohmann/json.hpp>
 
 #include "harness/core/metrics.h"
 #include "harness/core/result.h"
@@ -63,6 +67,14 @@ struct RestApiOptions {
 
 // Answers REST requests as kube-apiserver does. Thread-safe (the store and chain are); the
 // references must outlive the handler.
+// Decodes a request body in Kubernetes' protobuf encoding (application/vnd.kubernetes.protobuf,
+// what kubectl's typed clients send: `kubectl create namespace`) into the object's JSON; the
+// simulator installs kube-cel's (op decodeProtobuf) when it runs. An error with code kDecode is
+// the body's (answered 400), any other the decoder's (500). Without a decoder (the default)
+// protobuf bodies are answered 415, naming the media types accepted.
+using ProtobufDecoder = std::function<core::Result<nlohmann::json>(const std::string& body)>;
+void setProtobufDecoder(ProtobufDecoder decoder);
+
 class RestApiHandler {
  public:
   RestApiHandler(ObjectStore& store, AdmissionChain& chain, RestApiOptions options);

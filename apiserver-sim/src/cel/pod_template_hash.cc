@@ -1,0 +1,43 @@
+// What only Kubernetes' Go types give, through kube-cel: controller.ComputeHash
+// (kube/cmd/kube-cel/pod_template_hash.go) and protobuf request bodies (protobuf.go).
+
+#include "harness/sim/cel.h"
+
+#include "harness/go/base64.h"
+
+namespace harness::sim::cel {
+
+PodTemplateHasher podTemplateHasher(std::shared_ptr<KubeCel> cel) {
+  return [cel = std::move(cel)](const nlohmann::json& template_spec,
+                                std::optional<std::int32_t> collision_count)
+             -> core::Result<std::string> {
+    nlohmann::json request = {{"op", "podTemplateHash"}, {"object", template_spec}};
+    if (collision_count) request["collisionCount"] = *collision_count;
+    auto response = cel->call(request);
+    if (!response) return response.error();
+    if (auto it = response->find("hash"); it != response->end() && it->is_string()) {
+      return it->get<std::string>();
+    }
+    return core::makeError("kube-cel answered podTemplateHash without a hash: " +
+                           response->dump());
+  };
+}
+
+std::function<core::Result<nlohmann::json>(const std::string& body)> protobufDecoder(
+    std::shared_ptr<KubeCel> cel) {
+  return [cel = std::move(cel)](const std::string& body) -> core::Result<nlohmann::json> {
+    // Go's encoding/json carries []byte as standard base64.
+    auto response = cel->call({{"op", "decodeProtobuf"}, {"data", go::base64Encode(body)}});
+    if (!response) return response.error();
+    if (auto it = response->find("decodeError"); it != response->end() && it->is_string()) {
+      return core::makeError(it->get<std::string>(), core::ErrorCode::kDecode);
+    }
+    if (auto it = response->find("object"); it != response->end() && it->is_object()) {
+      return *it;
+    }
+    return core::makeError("kube-cel answered decodeProtobuf without an object: " +
+                           response->dump());
+  };
+}
+
+}  // namespace harness::sim::cel
