@@ -1160,7 +1160,9 @@ int main(int argc, char** argv) {
                      "LOG...\n";
         return kExitBadInput;
       }
-      if (!report_logs.empty()) return auditReportCommand(report_logs, report_audit_args, report_out);
+      if (!report_logs.empty()) {
+        return auditReportCommand(report_logs, report_audit_args, report_out);
+      }
       return reportCommand(report_args, report_out);
     }
     if (check->parsed()) return sim::runCheckIdempotence(check_args, std::cout, std::cerr);

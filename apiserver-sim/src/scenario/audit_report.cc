@@ -53,8 +53,10 @@ json explainJsonFromAuditChain(const audit::MutationChain& chain) {
                  {"stage", allowed ? "done" : ""}};
   json webhooks = json::array();
   for (const auto& step : chain.steps) {
+    const char* outcome_name =
+        step.failed_open ? "FailedOpen" : (step.mutated ? "Patched" : "Allowed");
     json call = {{"called", true},
-                 {"outcome", step.failed_open ? "FailedOpen" : (step.mutated ? "Patched" : "Allowed")},
+                 {"outcome", outcome_name},
                  {"outcomeText", step.failed_open ? "failed open (failurePolicy Ignore)"
                                                   : (step.mutated ? "mutated the object"
                                                                   : "did not mutate")},

@@ -120,7 +120,8 @@ TEST(WatchChanges, DescribesChangedNewAndGoneSteps) {
   EXPECT_EQ(describeRunChanges(before, before), "no change in any step's outcome\n");
 
   step.status = StepStatus::kFailed;
-  step.failures.push_back({"object", "/metadata/labels/color: expected \"blue\", got \"green\"", ""});
+  step.failures.push_back(
+      {"object", "/metadata/labels/color: expected \"blue\", got \"green\"", ""});
   step.admission->object = nlohmann::json{{"metadata", {{"labels", {{"color", "green"}}}}}};
   StepResult added = step;
   added.name = "new step";
