@@ -13,6 +13,7 @@
 
 #include "harness/sim/html_report.h"
 #include "harness/testing/support.h"
+#include "headless_chromium.h"
 
 namespace harness::sim {
 namespace {
@@ -96,21 +97,14 @@ TEST(AuditReportTest, BadLinesAreReportedAndSkippedAndAMissingLogIsAnError) {
 }
 
 TEST(AuditReportChromiumTest, HeadlessChromiumDrawsTheAuditReport) {
-  fs::path browser;
-  for (const char* candidate : {"/usr/bin/chromium", "/usr/bin/chromium-browser"}) {
-    if (fs::exists(candidate)) browser = candidate;
-  }
+  const fs::path browser = test::chromium();
   if (browser.empty()) GTEST_SKIP() << "chromium is not installed (apt-get install -y chromium)";
   testing::ScratchDir dir("audit-report-chromium");
   const fs::path page = dir / "report.html";
   testing::writeFile(page, renderHtmlReport(load({testdata("k3d_linkerd_pod_create.log"),
                                                   testdata("kube_denials.log")}),
                                             "audit"));
-  const std::vector<std::string> dump = {
-      browser.string(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-      "--user-data-dir=" + (dir / "profile").string(), "--enable-logging=stderr", "--v=0",
-      "--dump-dom", "file://" + page.string()};
-  const auto dom = testing::runCapture(dump, {"HOME=" + dir.path().string()});
+  const auto dom = test::runChromium(browser, page, dir.path(), {"--dump-dom"});
   ASSERT_EQ(dom.status, 0) << dom.err;
   EXPECT_THAT(dom.out, HasSubstr("data-rendered=\"ok\""));
   EXPECT_THAT(dom.out, HasSubstr("<line class=\"message\""));
