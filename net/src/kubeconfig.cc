@@ -174,7 +174,7 @@ core::Result<void> execCredential(const nlohmann::json& exec, const nlohmann::js
   std::string command = stringField(exec, "command");
   if (command.empty()) return core::makeError(where + ".command: Required value");
   if (command.find('/') != std::string::npos && fs::path(command).is_relative()) {
-    command = (base / command).string();
+    command = (base / command).lexically_normal().string();
   }
   // client-go v1 requires interactiveMode; this client never has a terminal for the plugin.
   const std::string mode = stringField(exec, "interactiveMode");
