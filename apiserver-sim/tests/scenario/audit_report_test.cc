@@ -50,7 +50,7 @@ TEST(AuditReportTest, TheLinkerdInjectionOfAK3dClusterIsOneStepWithItsPatch) {
   EXPECT_FALSE(webhooks[0]["call"]["patch"].empty());
 
   const std::string html = renderHtmlReport(report, "k3d");
-  EXPECT_THAT(html, HasSubstr(">linkerd-proxy-injector.linkerd.io</text>"));
+  EXPECT_THAT(html, HasSubstr("<td>linkerd-proxy-injector.linkerd.io</td>"));
   EXPECT_THAT(html, HasSubstr(">persist, audit</text>"));
   EXPECT_THAT(html, HasSubstr("<span class=\"add\">"));  // the patch's values
   EXPECT_THAT(html, HasSubstr("not the webhooks skipped"));  // says what a log cannot tell
