@@ -53,8 +53,14 @@ json explainJsonFromAuditChain(const audit::MutationChain& chain) {
                  {"stage", allowed ? "done" : ""}};
   json webhooks = json::array();
   for (const auto& step : chain.steps) {
+    // The mutating webhook that denied the request is recorded as a step that did not mutate.
+    const bool denied_here = outcome.decided_by_kind == "webhook" &&
+                             outcome.decided_by == step.webhook &&
+                             outcome.kind != audit::OutcomeKind::kAdmitted;
     const char* outcome_name =
-        step.failed_open ? "FailedOpen" : (step.mutated ? "Patched" : "Allowed");
+        denied_here ? (outcome.kind == audit::OutcomeKind::kDenied ? "Denied" : "CallingError")
+                    : step.failed_open ? "FailedOpen"
+                                       : (step.mutated ? "Patched" : "Allowed");
     json call = {{"called", true},
                  {"outcome", outcome_name},
                  {"outcomeText", step.failed_open ? "failed open (failurePolicy Ignore)"
