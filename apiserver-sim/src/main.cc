@@ -38,6 +38,7 @@
 #include <filesystem>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 #include <memory>
@@ -59,6 +60,7 @@
 #include "harness/net/kubeconfig.h"
 #include "harness/net/server.h"
 #include "harness/sim/audit_assert.h"
+#include "harness/sim/audit_report.h"
 #include "harness/sim/cel.h"
 #include "harness/sim/check_command.h"
 #include "harness/sim/compare.h"
@@ -70,6 +72,7 @@
 #include "harness/sim/rest_api.h"
 #include "harness/sim/scenario.h"
 #include "harness/sim/scenario_runner.h"
+#include "harness/sim/watch.h"
 #include "harness/sim/workload_controllers.h"
 
 #ifdef HARNESS_KUBE_BACKEND
@@ -109,6 +112,7 @@ struct RunArgs {
   std::string step_filter;
   bool only_called = false;
   bool no_color = false;
+  bool watch = false;  // run/explain --watch
   // explain --kubeconfig: a live cluster instead of scenarios
   std::string kubeconfig;
   std::string context;
@@ -159,6 +163,12 @@ void addExplainOptions(CLI::App& command, RunArgs& args) {
                    "Explain only the webhooks that were called (or rejected without a call)");
   command.add_flag("--no-color", args.no_color,
                    "No colours in patches (also: NO_COLOR set, or output not a terminal)");
+}
+
+void addWatchOption(CLI::App& command, RunArgs& args) {
+  command.add_flag("--watch", args.watch,
+                   "Run again whenever a scenario file, or a file it names, changes (inotify), "
+                   "and print what changed in the outcome since the last run; until Ctrl-C");
 }
 
 void addRunOptions(CLI::App& command, RunArgs& args) {
@@ -293,6 +303,38 @@ std::optional<int> splitRun(const RunArgs& args, sim::RunSplit& split) {
   return std::nullopt;
 }
 
+// run/explain --watch: plays the scenarios, then again after every change to their files, with
+// what changed in the outcome since the previous run; ends only by a signal (or a watch error:
+// exit 2). The reports stay on stdout, one after another, each followed by the changes and a
+// "watching" line, so that a reader (or a test) can wait for the next one.
+int watchLoop(const RunArgs& args, const std::function<std::optional<sim::RunReport>()>& play) {
+  const std::vector<fs::path> paths(args.paths.begin(), args.paths.end());
+  auto watcher = sim::FileWatcher::create(sim::watchedDirectories(paths));
+  if (!watcher.ok()) {
+    std::cerr << "apiserver-sim: " << watcher.error().message << "\n";
+    return kExitBadInput;
+  }
+  std::optional<sim::RunReport> previous = play();
+  for (int run = 2;; ++run) {
+    std::cout << "apiserver-sim: watching " << (*watcher)->watchCount()
+              << " folders for changes (Ctrl-C to stop)" << std::endl;
+    auto changed = (*watcher)->waitForChanges();
+    if (!changed.ok()) {
+      std::cerr << "apiserver-sim: " << changed.error().message << "\n";
+      return kExitBadInput;
+    }
+    std::cout << "\n== run " << run << ": changed:";
+    for (const auto& file : *changed) std::cout << " " << file.string();
+    std::cout << "\n" << std::endl;
+    auto report = play();
+    if (report && previous) {
+      std::cout << "\n== what changed since the last run\n"
+                << sim::describeRunChanges(*previous, *report);
+    }
+    if (report) previous = std::move(report);
+  }
+}
+
 int runCommand(const RunArgs& args) {
   const sim::cel::ProcessCel cel;  // before the scenarios load: their matchConditions compile
   std::optional<harness::audit::LogWriter> audit_log;  // thread-safe: one line per event
@@ -344,24 +386,52 @@ int runCommand(const RunArgs& args) {
       return kExitBadInput;
     }
   }
-  auto report = runWithProgress(args.paths, args.run_filter, options, split);
-  if (!report) return kExitBadInput;
-  for (const auto& scenario : report->scenarios) {
-    if (scenario.error) std::cerr << "ERROR   " << scenario.name << ": " << *scenario.error << "\n";
+  auto play = [&]() -> std::optional<sim::RunReport> {
+    auto report = runWithProgress(args.paths, args.run_filter, options, split);
+    if (!report) return std::nullopt;
+    for (const auto& scenario : report->scenarios) {
+      if (scenario.error) {
+        std::cerr << "ERROR   " << scenario.name << ": " << *scenario.error << "\n";
+      }
+    }
+    if (args.output == "json") {
+      std::cout << sim::renderJson(*report);
+    } else if (args.output == "junit") {
+      std::cout << sim::renderJunit(*report);
+    } else {
+      std::cout << sim::renderTable(*report, args.explain);
+    }
+    std::cout.flush();
+    return report;
+  };
+  if (args.watch && args.output != "table") {
+    std::cerr << "apiserver-sim: --watch prints one report after another: it needs -o table\n";
+    return kExitBadInput;
   }
-  if (args.output == "json") {
-    std::cout << sim::renderJson(*report);
-  } else if (args.output == "junit") {
-    std::cout << sim::renderJunit(*report);
-  } else {
-    std::cout << sim::renderTable(*report, args.explain);
+  if (!args.watch) {
+    auto report = play();
+    return report ? report->exitCode() : kExitBadInput;
   }
-  std::cout.flush();
-  return report->exitCode();
+  return watchLoop(args, play);
 }
 
 // `report PATH... -o FILE`: the scenarios run with explanations, written as one HTML file
 // (html_report.h). Exit as `run`.
+// Writes the HTML report; exit status 2 when the file cannot be written, else `status`.
+int writeHtmlReport(const sim::RunReport& report, const std::string& out_file, int status) {
+  std::string title = "apiserver-sim report";
+  if (report.scenarios.size() == 1) title += ": " + report.scenarios[0].name;
+  std::ofstream out(out_file, std::ios::binary | std::ios::trunc);
+  out << sim::renderHtmlReport(report, title);
+  out.close();
+  if (!out) {
+    std::cerr << "apiserver-sim: cannot write " << out_file << "\n";
+    return kExitBadInput;
+  }
+  std::cerr << "apiserver-sim: wrote " << out_file << "\n";
+  return status;
+}
+
 int reportCommand(RunArgs args, const std::string& out_file) {
   const sim::cel::ProcessCel cel;
   sim::RunOptions options;
@@ -375,17 +445,7 @@ int reportCommand(RunArgs args, const std::string& out_file) {
   options.slow = slowFilter(args.slow);
   auto report = runWithProgress(args.paths, args.run_filter, options);
   if (!report) return kExitBadInput;
-  std::string title = "apiserver-sim report";
-  if (report->scenarios.size() == 1) title += ": " + report->scenarios[0].name;
-  std::ofstream out(out_file, std::ios::binary | std::ios::trunc);
-  out << sim::renderHtmlReport(*report, title);
-  out.close();
-  if (!out) {
-    std::cerr << "apiserver-sim: cannot write " << out_file << "\n";
-    return kExitBadInput;
-  }
-  std::cerr << "apiserver-sim: wrote " << out_file << "\n";
-  return report->exitCode();
+  return writeHtmlReport(*report, out_file, report->exitCode());
 }
 
 // `compare --backend kube PATH...`: every scenario on the simulator, then on the other backend,
@@ -713,6 +773,24 @@ int auditChains(const AuditArgs& args) {
   return audit::chainsCommand(options, std::cout, std::cerr);
 }
 
+// `report --audit-log LOG...`: the requests of audit logs (audit_report.h). Exit 0 written, 2 a
+// log that cannot be read (bad lines are reported and skipped, and make the exit status 2).
+int auditReportCommand(const std::vector<std::string>& logs, const AuditArgs& args,
+                       const std::string& out_file) {
+  std::size_t bad_lines = 0;
+  auto report = sim::reportFromAuditLogs(
+      std::vector<fs::path>(logs.begin(), logs.end()), auditFilter(args), args.all,
+      [&bad_lines](const std::string& message) {
+        ++bad_lines;
+        std::cerr << message << "\n";
+      });
+  if (!report.ok()) {
+    std::cerr << "apiserver-sim: " << report.error().message << "\n";
+    return kExitBadInput;
+  }
+  return writeHtmlReport(*report, out_file, bad_lines == 0 ? 0 : kExitBadInput);
+}
+
 // `explain --kubeconfig FILE [--context C] -f OBJECT`: the live cluster's webhooks and injectors
 // narrated for the object, nothing created (live_explain.h). Exit 0 explained, 2 bad input or a
 // cluster that cannot be read.
@@ -880,6 +958,7 @@ int main(int argc, char** argv) {
   run->add_flag("--explain", run_args.explain,
                 "Explain every step: webhook matching, calls, failurePolicy, patches");
   addExplainOptions(*run, run_args);
+  addWatchOption(*run, run_args);
 
   RunArgs explain_args;
   explain_args.explain = true;
@@ -887,6 +966,7 @@ int main(int argc, char** argv) {
   explain->add_option("paths", explain_args.paths, "Scenario files or folders");
   addRunOptions(*explain, explain_args);
   addExplainOptions(*explain, explain_args);
+  addWatchOption(*explain, explain_args);
   explain->add_option("--kubeconfig", explain_args.kubeconfig,
                       "Explain -f OBJECT against a live cluster's webhooks and injectors "
                       "(nothing is created, no webhook is called)");
@@ -1035,7 +1115,20 @@ int main(int argc, char** argv) {
   auto* report = app.add_subcommand(
       "report", "Run scenarios and write one self-contained HTML file: a sequence diagram per "
                 "request, the decision table, the patches as diffs");
-  report->add_option("paths", report_args.paths, "Scenario files or folders")->required();
+  report->add_option("paths", report_args.paths, "Scenario files or folders");
+  AuditArgs report_audit_args;
+  std::vector<std::string> report_logs;
+  report->add_option("--audit-log", report_logs,
+                     "Instead of scenarios: the requests of these audit logs (the simulator's or "
+                     "a cluster's; rotated files oldest first, gzip) with their admission chains")
+      ->take_all();
+  report->add_option("--namespace", report_audit_args.namespace_name,
+                     "With --audit-log: only requests in this namespace");
+  report->add_option("--resource", report_audit_args.resource,
+                     "With --audit-log: only requests for this resource");
+  report->add_option("--user", report_audit_args.user, "With --audit-log: only this user's requests");
+  report->add_flag("--all", report_audit_args.all,
+                   "With --audit-log: also requests no admission annotation marks");
   report->add_option("--run", report_args.run_filter,
                      "Select scenarios (and steps) by regex: SCENARIO_RE[/STEP_RE]");
   report->add_option("--out", report_out, "The HTML file to write")->capture_default_str();
@@ -1078,7 +1171,14 @@ int main(int argc, char** argv) {
   try {
     if (run->parsed()) return runCommand(run_args);
     if (explain->parsed()) {
-      if (!explain_args.kubeconfig.empty()) return liveExplainCommand(explain_args);
+      if (!explain_args.kubeconfig.empty()) {
+        if (explain_args.watch) {
+          std::cerr << "apiserver-sim explain: --watch re-runs scenarios; with --kubeconfig "
+                       "there is nothing to re-run on a file change\n";
+          return kExitBadInput;
+        }
+        return liveExplainCommand(explain_args);
+      }
       if (explain_args.paths.empty()) {
         std::cerr << "apiserver-sim explain: give scenario files or folders, or --kubeconfig "
                      "FILE -f OBJECT\n";
@@ -1127,7 +1227,17 @@ int main(int argc, char** argv) {
       return auditChains(audit_args);
     }
     if (lint->parsed()) return lintCommand(lint_args);
-    if (report->parsed()) return reportCommand(report_args, report_out);
+    if (report->parsed()) {
+      if (report_logs.empty() == report_args.paths.empty()) {
+        std::cerr << "apiserver-sim report: give scenario files or folders, or --audit-log "
+                     "LOG...\n";
+        return kExitBadInput;
+      }
+      if (!report_logs.empty()) {
+        return auditReportCommand(report_logs, report_audit_args, report_out);
+      }
+      return reportCommand(report_args, report_out);
+    }
     if (check->parsed()) return sim::runCheckIdempotence(check_args, std::cout, std::cerr);
   } catch (const std::exception& error) {
     std::cerr << "apiserver-sim: " << error.what() << "\n";

@@ -2,10 +2,20 @@
 // them (k8s.io/client-go/tools/clientcmd/api/v1/types.go field names; rest/config.go
 // InClusterConfig for the service-account paths and environment).
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cctype>
+#include <cerrno>
+#include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "harness/core/yaml.h"
 #include "harness/go/base64.h"
@@ -59,6 +69,185 @@ core::Result<std::string> dataOrFile(const nlohmann::json& obj, const std::strin
   return *content;
 }
 
+
+// An exec credential plugin's answer may take this long (a browser login is interactive, which
+// this client is not: client-go's InteractiveMode Always fails without a terminal, below).
+constexpr std::chrono::seconds kExecTimeout{60};
+
+// Runs `argv` with `env` added to the environment and returns its stdout; errors: it cannot be
+// started, it exits with a non-zero status (with its stderr), it runs longer than kExecTimeout
+// (killed). client-go: k8s.io/client-go/plugin/pkg/client/auth/exec/exec.go refreshCredsLocked.
+core::Result<std::string> runPlugin(const std::vector<std::string>& argv,
+                                    const std::vector<std::string>& env, const std::string& where) {
+  int out[2], err[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) {
+    return core::makeError(where + ": pipe: " + std::strerror(errno));
+  }
+  if (::pipe2(err, O_CLOEXEC) != 0) {
+    ::close(out[0]);
+    ::close(out[1]);
+    return core::makeError(where + ": pipe: " + std::strerror(errno));
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) return core::makeError(where + ": fork: " + std::strerror(errno));
+  if (pid == 0) {
+    ::dup2(out[1], 1);
+    ::dup2(err[1], 2);
+    int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, 0);
+    for (const auto& e : env) ::putenv(const_cast<char*>(e.c_str()));
+    ::execvp(args[0], args.data());
+    const std::string message = std::string("exec: \"") + args[0] + "\": " + std::strerror(errno);
+    (void)!::write(2, message.data(), message.size());
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  ::close(err[1]);
+  std::string stdout_text, stderr_text;
+  const auto deadline = std::chrono::steady_clock::now() + kExecTimeout;
+  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  bool timed_out = false;
+  while (fds[0].fd >= 0 || fds[1].fd >= 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    const int ready = ::poll(fds, 2, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      char buffer[4096];
+      const ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
+      if (n > 0) {
+        (i == 0 ? stdout_text : stderr_text).append(buffer, static_cast<std::size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+      }
+    }
+  }
+  for (auto& fd : fds) {
+    if (fd.fd >= 0) ::close(fd.fd);
+  }
+  if (timed_out) ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  while (!stderr_text.empty() && std::isspace(static_cast<unsigned char>(stderr_text.back()))) {
+    stderr_text.pop_back();
+  }
+  if (timed_out) {
+    return core::makeError(where + ": exec plugin " + argv[0] + " did not answer within " +
+                           std::to_string(kExecTimeout.count()) + "s");
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return core::makeError(where + ": exec plugin " + argv[0] + " failed (" +
+                           (WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
+                                              : std::string("killed by a signal")) +
+                           ")" + (stderr_text.empty() ? "" : ": " + stderr_text));
+  }
+  return stdout_text;
+}
+
+// A user's `exec` (client.authentication.k8s.io/v1, or v1beta1): runs the plugin as client-go
+// does (k8s.io/client-go/plugin/pkg/client/auth/exec/exec.go: KUBERNETES_EXEC_INFO with the
+// ExecCredential spec, the cluster when provideClusterInfo, `env` added; a relative command with a
+// path separator is relative to the kubeconfig, clientcmd ResolvePaths) and takes the token or the
+// client certificate and key from its ExecCredential status. The credential is read once, when
+// the kubeconfig is loaded (this client's runs are short; expirationTimestamp is not refreshed).
+core::Result<void> execCredential(const nlohmann::json& exec, const nlohmann::json& cluster,
+                                  const fs::path& base, const std::string& where,
+                                  KubeConnection& conn) {
+  if (!exec.is_object()) return core::makeError(where + ": not a map");
+  const std::string api_version = stringField(exec, "apiVersion");
+  if (api_version != "client.authentication.k8s.io/v1" &&
+      api_version != "client.authentication.k8s.io/v1beta1") {
+    return core::makeError(where + ".apiVersion: \"" + api_version +
+                           "\" is not supported (client.authentication.k8s.io/v1 or v1beta1)");
+  }
+  std::string command = stringField(exec, "command");
+  if (command.empty()) return core::makeError(where + ".command: Required value");
+  if (command.find('/') != std::string::npos && fs::path(command).is_relative()) {
+    command = (base / command).lexically_normal().string();
+  }
+  // client-go v1 requires interactiveMode; this client never has a terminal for the plugin.
+  const std::string mode = stringField(exec, "interactiveMode");
+  if (api_version.ends_with("/v1") && mode.empty()) {
+    return core::makeError(where + ".interactiveMode: Required value (Never, IfAvailable, Always)");
+  }
+  if (mode == "Always") {
+    return core::makeError(where + ": exec plugin is configured to use interactive mode (Always) "
+                           "but no terminal is available");
+  }
+  std::vector<std::string> argv = {command};
+  if (auto args = exec.find("args"); args != exec.end() && args->is_array()) {
+    for (const auto& a : *args) {
+      if (a.is_string()) argv.push_back(a.get<std::string>());
+    }
+  }
+  nlohmann::json spec = {{"interactive", false}};
+  if (exec.value("provideClusterInfo", false)) {
+    nlohmann::json info = {{"server", conn.server}};
+    if (!conn.tls_server_name.empty()) info["tls-server-name"] = conn.tls_server_name;
+    if (conn.insecure_skip_verify) info["insecure-skip-tls-verify"] = true;
+    if (!conn.ca_pem.empty()) info["certificate-authority-data"] = go::base64Encode(conn.ca_pem);
+    if (auto config = cluster.find("extensions"); config != cluster.end()) {
+      // client.authentication.k8s.io/exec extension: passed as spec.cluster.config.
+      for (const auto& ext : *config) {
+        if (ext.is_object() && ext.value("name", "") == "client.authentication.k8s.io/exec") {
+          info["config"] = ext.value("extension", nlohmann::json());
+        }
+      }
+    }
+    spec["cluster"] = std::move(info);
+  }
+  const nlohmann::json exec_info = {
+      {"apiVersion", api_version}, {"kind", "ExecCredential"}, {"spec", spec}};
+  std::vector<std::string> env = {"KUBERNETES_EXEC_INFO=" + exec_info.dump()};
+  if (auto vars = exec.find("env"); vars != exec.end() && vars->is_array()) {
+    for (const auto& v : *vars) {
+      if (v.is_object()) env.push_back(stringField(v, "name") + "=" + stringField(v, "value"));
+    }
+  }
+  auto output = runPlugin(argv, env, where);
+  if (!output) return output.error();
+  nlohmann::json credential = nlohmann::json::parse(*output, nullptr, false);
+  if (!credential.is_object()) {
+    return core::makeError(where + ": exec plugin " + argv[0] + " did not print an ExecCredential "
+                           "(not JSON)");
+  }
+  if (stringField(credential, "kind") != "ExecCredential" ||
+      stringField(credential, "apiVersion") != api_version) {
+    return core::makeError(where + ": exec plugin " + argv[0] + " printed kind \"" +
+                           stringField(credential, "kind") + "\" apiVersion \"" +
+                           stringField(credential, "apiVersion") + "\", want ExecCredential " +
+                           api_version);
+  }
+  const auto status = credential.value("status", nlohmann::json::object());
+  const std::string token = status.is_object() ? stringField(status, "token") : "";
+  const std::string cert = status.is_object() ? stringField(status, "clientCertificateData") : "";
+  const std::string key = status.is_object() ? stringField(status, "clientKeyData") : "";
+  if (cert.empty() != key.empty()) {
+    return core::makeError(where + ": exec plugin " + argv[0] + ": status: clientCertificateData "
+                           "and clientKeyData must both be present");
+  }
+  if (token.empty() && cert.empty()) {
+    return core::makeError(where + ": exec plugin " + argv[0] + ": status: neither token nor "
+                           "clientCertificateData");
+  }
+  if (!token.empty()) conn.bearer_token = token;
+  if (!cert.empty()) {
+    conn.client_certificate_pem = cert;
+    conn.client_key_pem = key;
+  }
+  return {};
+}
 }  // namespace
 
 core::Result<KubeConnection> loadKubeconfig(const fs::path& path, const std::string& context) {
@@ -120,6 +309,11 @@ core::Result<KubeConnection> loadKubeconfig(const fs::path& path, const std::str
     if (const std::string token_file = stringField(u, "tokenFile"); !token_file.empty()) {
       fs::path p(token_file);
       conn.token_file = (p.is_relative() ? base / p : p).string();
+    }
+    if (auto exec = u.find("exec"); exec != u.end() && !exec->is_null()) {
+      if (auto ok = execCredential(*exec, cl, base, user_where + ".exec", conn); !ok) {
+        return ok.error();
+      }
     }
   }
   return conn;

@@ -104,6 +104,11 @@ std::string sequenceDiagram(const json& explain) {
     const std::string outcome = call.value("outcome", "");
     // Patched, Allowed and FailedOpen let the request go on; anything else stopped it.
     const bool failed = outcome != "Allowed" && outcome != "Patched" && outcome != "FailedOpen";
+    // A call read back from an audit log has no latency or timeout (audit_report.h).
+    if (!call.contains("latencyNanoseconds")) {
+      return Message{1, lane, std::move(label), outcome + " (latency not recorded)", -1, failed,
+                     false};
+    }
     return Message{1, lane, std::move(label),
                    fmt::format("{} in {} of {}", outcome, duration(latency), duration(timeout)),
                    timeout > 0 ? std::min(1.0, latency / timeout) : -1, failed, false};
@@ -234,8 +239,10 @@ std::string decisionTable(const json& explain) {
     if (called) {
       const json& call = webhook["call"];
       outcome = escape(call.value("outcome", "") + ": " + call.value("outcomeText", ""));
-      timing = duration(call.value("latencyNanoseconds", 0.0)) + " / " +
-               duration(call.value("timeoutMilliseconds", 0.0) * 1e6);
+      if (call.contains("latencyNanoseconds")) {
+        timing = duration(call.value("latencyNanoseconds", 0.0)) + " / " +
+                 duration(call.value("timeoutMilliseconds", 0.0) * 1e6);
+      }
     }
     out += fmt::format(
         "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}{}</td><td>{}</td>"

@@ -13,6 +13,7 @@
 #include "harness/sim/explain.h"
 #include "harness/sim/html_report.h"
 #include "harness/testing/support.h"
+#include "headless_chromium.h"
 
 namespace harness::sim {
 namespace {
@@ -117,35 +118,21 @@ TEST(HtmlReportTest, DrawsTheRequestDecisionsAndDiffs) {
   EXPECT_THAT(html, Not(HasSubstr("<no>")));
 }
 
-fs::path chromium() {
-  for (const char* candidate : {"/usr/bin/chromium", "/usr/bin/chromium-browser"}) {
-    if (fs::exists(candidate)) return candidate;
-  }
-  return {};
-}
-
 TEST(HtmlReportChromiumTest, HeadlessChromiumDrawsThePage) {
-  const fs::path browser = chromium();
+  const fs::path browser = test::chromium();
   if (browser.empty()) GTEST_SKIP() << "chromium is not installed (apt-get install -y chromium)";
   testing::ScratchDir dir("html-report");
   const fs::path page = dir / "report.html";
   testing::writeFile(page, renderHtmlReport(sampleReport(), "report"));
-  const std::vector<std::string> common = {
-      browser.string(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-      "--user-data-dir=" + (dir / "profile").string(), "--enable-logging=stderr", "--v=0"};
-  auto dump = common;
-  dump.insert(dump.end(), {"--dump-dom", "file://" + page.string()});
-  const auto dom = testing::runCapture(dump, {"HOME=" + dir.path().string()});
+  const auto dom = test::runChromium(browser, page, dir.path(), {"--dump-dom"});
   ASSERT_EQ(dom.status, 0) << dom.err;
   EXPECT_THAT(dom.out, HasSubstr("data-rendered=\"ok\""));
   EXPECT_THAT(dom.out, HasSubstr("<line class=\"message\""));
   EXPECT_THAT(dom.out, HasSubstr("<table class=\"decisions\">"));
   EXPECT_THAT(dom.err, Not(HasSubstr("Uncaught")));
-  auto shot = common;
-  shot.insert(shot.end(), {"--window-size=1200,1400",
-                           "--screenshot=" + (dir / "report.png").string(),
-                           "file://" + page.string()});
-  const auto screenshot = testing::runCapture(shot, {"HOME=" + dir.path().string()});
+  const auto screenshot = test::runChromium(
+      browser, page, dir.path(),
+      {"--window-size=1200,1400", "--screenshot=" + (dir / "report.png").string()});
   ASSERT_EQ(screenshot.status, 0) << screenshot.err;
   ASSERT_TRUE(fs::exists(dir / "report.png"));
   EXPECT_GT(fs::file_size(dir / "report.png"), 10'000u);  // a drawn page, not a blank one
