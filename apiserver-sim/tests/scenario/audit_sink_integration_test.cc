@@ -83,7 +83,9 @@ class AuditSinkTest : public ::testing::Test {
   }
 
   void TearDown() override {
-    if (sink_ && sink_->running()) EXPECT_EQ(sink_->stop(SIGTERM, 10'000), 0) << output();
+    if (sink_ && sink_->running()) {
+      EXPECT_EQ(sink_->stop(SIGTERM, 10'000), 0) << output();
+    }
   }
 
   [[nodiscard]] fs::path log() const { return dir_ / "sink.log"; }
