@@ -26,7 +26,12 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-SERVERS = ["injector-linkerd", "injector-istio", "go", "node", "nginx"]
+SERVERS = ["injector-linkerd", "injector-istio", "istio-upstream", "go", "node", "nginx"]
+# The same-work anchors: each injector profile and the real injector it reproduces, built from
+# its Go module (scripts/bench/anchors). Linkerd's is missing: proxy.golang.org answers
+# "403 Forbidden: This module version is not available" for every version of
+# github.com/linkerd/linkerd2 (edge-26.8.3, its commit b24cd4059841, @latest, @v/list).
+ANCHORS = {"injector-istio": "istio-upstream"}
 
 # The answer nginx returns for every request: the Go webhook's answer to the review.
 STATIC_ANSWER = {
@@ -235,6 +240,12 @@ def start(name, args, work, certs):
         env = dict(os.environ, GOMAXPROCS="1")
         argv = pin + [args.go_webhook, "-tls-cert", cert, "-tls-key", key, "-port-file", port_file]
         return Server(name, argv, None, "/", work, env=env, port_file=port_file)
+    if name == "istio-upstream":
+        port_file = os.path.join(work, "istio-upstream.port")
+        env = dict(os.environ, GOMAXPROCS="1")
+        argv = pin + [args.istio_anchor, "-tls-cert", cert, "-tls-key", key, "-port-file",
+                      port_file, "-work-dir", work]
+        return Server(name, argv, None, "/inject", work, env=env, port_file=port_file)
     if name == "node":
         port_file = os.path.join(work, "node.port")
         argv = pin + ["node", os.path.join(ROOT, "scripts", "bench", "node-webhook.js"), cert, key,
@@ -280,7 +291,9 @@ http {{
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--injector", required=True)
-    p.add_argument("--go-webhook", required=True)
+    p.add_argument("--go-webhook", help="without it (no Go), the Go webhook is left out")
+    p.add_argument("--istio-anchor", help="Istio's own injector (scripts/bench/anchors/istio); "
+                   "without it, istio-upstream is left out")
     p.add_argument("--nginx", default=shutil.which("nginx") or "/usr/sbin/nginx")
     p.add_argument("--servers", default=",".join(SERVERS))
     p.add_argument("--connections", default="1,16")
@@ -292,6 +305,8 @@ def main():
     p.add_argument("-o", "--output", choices=["table", "json"], default="table")
     args = p.parse_args()
     servers = [s for s in args.servers.split(",") if s]
+    missing = {"go": args.go_webhook, "istio-upstream": args.istio_anchor}
+    servers = [s for s in servers if s not in missing or missing[s]]
     connections = [int(c) for c in args.connections.split(",")]
     seconds = max(1, int(round(args.seconds)))
     for tool in ["wrk", "hey", "taskset"] + (["node"] if "node" in servers else []):
@@ -346,12 +361,16 @@ def main():
                 if best is None or score(result) > score(best):
                     results[name] = result
         top = max(connections)
-        base = results.get("go")
-        base_rate = (next(x for x in base["runs"] if x["connections"] == top)["requests_per_cpu_second"]
-                     if base else None)
+        def rate_of(name):
+            r = results.get(name)
+            return (next(x for x in r["runs"] if x["connections"] == top)["requests_per_cpu_second"]
+                    if r else None)
+        base_rate = rate_of("go")
         for name, r in results.items():
-            rate = next(x for x in r["runs"] if x["connections"] == top)["requests_per_cpu_second"]
+            rate = rate_of(name)
             r["vs_go"] = rate / base_rate if rate and base_rate else None
+            anchor = rate_of(ANCHORS[name]) if name in ANCHORS else None
+            r["vs_upstream"] = rate / anchor if rate and anchor else None
         report = {"seconds_per_run": seconds, "rounds": args.rounds, "connections": connections,
                   "server_cpu": args.server_cpu, "client_cpu": args.client_cpu,
                   "review_bytes": os.path.getsize(review_file), "servers": results}
@@ -373,7 +392,7 @@ def print_table(report):
     head = f"{'server':<18}"
     for c in conns:
         head += f" {'req/CPU-s c=' + str(c):>16} {'p50 ms':>8} {'p99 ms':>8}"
-    head += f" {'errors':>7} {'handshake µs':>13} {'RSS MiB':>8} {'vs go':>6}"
+    head += f" {'errors':>7} {'handshake µs':>13} {'RSS MiB':>8} {'vs go':>6} {'vs upstream':>11}"
     print(head)
     for name, r in report["servers"].items():
         line = f"{name:<18}"
@@ -383,12 +402,12 @@ def print_table(report):
                      f" {fmt(run['p99_ms'], '8.3f')}")
         errors = sum(x["errors"] for x in r["runs"])
         line += (f" {errors:>7} {fmt(r['handshake_cpu_us'], '13.0f')} {r['rss_mib']:>8.1f}"
-                 f" {fmt(r['vs_go'], '6.2f')}")
+                 f" {fmt(r['vs_go'], '6.2f')} {fmt(r.get('vs_upstream'), '11.2f')}")
         print(line)
     print(f"({report['seconds_per_run']} s per run, best of {report['rounds']} round(s); server on "
           f"CPU {report['server_cpu']}, load tool on CPU {report['client_cpu']}; review "
           f"{report['review_bytes']} bytes; 'vs go' compares requests per server CPU-second at "
-          f"c={max(conns)}; handshake = server CPU per request on new connections less on one "
+          f"c={max(conns)}, 'vs upstream' to the real injector of the same profile; handshake = server CPU per request on new connections less on one "
           "keep-alive connection)")
 
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "harness/core/json.h"
+
 #include "harness/injector/linkerd/annotations.h"
 #include "harness/injector/linkerd/overrides.h"
 #include "harness/injector/linkerd/pod_patch.h"
@@ -136,6 +138,35 @@ json reportToJson(const Report& r) {
           {"reasons", reasons},
           {"readable_reasons", texts},
           {"udp", r.udp}};
+}
+
+// Everything an injected pod's patch is built from besides the configuration: the pod (template)
+// metadata and spec as received (the pod's own annotations and labels included), where the
+// template is, the annotations and labels the webhook adds, and the namespace's annotations
+// (read by GetOverriddenValues). Each part is length-prefixed, so different inputs never give
+// the same key.
+std::string patchCacheKey(const Workload& w, const StringMap& added_annotations,
+                          const StringMap& labels, const StringMap& ns_annotations) {
+  std::string key;
+  auto part = [&key](std::string_view text) {
+    key += std::to_string(text.size());
+    key += ':';
+    key += text;
+  };
+  auto map = [&](const StringMap& m) {
+    part(std::to_string(m.size()));
+    for (const auto& [k, v] : m) {
+      part(k);
+      part(v);
+    }
+  };
+  part(w.template_pointer);
+  part(core::dumpJson(w.pod_metadata));
+  part(core::dumpJson(w.pod_spec));
+  map(added_annotations);
+  map(labels);
+  map(ns_annotations);
+  return key;
 }
 
 }  // namespace
@@ -307,24 +338,51 @@ Outcome admit(const Values& values, const AdmissionInput& input) {
     StringMap effective = w.pod_annotations;
     for (const auto& [k, v] : collected) effective[k] = v;
 
-    const Values overridden =
-        overriddenValues(values, effective, ns_annotations, w.pod_spec, &out.logs);
-    PodPatchInput patch_input;
-    patch_input.workload = &w;
-    patch_input.values = &overridden;
-    patch_input.annotations = collected;
-    patch_input.labels = labels;
-    patch_input.effective_annotations = effective;
-    patch_input.linkerd_namespace = input.linkerd_namespace;
-    patch_input.trust_anchors_pem = input.trust_anchors_pem;
-    auto patch = buildPodPatch(patch_input, &out.logs);
+    auto build = [&](std::vector<LogLine>* logs) {
+      const Values overridden =
+          overriddenValues(values, effective, ns_annotations, w.pod_spec, logs);
+      PodPatchInput patch_input;
+      patch_input.workload = &w;
+      patch_input.values = &overridden;
+      patch_input.annotations = collected;
+      patch_input.labels = labels;
+      patch_input.effective_annotations = effective;
+      patch_input.linkerd_namespace = input.linkerd_namespace;
+      patch_input.trust_anchors_pem = input.trust_anchors_pem;
+      return buildPodPatch(patch_input, logs);
+    };
+    auto injected = [&] {
+      emit("Injected", "Linkerd sidecar proxy injected");
+      out.logs.push_back(
+          {LogLine::Level::kInfo, "injection patch generated for: " + report.resName()});
+    };
+    if (input.patch_cache != nullptr && !input.debug_logs) {
+      std::vector<LogLine> logs;  // of a build that fails: kept in the outcome
+      auto cached = input.patch_cache->get(
+          patchCacheKey(w, collected, labels, ns_annotations),
+          [&]() -> core::Result<CachedPatch> {
+            auto patch = build(&logs);
+            if (!patch.ok()) return patch.error();
+            return CachedPatch{core::dumpJson(*patch), std::move(logs)};
+          });
+      if (!cached) {
+        out.logs.insert(out.logs.end(), logs.begin(), logs.end());
+        fail(&out, cached.error().message);
+        return out;
+      }
+      out.logs.insert(out.logs.end(), (*cached)->logs.begin(), (*cached)->logs.end());
+      injected();
+      respond(false, "");
+      out.decision = Decision::kInject;
+      out.patch_text = std::shared_ptr<const std::string>(*cached, &(*cached)->text);
+      return out;
+    }
+    auto patch = build(&out.logs);
     if (!patch.ok()) {
       fail(&out, patch.error().message);
       return out;
     }
-    emit("Injected", "Linkerd sidecar proxy injected");
-    out.logs.push_back(
-        {LogLine::Level::kInfo, "injection patch generated for: " + report.resName()});
+    injected();
     if (input.debug_logs) {
       out.logs.push_back({LogLine::Level::kDebug, "injection patch: " + patch->dump()});
     }

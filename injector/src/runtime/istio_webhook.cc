@@ -62,6 +62,10 @@ std::string envName(const std::string& key) {
 }
 
 
+// The admissions kept (IstioWebhook::admit): a pod and its patch are a few kilobytes each.
+constexpr std::size_t kAdmittedEntries = 256;
+constexpr std::size_t kAdmittedKeyBytes = 4 * 1024 * 1024;
+
 }  // namespace
 
 std::optional<std::string> goPathUnescape(std::string_view s) {
@@ -310,26 +314,67 @@ core::AdmissionResponse IstioWebhook::respond(const core::AdmissionReview& revie
                                  : input.request_namespace;
     if (!name.empty()) input.namespace_object = namespaceObject(name);
   }
-  auto outcome = istio::admit(**settings, input);
-  for (const auto& line : outcome.logs) emit(line);
+  const auto outcome = admit(*settings, input);
+  for (const auto& line : outcome->logs) emit(line);
   core::AdmissionResponse response;
-  switch (outcome.decision) {
+  switch (outcome->decision) {
     case istio::Decision::kSkip:
       response.allowed = true;
       count("sidecar_injection_skip_total", "Total number of skipped injection requests.");
       break;
     case istio::Decision::kError:
-      response = injectionError(outcome.error_message);
+      response = injectionError(outcome->error_message);
       count("sidecar_injection_failure_total", "Total number of failed injection requests.");
       break;
     case istio::Decision::kInject:
       response.allowed = true;
-      response.patch = core::dumpJson(core::encodePatch(outcome.patch));
+      response.patch = outcome->patch;
       response.patch_type = std::string(core::kPatchTypeJsonPatch);
       count("sidecar_injection_success_total", "Total number of successful injection requests.");
       break;
   }
   return response;
+}
+
+std::shared_ptr<const IstioWebhook::Admitted> IstioWebhook::admit(
+    const std::shared_ptr<const istio::InjectorSettings>& settings,
+    const istio::AdmissionInput& input) {
+  std::shared_ptr<TextKeyedCache<Admitted>> cache;
+  {
+    std::lock_guard lock(admitted_mutex_);
+    if (admitted_settings_ != settings) {
+      admitted_settings_ = settings;
+      admitted_ = std::make_shared<TextKeyedCache<Admitted>>(kAdmittedEntries, kAdmittedKeyBytes);
+    }
+    cache = admitted_;
+  }
+  // Length-prefixed parts: different inputs never give the same key.
+  std::string key;
+  auto part = [&key](std::string_view text) {
+    key += std::to_string(text.size());
+    key += ':';
+    key += text;
+  };
+  part(input.native_sidecars ? "native" : "classic");
+  part(input.request_namespace);
+  // On OpenShift the proxy's IDs come from the Namespace's annotations (openshift.h).
+  part(input.openshift ? "openshift" : "");
+  part(input.openshift ? core::dumpJson(input.namespace_object) : std::string());
+  part(std::to_string(input.proxy_envs.size()));
+  for (const auto& [name, value] : input.proxy_envs) {
+    part(name);
+    part(value);
+  }
+  part(core::dumpJson(input.pod));
+  auto admitted = cache->get(key, [&]() -> core::Result<Admitted> {
+    auto outcome = istio::admit(*settings, input);
+    Admitted out{outcome.decision, std::move(outcome.error_message), std::move(outcome.logs), {}};
+    if (outcome.decision == istio::Decision::kInject) {
+      out.patch = core::dumpJson(core::encodePatch(outcome.patch));
+    }
+    return out;
+  });
+  return *admitted;  // never an error: every outcome is kept
 }
 
 }  // namespace harness::injector

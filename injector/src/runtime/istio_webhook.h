@@ -8,12 +8,16 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "harness/core/admission_review.h"
 #include "harness/core/metrics.h"
 #include "harness/injector/istio/config.h"
+#include "harness/injector/istio/injector.h"
 #include "harness/injector/kube_api.h"
+#include "harness/injector/text_keyed_cache.h"
 #include "harness/net/http.h"
 #include "config_reload.h"
 #include "watched_file.h"
@@ -70,12 +74,28 @@ class IstioWebhook {
   // exist or cannot be read (logged).
   nlohmann::json namespaceObject(const std::string& name);
 
+  // What istio::admit answered, kept by its whole input (the pod as received, the namespace, the
+  // path's proxy envs, the native-sidecar answer) for the settings it was computed with: the
+  // replicas of a workload are admitted alike, and rendering, parsing and merging the template
+  // was most of a request's CPU. A settings change starts a new cache.
+  struct Admitted {
+    istio::Decision decision = istio::Decision::kSkip;
+    std::string error_message;
+    std::vector<LogLine> logs;
+    std::string patch;  // kInject: the JSONPatch text
+  };
+  std::shared_ptr<const Admitted> admit(const std::shared_ptr<const istio::InjectorSettings>& settings,
+                                        const istio::AdmissionInput& input);
+
   IstioWebhookConfig config_;
   core::MetricsRegistry& metrics_;
   KubeApi* nodes_;
   KubeApi* namespaces_;
   WatchedFile config_file_, values_file_, mesh_file_;
   LastGoodConfig<istio::InjectorSettings> settings_;
+  std::mutex admitted_mutex_;
+  std::shared_ptr<const istio::InjectorSettings> admitted_settings_;  // what admitted_ is for
+  std::shared_ptr<TextKeyedCache<Admitted>> admitted_;
 };
 
 }  // namespace harness::injector

@@ -197,6 +197,7 @@ core::AdmissionResponse LinkerdWebhook::respond(core::AdmissionRequest& req,
   input.injector_version = config_.version;
   // The whole patch as JSON text, for a debug line that is not printed otherwise.
   input.debug_logs = spdlog::should_log(spdlog::level::debug);
+  input.patch_cache = (*config)->patches.get();
   auto ns = kube_.get({"v1", "Namespace", "", req.namespace_name});
   if (!ns) return fail(ns.error().message);
   input.namespace_object = std::move(*ns);
@@ -234,7 +235,7 @@ core::AdmissionResponse LinkerdWebhook::respond(core::AdmissionRequest& req,
     case linkerd::Decision::kAnnotationPatch:
       response.allowed = true;
       response.patch_type = std::string(core::kPatchTypeJsonPatch);
-      response.patch = core::dumpJson(outcome.patch);
+      response.patch = outcome.patch_text ? *outcome.patch_text : core::dumpJson(outcome.patch);
       break;
     case linkerd::Decision::kAllow:
       response.allowed = true;

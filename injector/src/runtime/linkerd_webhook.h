@@ -46,6 +46,8 @@ class LinkerdWebhook {
   struct Loaded {
     linkerd::Values values;
     std::string trust_anchors_pem;  // the bundle file's bytes
+    // The patches built with these values and trust anchors (a new configuration, a new cache).
+    std::unique_ptr<linkerd::PatchCache> patches = std::make_unique<linkerd::PatchCache>();
   };
 
   // Values and trust anchors: re-read when the files change, the last good ones kept when a

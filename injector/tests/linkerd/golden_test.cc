@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "fixtures.h"
+#include "harness/core/json.h"
 #include "harness/injector/linkerd/injector.h"
 #include "harness/injector/linkerd/values.h"
 
@@ -47,7 +48,8 @@ bool updating() {
   return v != nullptr && std::string(v) == "1";
 }
 
-Outcome run(const json& c) {
+// `cache`: as the webhook runs admit, without debug lines and with a patch cache.
+Outcome run(const json& c, PatchCache* cache = nullptr) {
   const json raw_values =
       c.contains("values_file")
           ? testing::readJson(testing::testdataDir() / c["values_file"].get<std::string>())
@@ -64,6 +66,10 @@ Outcome run(const json& c) {
   in.linkerd_namespace = c.value("linkerd_namespace", "linkerd");
   in.injector_version = c.value("injector_version", "edge-26.8.3");
   in.owner_lookup = testing::lookupOver(c.value("owners", json::array()).get<std::vector<json>>());
+  if (cache != nullptr) {
+    in.debug_logs = false;
+    in.patch_cache = cache;
+  }
   return admit(*values, in);
 }
 
@@ -85,6 +91,63 @@ TEST_P(Golden, OutcomeMatchesExpected) {
   EXPECT_EQ(actual, expected) << "differences (RFC 6902, expected -> actual):\n"
                               << json::diff(expected, actual).dump(2)
                               << "\nrefresh with HARNESS_UPDATE_GOLDEN=1 if the change is intended";
+}
+
+// The webhook's way (a patch cache, no debug lines): the case's outcome once the patch is built
+// and kept, and again when it is taken from the cache, is the expected one with the patch as
+// text and without the debug lines.
+TEST_P(Golden, APatchCacheGivesTheExpectedOutcome) {
+  const json c = testing::readJson(goldenDir() / (GetParam() + ".case.json"));
+  json expected = run(c).toJson();
+  auto& logs = expected["logs"];
+  logs.erase(std::remove_if(logs.begin(), logs.end(),
+                            [](const json& l) {
+                              const std::string m = l["message"];
+                              return l["level"] == "debug" && (m.rfind("injection patch: ", 0) == 0 ||
+                                                               m.rfind("annotation patch: ", 0) == 0);
+                            }),
+             logs.end());
+  PatchCache cache;
+  for (int round = 0; round < 2; ++round) {
+    Outcome o = run(c, &cache);
+    if (o.patch_text) {
+      EXPECT_EQ(o.decision, Decision::kInject);
+      EXPECT_TRUE(o.patch.is_null());
+      o.patch = json::parse(*o.patch_text);
+      EXPECT_EQ(*o.patch_text, core::dumpJson(o.patch));
+    }
+    EXPECT_EQ(o.toJson(), expected) << "round " << round << ":\n"
+                                    << json::diff(expected, o.toJson()).dump(2);
+  }
+  // Kept only when injected; the second round is then taken from the cache.
+  const bool injected = expected["decision"] == "inject";
+  EXPECT_EQ(cache.size(), injected ? 1u : 0u);
+  EXPECT_EQ(cache.hits(), injected ? 1u : 0u);
+}
+
+// One cache for pods that differ: each gets its own patch, never another's.
+TEST(GoldenCache, PodsThatDifferGetTheirOwnPatches) {
+  const json c = testing::readJson(goldenDir() / "tutorial_simple_app_v1_pod.case.json");
+  PatchCache cache;
+  std::vector<std::string> patches;
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"config.linkerd.io/proxy-cpu-limit", "1"},
+           {"config.linkerd.io/proxy-cpu-limit", "2"},
+           {"config.linkerd.io/proxy-log-level", "debug"},
+           {"config.linkerd.io/proxy-cpu-limit", "1"}}) {
+    json changed = c;
+    changed["object"]["metadata"]["annotations"][key] = value;
+    const Outcome plain = run(changed);
+    const Outcome cached = run(changed, &cache);
+    ASSERT_TRUE(cached.patch_text);
+    EXPECT_EQ(*cached.patch_text, core::dumpJson(plain.patch)) << key << "=" << value;
+    patches.push_back(*cached.patch_text);
+  }
+  EXPECT_NE(patches[0], patches[1]);
+  EXPECT_NE(patches[0], patches[2]);
+  EXPECT_EQ(patches[0], patches[3]);
+  EXPECT_EQ(cache.misses(), 3u);
+  EXPECT_EQ(cache.hits(), 1u);
 }
 
 TEST(GoldenFiles, EveryCaseHasAnExpectedFile) {

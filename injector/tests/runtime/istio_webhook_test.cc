@@ -148,6 +148,29 @@ TEST_F(IstioWebhookTest, PathParametersArePercentDecodedFirst) {
   EXPECT_EQ(bad.body, "400 Bad Request");
 }
 
+// Answers are kept per whole input (IstioWebhook::admit): the same review gets the same answer
+// again, and a pod that differs in anything the template reads gets its own.
+TEST_F(IstioWebhookTest, AKeptAnswerIsOnlyGivenToTheSamePod) {
+  const auto first = post(review().dump());
+  const auto again = post(review().dump());
+  ASSERT_EQ(first.status, 200);
+  EXPECT_EQ(again.body, first.body);
+  const auto other = post(review({{"sidecar.istio.io/proxyCPU", "300m"}}).dump());
+  EXPECT_NE(patchOf(other), patchOf(first));
+  EXPECT_NE(patchOf(other).dump().find("\"cpu\":\"300m\""), std::string::npos);
+  // And what a webhook that never saw the first pod answers.
+  core::MetricsRegistry metrics;
+  IstioWebhook fresh(config(), metrics);
+  net::Request r;
+  r.method = "POST";
+  r.path = "/inject";
+  r.headers.set("Content-Type", "application/json");
+  r.body = review({{"sidecar.istio.io/proxyCPU", "300m"}}).dump();
+  EXPECT_EQ(fresh.handle(r).body, other.body);
+  EXPECT_EQ(post(review().dump()).body, first.body);
+  EXPECT_EQ(metrics_.findCounter("sidecar_injection_success_total")->value({}), 4);
+}
+
 TEST_F(IstioWebhookTest, InjectFalseIsAllowedWithoutPatch) {
   auto res = post(review({{"sidecar.istio.io/inject", "false"}}).dump());
   auto body = json::parse(res.body);
@@ -299,6 +322,40 @@ TEST(IstioWebhookConfigTest, AFailedReloadKeepsTheLastGoodSettings) {
   std::filesystem::rename(dir / "values.json.new", dir / "values.json");
   EXPECT_TRUE(webhook.checkConfig().ok());  // still ready: the previous settings serve
   EXPECT_EQ(metrics.findCounter("injector_config_errors_total")->value({"istio"}), 1);
+}
+
+// New settings, new answers: nothing kept for the old ones is given.
+TEST(IstioWebhookConfigTest, ANewConfigurationIsNotAnsweredFromTheOldOnesAnswers) {
+  t::ScratchDir dir("istio-reload-answers");
+  const auto data = t::sourceDir() / "injector" / "istio";
+  std::filesystem::copy_file(data / "values.json", dir / "values.json");
+  core::MetricsRegistry metrics;
+  IstioWebhook webhook({data / "sidecar-injector-config.yaml", dir / "values.json",
+                        data / "mesh.yaml"},
+                       metrics);
+  net::Request r;
+  r.method = "POST";
+  r.path = "/inject";
+  r.headers.set("Content-Type", "application/json");
+  r.body = json{{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"},
+                {"request", {{"uid", "u"}, {"namespace", "shop"}, {"operation", "CREATE"},
+                             {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
+                             {"object", {{"apiVersion", "v1"}, {"kind", "Pod"},
+                                         {"metadata", {{"name", "web"}}},
+                                         {"spec", {{"containers", {{{"name", "app"},
+                                                                    {"image", "nginx"}}}}}}}}}}}
+               .dump();
+  const auto before = webhook.handle(r);
+  ASSERT_EQ(webhook.handle(r).body, before.body);
+  json values = json::parse(t::readFile(dir / "values.json"));
+  values["global"]["hub"] = "example.com/other";
+  t::writeFile(dir / "values.json.new", values.dump());
+  std::filesystem::rename(dir / "values.json.new", dir / "values.json");
+  const auto after = webhook.handle(r);
+  ASSERT_EQ(after.status, 200);
+  const auto body = json::parse(after.body);
+  const auto patch = *go::base64Decode(body["response"]["patch"].get<std::string>());
+  EXPECT_NE(patch.find("example.com/other/proxyv2"), std::string::npos) << patch;
 }
 
 TEST(IstioWebhookConfigTest, ATemplateWithAnUnimplementedFunctionIsAConfigError) {

@@ -11,16 +11,13 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <memory>
-#include <mutex>
-#include <string>
 #include <string_view>
-#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
 #include "harness/core/result.h"
+#include "harness/injector/text_keyed_cache.h"
 
 namespace harness::injector::istio {
 
@@ -35,29 +32,16 @@ class OverlayCache {
   // core::parseYaml(text); the same document for the same text.
   core::Result<std::shared_ptr<const nlohmann::json>> parse(std::string_view text);
 
-  [[nodiscard]] std::size_t size() const;
-  [[nodiscard]] std::size_t textBytes() const;
-  [[nodiscard]] std::uint64_t hits() const;
-  [[nodiscard]] std::uint64_t misses() const;
+  [[nodiscard]] std::size_t size() const { return cache_.size(); }
+  [[nodiscard]] std::size_t textBytes() const { return cache_.keyBytes(); }
+  [[nodiscard]] std::uint64_t hits() const { return cache_.hits(); }
+  [[nodiscard]] std::uint64_t misses() const { return cache_.misses(); }
 
   // The one the injector uses.
   static OverlayCache& shared();
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-
-  const std::size_t max_entries_;
-  const std::size_t max_text_bytes_;
-  mutable std::mutex mutex_;
-  std::unordered_map<std::string, std::shared_ptr<const nlohmann::json>, Hash, std::equal_to<>>
-      entries_;
-  std::deque<std::string_view> order_;  // the keys of entries_ (stable), oldest first
-  std::size_t text_bytes_ = 0;
-  std::uint64_t hits_ = 0;
-  std::uint64_t misses_ = 0;
+  TextKeyedCache<nlohmann::json> cache_;
 };
 
 }  // namespace harness::injector::istio

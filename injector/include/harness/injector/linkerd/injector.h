@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,7 @@
 #include "harness/injector/linkerd/log.h"
 #include "harness/injector/linkerd/report.h"
 #include "harness/injector/linkerd/values.h"
+#include "harness/injector/text_keyed_cache.h"
 
 namespace harness::injector::linkerd {
 
@@ -27,6 +29,8 @@ namespace harness::injector::linkerd {
 // namespace and name; nullopt when it is not in the cache.
 using OwnerLookup = std::function<std::optional<nlohmann::json>(
     std::string_view kind, std::string_view ns, std::string_view name)>;
+
+class PatchCache;
 
 struct AdmissionInput {
   nlohmann::json object;          // request.object
@@ -42,6 +46,10 @@ struct AdmissionInput {
   // false: Outcome::logs leaves out the debug lines (the whole patch as JSON text), for a caller
   // that never shows them; writing them is a large part of admitting a pod.
   bool debug_logs = true;
+  // When given (and debug_logs is false), an injected pod's patch is taken from here or kept
+  // here, as text: Outcome::patch_text is set instead of Outcome::patch. The cache must only
+  // ever be used with the same Values, trust_anchors_pem and linkerd_namespace.
+  PatchCache* patch_cache = nullptr;
 };
 
 enum class Decision {
@@ -64,12 +72,35 @@ inline constexpr char kEventSourceComponent[] = "linkerd-proxy-injector";
 
 using MetricLabels = std::map<std::string, std::string>;
 
+// An injected pod's patch as core::dumpJson writes it, and the log lines written while building
+// it (by GetOverriddenValues and the patch itself).
+struct CachedPatch {
+  std::string text;
+  std::vector<LogLine> logs;
+};
+
+// Injection patches kept by everything they are built from: the pod (template)'s metadata and
+// spec, where the template is, the annotations and labels the webhook adds and the namespace's
+// annotations. Replicas of a workload get the same patch, and building it (the proxy container
+// and its thirty-odd env entries as JSON, then the text) was most of a request's CPU.
+class PatchCache : public TextKeyedCache<CachedPatch> {
+ public:
+  static constexpr std::size_t kDefaultMaxEntries = 256;
+  static constexpr std::size_t kDefaultMaxKeyBytes = 4 * 1024 * 1024;
+  explicit PatchCache(std::size_t max_entries = kDefaultMaxEntries,
+                      std::size_t max_key_bytes = kDefaultMaxKeyBytes)
+      : TextKeyedCache(max_entries, max_key_bytes) {}
+};
+
 struct Outcome {
   Decision decision = Decision::kAllow;
   std::optional<Report> report;  // absent when the object could not be parsed
   std::string owner_kind;        // lower-case resolved owner kind ("" for non-Pods)
   std::string owner_name;
   nlohmann::json patch = nullptr;  // the JSON Patch ops for kInject / kAnnotationPatch
+  // Instead of `patch` for kInject with AdmissionInput::patch_cache: the ops as core::dumpJson
+  // writes them (Outcome::toJson leaves it out).
+  std::shared_ptr<const std::string> patch_text;
   std::string error_message;       // for kHandlerError: result.message
   std::vector<Event> events;
   std::vector<LogLine> logs;
