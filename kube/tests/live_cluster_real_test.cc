@@ -92,9 +92,9 @@ class LiveClusterRealTest : public ::testing::Test {
   void install() {
     const fs::path root = testing::sourceDir();
     apply("namespaces.yaml", kNamespaces);
-    auto seed = core::parseYaml(testing::readFile(root / "scenarios/seed-tutorial/scenario.yaml"));
-    ASSERT_TRUE(seed.ok());
-    apply("linkerd-webhook.yaml", core::toYaml((*seed)["spec"]["webhookConfigurations"][0]));
+    auto linkerd = kubectl(
+        {"apply", "-f", (root / "scenarios/seed-tutorial/linkerd-webhook.yaml").string()});
+    ASSERT_EQ(linkerd.status, 0) << linkerd.err;
     auto istio = kubectl({"apply", "-f", (root / "scenarios/istio-revisions/webhooks.yaml").string()});
     ASSERT_EQ(istio.status, 0) << istio.err;
     apply("policy-webhook.yaml", kPolicyWebhook);

@@ -69,8 +69,10 @@ core::Result<void> addConfiguration(const json& document, const std::string& sou
   return {};
 }
 
+core::Result<void> addFile(const fs::path& path, bool named, LoadedInput& loaded);
+
 core::Result<void> addScenario(const json& document, const std::string& source,
-                               LoadedInput& loaded) {
+                               LoadedInput& loaded, const fs::path& base_dir) {
   const json& spec = field(document, "spec");
   for (const char* list : {"objects", "webhookConfigurations"}) {
     const json& items = field(spec, list);
@@ -79,9 +81,50 @@ core::Result<void> addScenario(const json& document, const std::string& source,
       return core::makeError(fmt::format("{}: spec.{}: expected a list", source, list));
     }
     for (std::size_t i = 0; i < items.size(); ++i) {
-      auto added = addDocument(items[i], fmt::format("{} spec.{}[{}]", source, list, i), loaded);
+      const json& item = items[i];
+      // `{file: NAME}`: the documents of a file beside the scenario (scenarios/FORMAT.md).
+      if (item.is_object() && item.size() == 1 && item.contains("file")) {
+        if (!item["file"].is_string()) {
+          return core::makeError(
+              fmt::format("{}: spec.{}[{}].file: expected a file name", source, list, i));
+        }
+        auto added = addFile(base_dir / item["file"].get<std::string>(), true, loaded);
+        if (!added.ok()) {
+          return added.error().within(fmt::format("{} spec.{}[{}].file", source, list, i));
+        }
+        continue;
+      }
+      auto added = addDocument(item, fmt::format("{} spec.{}[{}]", source, list, i), loaded,
+                               base_dir);
       if (!added.ok()) return added;
     }
+  }
+  return {};
+}
+
+// The documents of one file; a file found in a folder (not named) that does not parse is listed
+// as skipped.
+core::Result<void> addFile(const fs::path& path, bool named, LoadedInput& loaded) {
+  std::error_code ec;
+  const fs::path canonical = fs::weakly_canonical(path, ec);
+  if (!loaded.files_read.insert(ec ? path.string() : canonical.string()).second) return {};
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return core::makeError("cannot read " + path.string());
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in && !in.eof()) return core::makeError("cannot read " + path.string());
+  auto documents = core::parseYamlDocuments(text.str());
+  if (!documents.ok()) {
+    if (named) return documents.error().within(path.string());
+    loaded.skipped.push_back(path.string() + ": " + documents.error().message);
+    return {};
+  }
+  for (std::size_t i = 0; i < documents->size(); ++i) {
+    const std::string source = documents->size() == 1
+                                   ? path.string()
+                                   : fmt::format("{} (document {})", path.string(), i + 1);
+    auto added = addDocument((*documents)[i], source, loaded, path.parent_path());
+    if (!added.ok()) return added.error();
   }
   return {};
 }
@@ -89,7 +132,7 @@ core::Result<void> addScenario(const json& document, const std::string& source,
 }  // namespace
 
 core::Result<void> addDocument(const json& document, const std::string& source,
-                               LoadedInput& loaded) {
+                               LoadedInput& loaded, const fs::path& base_dir) {
   if (!document.is_object()) return {};  // a values file's scalar, a comment-only document
   const std::string kind = stringOr(document, "kind");
   const std::string api_version = stringOr(document, "apiVersion");
@@ -97,14 +140,15 @@ core::Result<void> addDocument(const json& document, const std::string& source,
     return addConfiguration(document, source, loaded);
   }
   if (kind == "Scenario" && api_version == kScenarioApiVersion) {
-    return addScenario(document, source, loaded);
+    return addScenario(document, source, loaded, base_dir);
   }
   if (kind == "List" || (kind.size() > 4 && kind.ends_with("List"))) {
     const json& items = field(document, "items");
     if (items.is_null()) return {};
     if (!items.is_array()) return core::makeError(source + ": items: expected a list");
     for (std::size_t i = 0; i < items.size(); ++i) {
-      auto added = addDocument(items[i], fmt::format("{} items[{}]", source, i), loaded);
+      auto added =
+          addDocument(items[i], fmt::format("{} items[{}]", source, i), loaded, base_dir);
       if (!added.ok()) return added;
     }
     return {};
@@ -154,22 +198,8 @@ core::Result<LoadedInput> loadFiles(const std::vector<fs::path>& paths) {
     }
   }
   for (const auto& [path, named] : files) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (!in && !in.eof()) return core::makeError("cannot read " + path.string());
-    auto documents = core::parseYamlDocuments(text.str());
-    if (!documents.ok()) {
-      if (named) return documents.error().within(path.string());
-      loaded.skipped.push_back(path.string() + ": " + documents.error().message);
-      continue;
-    }
-    for (std::size_t i = 0; i < documents->size(); ++i) {
-      const std::string source =
-          documents->size() == 1 ? path.string() : fmt::format("{} (document {})", path.string(), i + 1);
-      auto added = addDocument((*documents)[i], source, loaded);
-      if (!added.ok()) return added.error();
-    }
+    auto added = addFile(path, named, loaded);
+    if (!added.ok()) return added.error();
   }
   return loaded;
 }

@@ -131,6 +131,9 @@ StoreResult ObjectStore::remove(const core::GroupResource& resource,
     auto it = objects_.find(StoreKey{resource.group, resource.resource, namespace_name, name});
     if (it == objects_.end()) return core::newNotFound(resource, name);
     ++revision_;
+    // etcd3 store conditionalDelete decodes the deleted object at the delete's revision: its
+    // resourceVersion is the deletion's (so kubectl tells it from what it read before).
+    metadataOf(it->second)["resourceVersion"] = std::to_string(revision_);
     result = std::move(it->second);
     objects_.erase(it);
   }

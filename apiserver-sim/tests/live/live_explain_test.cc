@@ -52,8 +52,7 @@ class FakeCluster {
  public:
   FakeCluster() {
     const fs::path root = testing::sourceDir();
-    json linkerd = yamlFile(root / "scenarios/seed-tutorial/scenario.yaml")["spec"]
-                                                                              ["webhookConfigurations"][0];
+    json linkerd = yamlFile(root / "scenarios/seed-tutorial/linkerd-webhook.yaml");
     auto istio = core::parseYamlDocuments(
         testing::readFile(root / "scenarios/istio-revisions/webhooks.yaml"));
     json mutating = json::array({linkerd, (*istio)[0]});

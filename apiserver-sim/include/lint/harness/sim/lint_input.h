@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ struct LoadedInput {
   // Files in folders that are not YAML or JSON objects (an unrendered Helm template...):
   // skipped, each with why; a file named on the command line is an error instead.
   std::vector<std::string> skipped;
+  // Every file read, by canonical path: a file both in a folder and named by a scenario's
+  // `{file: ...}` is read once.
+  std::set<std::string> files_read;
 };
 
 // Reads every document of the files and, recursively, of the folders' *.yaml, *.yml and *.json
@@ -32,9 +36,12 @@ struct LoadedInput {
 // the same configuration defined twice is an error naming both files.
 core::Result<LoadedInput> loadFiles(const std::vector<std::filesystem::path>& paths);
 
-// Adds one parsed document (from `source`) to `loaded`, as loadFiles does.
+// Adds one parsed document (from `source`) to `loaded`, as loadFiles does. A Scenario's
+// `{file: NAME}` entries are read relative to `base_dir` (the scenario's folder), as the scenario
+// loader reads them.
 core::Result<void> addDocument(const nlohmann::json& document, const std::string& source,
-                               LoadedInput& loaded);
+                               LoadedInput& loaded,
+                               const std::filesystem::path& base_dir = {});
 
 // A live cluster's webhook set: both kinds of configurations, every Namespace's labels, and the
 // Services the webhooks are called through.
