@@ -69,7 +69,10 @@ CommandRun compare(const std::string& a, const std::string& b, PairBy by = PairB
 
 // A scratch file under the build tree.
 fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::current_path() / "audit_commands_test.scratch";
+  // One folder per test: CTest runs the tests of this binary in parallel processes.
+  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  const fs::path dir = fs::current_path() / "audit_commands_test.scratch" /
+                       (std::string(test->test_suite_name()) + "." + test->name());
   fs::create_directories(dir);
   return dir / name;
 }

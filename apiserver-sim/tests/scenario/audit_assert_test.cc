@@ -26,7 +26,10 @@ std::string log(const std::string& name) {
 }
 
 fs::path write(const std::string& name, const std::string& text) {
-  const fs::path dir = fs::current_path() / "audit_assert_test.scratch";
+  // One folder per test: CTest runs the tests of this binary in parallel processes.
+  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  const fs::path dir = fs::current_path() / "audit_assert_test.scratch" /
+                       (std::string(test->test_suite_name()) + "." + test->name());
   fs::create_directories(dir);
   std::ofstream(dir / name) << text;
   return dir / name;
