@@ -13,7 +13,6 @@
 #include <memory>
 #include <optional>
 #include <set>
-#include <regex>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -387,11 +386,8 @@ namespace {
 // command checks it first).
 bool explained(const std::string& filter, const std::string& step_name) {
   if (filter.empty()) return true;
-  try {
-    return std::regex_search(step_name, std::regex(filter, std::regex::ECMAScript));
-  } catch (const std::regex_error&) {
-    return true;
-  }
+  const auto compiled = go::Regexp::compile(filter);
+  return !compiled || compiled->matchString(step_name);
 }
 
 // A directory for one run of one scenario: under options.work_dir, or a fresh temporary one.
