@@ -301,7 +301,7 @@ WriteRequest ScenarioEnvironment::writeRequest(const RequestSpec& request) const
 
 std::map<std::string, std::size_t> ScenarioEnvironment::stubCallCounts() const {
   std::map<std::string, std::size_t> counts;
-  for (const auto& [name, stub] : impl_->stubs) counts[name] = stub->calls().size();
+  for (const auto& [name, stub] : impl_->stubs) counts[name] = stub->callCount();
   return counts;
 }
 
@@ -329,7 +329,7 @@ std::map<std::string, StubObservation> ScenarioEnvironment::stubObservations(
   std::map<std::string, StubObservation> out;
   for (const auto& [name, stub] : impl_->stubs) {
     const auto it = since.find(name);
-    out[name] = observeStubCalls(stub->calls(), it == since.end() ? 0 : it->second);
+    out[name] = observeStubCalls(stub->callsSince(it == since.end() ? 0 : it->second), 0);
   }
   return out;
 }
