@@ -44,7 +44,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <regex>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -57,6 +56,7 @@
 #include "harness/audit/event.h"
 #include "harness/audit/log.h"
 #include "harness/core/yaml.h"
+#include "harness/go/regexp.h"
 #include "harness/net/kubeconfig.h"
 #include "harness/net/server.h"
 #include "harness/sim/audit_assert.h"
@@ -351,10 +351,9 @@ int runCommand(const RunArgs& args) {
                                   (no_color == nullptr || *no_color == '\0') && isatty(1) == 1;
   options.explain_step_filter = args.step_filter;
   for (const auto* filter : {&args.webhook_filter, &args.step_filter}) {
-    try {
-      std::regex check(*filter, std::regex::ECMAScript);
-    } catch (const std::regex_error& error) {
-      std::cerr << "apiserver-sim: bad regex \"" << *filter << "\": " << error.what() << "\n";
+    if (auto check = harness::go::Regexp::compile(*filter); !check) {
+      std::cerr << "apiserver-sim: bad regex \"" << *filter << "\": " << check.error().message
+                << "\n";
       return kExitBadInput;
     }
   }

@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "harness/core/json_pointer.h"
+#include "harness/go/fmt.h"
 #include "harness/go/strconv.h"
 #include "harness/go/sort.h"
 
@@ -73,136 +74,24 @@ bool hasPrefix(std::string_view s, std::string_view prefix) {
 // ---------------------------------------------------------------------------------------------
 // Go values.
 
-enum class GoType { kNil, kBool, kString, kInt64, kFloat64, kMap, kSlice };
-
-GoType goTypeOf(const json& v) {
-  switch (v.type()) {
-    case json::value_t::null:
-      return GoType::kNil;
-    case json::value_t::boolean:
-      return GoType::kBool;
-    case json::value_t::string:
-      return GoType::kString;
-    case json::value_t::number_integer:
-      return GoType::kInt64;
-    case json::value_t::number_unsigned:
-      return v.get<std::uint64_t>() <=
-                     static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
-                 ? GoType::kInt64
-                 : GoType::kFloat64;
-    case json::value_t::number_float:
-      return GoType::kFloat64;
-    case json::value_t::object:
-      return GoType::kMap;
-    case json::value_t::array:
-      return GoType::kSlice;
-    default:
-      return GoType::kNil;
-  }
-}
-
-// reflect.TypeOf(v).String(); nil prints as fmt's "%!s(<nil>)".
-std::string goTypeName(GoType type) {
-  switch (type) {
-    case GoType::kNil:
-      return "%!s(<nil>)";
-    case GoType::kBool:
-      return "bool";
-    case GoType::kString:
-      return "string";
-    case GoType::kInt64:
-      return "int64";
-    case GoType::kFloat64:
-      return "float64";
-    case GoType::kMap:
-      return "map[string]interface {}";
-    case GoType::kSlice:
-      return "[]interface {}";
-  }
-  return "";
-}
-
-std::string goScalarV(const json& v) {
-  switch (goTypeOf(v)) {
-    case GoType::kNil:
-      return "<nil>";
-    case GoType::kBool:
-      return v.get<bool>() ? "true" : "false";
-    case GoType::kString:
-      return v.get<std::string>();
-    case GoType::kInt64:
-      return v.dump();
-    case GoType::kFloat64:
-      return go::formatFloat(v.get<double>());
-    default:
-      return "";
-  }
-}
-
-// fmt %v of a decoded JSON value: map[k:v ...] with sorted keys, [a b], <nil>.
-std::string goSprintV(const json& v) {
-  if (v.is_object()) {
-    std::string out = "map[";
-    bool first = true;
-    for (const auto& [key, member] : v.items()) {
-      if (!first) out.push_back(' ');
-      first = false;
-      out += key + ":" + goSprintV(member);
-    }
-    return out + "]";
-  }
-  if (v.is_array()) {
-    std::string out = "[";
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      if (i) out.push_back(' ');
-      out += goSprintV(v[i]);
-    }
-    return out + "]";
-  }
-  return goScalarV(v);
-}
-
-// fmt %s of a decoded JSON value (non-strings print as %!s(type=value)).
-std::string goSprintS(const json& v) {
-  if (v.is_object()) {
-    std::string out = "map[";
-    bool first = true;
-    for (const auto& [key, member] : v.items()) {
-      if (!first) out.push_back(' ');
-      first = false;
-      out += key + ":" + goSprintS(member);
-    }
-    return out + "]";
-  }
-  if (v.is_array()) {
-    std::string out = "[";
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      if (i) out.push_back(' ');
-      out += goSprintS(v[i]);
-    }
-    return out + "]";
-  }
-  const GoType type = goTypeOf(v);
-  if (type == GoType::kString) return v.get<std::string>();
-  if (type == GoType::kNil) return "%!s(<nil>)";
-  return "%!s(" + goTypeName(type) + "=" + goScalarV(v) + ")";
-}
+// The decoded values' Go types and fmt verbs: harness/go/fmt.h.
+using GoType = go::DecodedType;
 
 // Go's == on two interface{} values: different dynamic types are unequal; two maps or two
 // slices panic.
 bool goEqual(const json& a, const json& b, const std::string& path) {
-  const GoType ta = goTypeOf(a);
-  const GoType tb = goTypeOf(b);
+  const GoType ta = go::decodedTypeOf(a);
+  const GoType tb = go::decodedTypeOf(b);
   if (ta != tb) return false;
   if (ta == GoType::kMap || ta == GoType::kSlice) {
-    panicLike(path, "comparing uncomparable type " + goTypeName(ta));
+    panicLike(path, "comparing uncomparable type " + go::decodedTypeName(ta));
   }
   return a == b;
 }
 
 // A hashable identity for a comparable Go value (map key semantics).
 std::string goKey(const json& v) {
-  switch (goTypeOf(v)) {
+  switch (go::decodedTypeOf(v)) {
     case GoType::kNil:
       return "n";
     case GoType::kBool:
@@ -222,17 +111,17 @@ bool isUncomparable(const json& v) { return v.is_object() || v.is_array(); }
 
 // mergepatch.ErrBadArgType(expected, actual)
 std::string errBadArgType(GoType expected, const json& actual) {
-  return "expected a " + goTypeName(expected) + ", but received a " + goTypeName(goTypeOf(actual));
+  return "expected a " + go::decodedTypeName(expected) + ", but received a " + go::decodedTypeName(go::decodedTypeOf(actual));
 }
 
 // mergepatch.ErrNoMergeKey(m, k)
 std::string errNoMergeKey(const json& m, const std::string& key) {
-  return "map: " + goSprintV(m) + " does not contain declared merge key: " + key;
+  return "map: " + go::sprintV(m) + " does not contain declared merge key: " + key;
 }
 
 // mergepatch.ErrBadPatchType(t, m)
 std::string errBadPatchType(const json& directive, const json& m) {
-  return "unknown patch type: " + goSprintS(directive) + " in map: " + goSprintV(m);
+  return "unknown patch type: " + go::sprintS(directive) + " in map: " + go::sprintV(m);
 }
 
 bool isDirective(const json& value, std::string_view directive) {
@@ -471,7 +360,7 @@ class Merger {
     if (!retain.is_array()) fail(at, std::string(kErrBadPatchFormatForRetainKeys));
     std::set<std::string> keys;
     for (const json& v : retain) {
-      if (isUncomparable(v)) panicLike(at, "hash of unhashable type " + goTypeName(goTypeOf(v)));
+      if (isUncomparable(v)) panicLike(at, "hash of unhashable type " + go::decodedTypeName(go::decodedTypeOf(v)));
       if (v.is_string()) keys.insert(v.get<std::string>());
     }
     for (const auto& [k, v] : patch.items()) {
@@ -496,7 +385,7 @@ class Merger {
     std::optional<GoType> prev;
     for (const auto* slice : slices) {
       for (const json& v : *slice) {
-        const GoType current = goTypeOf(v);
+        const GoType current = go::decodedTypeOf(v);
         if (!prev) {
           if (current == GoType::kNil) {
             panicLike(path, "invalid memory address or nil pointer dereference");
@@ -509,7 +398,7 @@ class Merger {
           for (const auto* s : slices) {
             if (!first) all.push_back(' ');
             first = false;
-            all += goSprintV(toArray(*s));
+            all += go::sprintV(toArray(*s));
           }
           fail(path, "list element types are not identical: " + all + "]");
         }
@@ -621,13 +510,13 @@ class Merger {
       std::vector<json> original, const std::vector<json>& partition_by, const std::string& path) {
     std::set<std::string> in_patch;
     for (const json& v : partition_by) {
-      if (isUncomparable(v)) panicLike(path, "hash of unhashable type " + goTypeName(goTypeOf(v)));
+      if (isUncomparable(v)) panicLike(path, "hash of unhashable type " + go::decodedTypeName(go::decodedTypeOf(v)));
       in_patch.insert(goKey(v));
     }
     std::vector<json> patch;
     std::vector<json> server_only;
     for (json& v : original) {
-      if (isUncomparable(v)) panicLike(path, "hash of unhashable type " + goTypeName(goTypeOf(v)));
+      if (isUncomparable(v)) panicLike(path, "hash of unhashable type " + go::decodedTypeName(go::decodedTypeOf(v)));
       (in_patch.count(goKey(v)) ? patch : server_only).push_back(std::move(v));
     }
     return {std::move(patch), std::move(server_only)};
@@ -672,12 +561,12 @@ class Merger {
                                            const std::string& path) {
     std::set<std::string> keys;
     for (const json& v : to_delete) {
-      if (isUncomparable(v)) panicLike(path, "hash of unhashable type " + goTypeName(goTypeOf(v)));
+      if (isUncomparable(v)) panicLike(path, "hash of unhashable type " + go::decodedTypeName(go::decodedTypeOf(v)));
       keys.insert(goKey(v));
     }
     std::vector<json> out;
     for (const json& v : current) {
-      if (isUncomparable(v)) panicLike(path, "hash of unhashable type " + goTypeName(goTypeOf(v)));
+      if (isUncomparable(v)) panicLike(path, "hash of unhashable type " + go::decodedTypeName(go::decodedTypeOf(v)));
       if (keys.count(goKey(v)) == 0) out.push_back(v);
     }
     return out;
@@ -810,9 +699,9 @@ class Merger {
       ++si;
     }
     if (pi < non_delete.size() && si >= set_order.size()) {
-      fail(path, "the order in patch list:\n" + goSprintV(toArray(patch_list)) +
+      fail(path, "the order in patch list:\n" + go::sprintV(toArray(patch_list)) +
                      "\n doesn't match " + std::string(kSetElementOrderPrefix) + " list:\n" +
-                     goSprintV(toArray(set_order)));
+                     go::sprintV(toArray(set_order)));
     }
   }
 
@@ -962,8 +851,8 @@ json Merger::mergeMap(json original, json patch, const StrategicSchema& schema,
       if (!is_delete_list) takePatchValue(original, key, std::move(patch_value));
       continue;
     }
-    const GoType original_type = goTypeOf(*existing);
-    if (original_type != goTypeOf(patch_value)) {
+    const GoType original_type = go::decodedTypeOf(*existing);
+    if (original_type != go::decodedTypeOf(patch_value)) {
       if (!is_delete_list) takePatchValue(original, key, std::move(patch_value));
       continue;
     }

@@ -31,6 +31,7 @@
 #include "harness/injector/istio/injector.h"
 #include "harness/injector/kube_api.h"
 #include "harness/injector/linkerd/injector.h"
+#include "harness/injector/object_files.h"
 #include "harness/testing/support.h"
 #include "istio_webhook.h"
 #include "linkerd_webhook.h"

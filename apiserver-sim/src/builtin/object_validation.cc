@@ -116,22 +116,9 @@ std::vector<std::string> portNameErrors(std::string_view port) {
   return errs;
 }
 
-std::string goStringMapLiteral(const json* map) {
-  if (map == nullptr || !map->is_object()) return "map[string]string(nil)";
-  std::string out = "map[string]string{";
-  bool first = true;
-  for (auto it = map->begin(); it != map->end(); ++it) {  // nlohmann objects iterate sorted
-    if (!first) out += ", ";
-    first = false;
-    out += go::quote(it.key()) + ":" +
-           go::quote(it.value().is_string() ? it.value().get<std::string>() : std::string());
-  }
-  return out + "}";
-}
-
 std::string goLabelSelectorLiteral(const json& selector) {
   std::string out = "v1.LabelSelector{MatchLabels:" +
-                    goStringMapLiteral(objectMember(selector, "matchLabels")) +
+                    go::stringMapGoSyntax(objectMember(selector, "matchLabels")) +
                     ", MatchExpressions:";
   const json* expressions = arrayMember(selector, "matchExpressions");
   if (expressions == nullptr) return out + "[]v1.LabelSelectorRequirement(nil)}";
@@ -352,7 +339,7 @@ FieldErrors validateSelectorAndTemplate(const json& spec, std::string_view empty
     auto labels = core::labelsOf(holder);
     if (!labels.ok() || !selector.matches(*labels)) {
       errs.push_back({core::FieldErrorType::kInvalid, "spec.template.metadata.labels",
-                      builtin_internal::goStringMapLiteral(labels_json),
+                      go::stringMapGoSyntax(labels_json),
                       "`selector` does not match template `labels`"});
     }
   }
@@ -421,7 +408,7 @@ FieldErrors validateJobSpec(const json& spec, const std::string& path, bool requ
       if (selector.ok() && !selector->matchesEverything() &&
           (!labels.ok() || !selector->matches(*labels))) {
         errs.push_back({core::FieldErrorType::kInvalid, path + ".template.metadata.labels",
-                        builtin_internal::goStringMapLiteral(labels_json),
+                        go::stringMapGoSyntax(labels_json),
                         "`selector` does not match template `labels`"});
       }
     }
@@ -532,7 +519,7 @@ FieldErrors validateReplicationController(const json& rc) {
     }
     if (!matches) {
       errs.push_back({core::FieldErrorType::kInvalid, "spec.template.metadata.labels",
-                      builtin_internal::goStringMapLiteral(labels),
+                      go::stringMapGoSyntax(labels),
                       "`selector` does not match template `labels`"});
     }
   }

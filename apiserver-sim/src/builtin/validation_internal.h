@@ -32,9 +32,6 @@ std::vector<std::string> labelValueErrors(std::string_view value);
 std::vector<std::string> portNumErrors(std::int64_t port);
 std::vector<std::string> portNameErrors(std::string_view port);
 
-// Go's %#v of a map[string]string held in JSON (nil when not an object), keys sorted:
-// map[string]string{"a":"b", "c":"d"}.
-std::string goStringMapLiteral(const nlohmann::json* map);
 // Go's %#v of a metav1.LabelSelector held in JSON.
 std::string goLabelSelectorLiteral(const nlohmann::json& selector);
 

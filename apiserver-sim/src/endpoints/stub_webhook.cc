@@ -232,6 +232,17 @@ std::vector<StubCall> StubWebhook::calls() const {
   return calls_;
 }
 
+std::size_t StubWebhook::callCount() const {
+  std::lock_guard lock(mutex_);
+  return calls_.size();
+}
+
+std::vector<StubCall> StubWebhook::callsSince(std::size_t since) const {
+  std::lock_guard lock(mutex_);
+  const auto first = calls_.begin() + static_cast<std::ptrdiff_t>(std::min(since, calls_.size()));
+  return {first, calls_.end()};
+}
+
 std::optional<std::chrono::nanoseconds> StubWebhook::declaredDelay(std::string_view uid,
                                                                    int attempt) const {
   std::lock_guard lock(mutex_);

@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cerrno>
 #include <fstream>
-#include <regex>
 #include <set>
 #include <thread>
 
@@ -18,6 +17,7 @@
 #include "harness/core/object.h"
 #include "harness/core/status.h"
 #include "harness/core/yaml.h"
+#include "harness/go/regexp.h"
 #include "harness/process/child_process.h"
 #include "harness/sim/injector_process.h"
 #include "harness/sim/webhook_source.h"
@@ -316,11 +316,8 @@ core::Result<LiveExplanation> explainCreate(const ClusterSnapshot& cluster, cons
       const bool called = record.match.outcome == MatchOutcome::kCall;
       bool shown = !options.explain.only_called || called;
       if (shown && !options.explain.webhook_filter.empty()) {
-        try {
-          shown = std::regex_search(hook.configuration + "/" + hook.webhook.name,
-                                    std::regex(options.explain.webhook_filter));
-        } catch (const std::regex_error&) {
-        }
+        const auto compiled = go::Regexp::compile(options.explain.webhook_filter);
+        shown = !compiled || compiled->matchString(hook.configuration + "/" + hook.webhook.name);
       }
       if (!shown) {
         ++hidden;

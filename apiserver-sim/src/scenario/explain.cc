@@ -5,7 +5,6 @@
 #include <cstddef>
 #include <map>
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -19,6 +18,7 @@
 #include "harness/core/json_patch.h"
 #include "harness/core/json_pointer.h"
 #include "harness/core/webhook_config.h"
+#include "harness/go/regexp.h"
 #include "harness/sim/scenario_runner.h"
 
 namespace harness::sim {
@@ -339,12 +339,8 @@ bool selected(const MatchRecord& match, const CallRecord* call, const ExplainOpt
     return false;
   }
   if (options.webhook_filter.empty()) return true;
-  try {
-    return std::regex_search(match.configuration + "/" + match.webhook,
-                             std::regex(options.webhook_filter, std::regex::ECMAScript));
-  } catch (const std::regex_error&) {
-    return true;
-  }
+  const auto compiled = go::Regexp::compile(options.webhook_filter);
+  return !compiled || compiled->matchString(match.configuration + "/" + match.webhook);
 }
 
 }  // namespace

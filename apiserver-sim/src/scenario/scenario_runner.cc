@@ -13,7 +13,6 @@
 #include <memory>
 #include <optional>
 #include <set>
-#include <regex>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -339,7 +338,7 @@ WriteRequest ScenarioEnvironment::writeRequest(const RequestSpec& request) const
 
 std::map<std::string, std::size_t> ScenarioEnvironment::stubCallCounts() const {
   std::map<std::string, std::size_t> counts;
-  for (const auto& [name, stub] : impl_->stubs) counts[name] = stub->calls().size();
+  for (const auto& [name, stub] : impl_->stubs) counts[name] = stub->callCount();
   return counts;
 }
 
@@ -367,7 +366,7 @@ std::map<std::string, StubObservation> ScenarioEnvironment::stubObservations(
   std::map<std::string, StubObservation> out;
   for (const auto& [name, stub] : impl_->stubs) {
     const auto it = since.find(name);
-    out[name] = observeStubCalls(stub->calls(), it == since.end() ? 0 : it->second);
+    out[name] = observeStubCalls(stub->callsSince(it == since.end() ? 0 : it->second), 0);
   }
   return out;
 }
@@ -424,11 +423,8 @@ namespace {
 // command checks it first).
 bool explained(const std::string& filter, const std::string& step_name) {
   if (filter.empty()) return true;
-  try {
-    return std::regex_search(step_name, std::regex(filter, std::regex::ECMAScript));
-  } catch (const std::regex_error&) {
-    return true;
-  }
+  const auto compiled = go::Regexp::compile(filter);
+  return !compiled || compiled->matchString(step_name);
 }
 
 // A directory for one run of one scenario: under options.work_dir, or a fresh temporary one.

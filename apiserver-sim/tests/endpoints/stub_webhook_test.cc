@@ -234,6 +234,24 @@ TEST_F(StubWebhookTest, AnswersABodyThatIsNotJson) {
   EXPECT_EQ(stub_->calls()[0].body, "{not json");
 }
 
+TEST_F(StubWebhookTest, CallCountAndCallsSinceReadOnlyWhatIsAsked) {
+  start("{}");
+  for (const char* uid : {"a", "b", "c"}) {
+    json review = podReview();
+    review["request"]["uid"] = uid;
+    ASSERT_TRUE(post(review).ok());
+  }
+  EXPECT_EQ(stub_->callCount(), 3u);
+  const auto since = stub_->callsSince(1);
+  ASSERT_EQ(since.size(), 2u);
+  EXPECT_EQ(since[0].uid, "b");
+  EXPECT_EQ(since[1].uid, "c");
+  EXPECT_EQ(since[1].number, 3u);
+  EXPECT_TRUE(stub_->callsSince(3).empty());
+  EXPECT_TRUE(stub_->callsSince(99).empty());
+  EXPECT_EQ(stub_->callsSince(0).size(), stub_->calls().size());
+}
+
 // --- rules ---
 
 TEST_F(StubWebhookTest, SequenceAnswersSuccessiveCallsAndRepeatsTheLast) {

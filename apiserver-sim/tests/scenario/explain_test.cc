@@ -230,6 +230,26 @@ TEST(ExplainStepTest, FiltersByWebhookAndOnlyCalled) {
   EXPECT_EQ(all["webhooks"][1]["call"]["outcome"], "Allowed");
 }
 
+// --webhook is a Go regexp, like --run: Go-only syntax such as the (?i) flag and \pL classes
+// works (ECMAScript's std::regex rejected both).
+TEST(ExplainStepTest, TheWebhookFilterIsAGoRegexp) {
+  AdmissionResult result;
+  result.allowed = true;
+  result.code = 201;
+  MatchRecord skipped = match(MatchOutcome::kSkip, "namespaceSelector");
+  skipped.webhook = "skipped.example.com";
+  MatchRecord other = match(MatchOutcome::kSkip, "objectSelector");
+  other.webhook = "other.example.com";
+  result.matches = {skipped, other};
+  for (const char* filter : {"(?i)INJECT/SKIPPED", "^\\pL+/skip"}) {
+    ExplainOptions options;
+    options.webhook_filter = filter;
+    const json doc = explainStepJson(podStep(), result, options);
+    ASSERT_EQ(doc["webhooks"].size(), 1u) << filter;
+    EXPECT_EQ(doc["webhooks"][0]["webhook"], "skipped.example.com") << filter;
+  }
+}
+
 TEST(ExplainStepTest, SummarisesTheRequestPluginsAndWebhooks) {
   const Step step = podStep();
   AdmissionResult result;

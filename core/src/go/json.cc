@@ -310,6 +310,13 @@ std::string jsonSyntaxError(std::string_view text) {
 }
 
 
+std::string marshalString(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  appendJsonString(out, s, true);
+  return out;
+}
+
 void appendJsonString(std::string& out, std::string_view s, bool escape_html) {
   out.push_back('"');
   for (size_t i = 0; i < s.size();) {

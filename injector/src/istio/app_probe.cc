@@ -1,8 +1,8 @@
 #include "harness/injector/istio/app_probe.h"
 
 #include "harness/core/json.h"
+#include "harness/go/json.h"
 #include "harness/go/strconv.h"
-#include "harness/gotemplate/go_json.h"
 
 // Followed: istio/istio pkg/kube/inject/app_probe.go (DumpAppProbers with updateNamedPort,
 // convertAppProber*, convertAppLifecycleHandler, patchRewriteProbe),
@@ -17,15 +17,10 @@ using nlohmann::json;
 
 constexpr char kProxyName[] = "istio-proxy";
 
-std::string goString(const std::string& s) {
-  auto r = gotemplate::goJsonMarshal(json(s));
-  return r ? *r : json(s).dump();
-}
-
 // Go's encoding/json for an IntOrString (number or string).
 std::string intOrString(const json& v) {
   if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
-  if (v.is_string()) return goString(v.get<std::string>());
+  if (v.is_string()) return go::marshalString(v.get<std::string>());
   return "0";
 }
 
@@ -39,22 +34,22 @@ std::string httpGetJson(const json& h) {
     out += kv;
   };
   if (h.contains("path") && h["path"].is_string() && !h["path"].get<std::string>().empty()) {
-    add("\"path\":" + goString(h["path"].get<std::string>()));
+    add("\"path\":" + go::marshalString(h["path"].get<std::string>()));
   }
   add("\"port\":" + intOrString(h.value("port", json(0))));
   if (h.contains("host") && h["host"].is_string() && !h["host"].get<std::string>().empty()) {
-    add("\"host\":" + goString(h["host"].get<std::string>()));
+    add("\"host\":" + go::marshalString(h["host"].get<std::string>()));
   }
   if (h.contains("scheme") && h["scheme"].is_string() && !h["scheme"].get<std::string>().empty()) {
-    add("\"scheme\":" + goString(h["scheme"].get<std::string>()));
+    add("\"scheme\":" + go::marshalString(h["scheme"].get<std::string>()));
   }
   if (h.contains("httpHeaders") && h["httpHeaders"].is_array() && !h["httpHeaders"].empty()) {
     std::string hs = "[";
     for (std::size_t i = 0; i < h["httpHeaders"].size(); ++i) {
       const json& e = h["httpHeaders"][i];
       if (i > 0) hs += ",";
-      hs += "{\"name\":" + goString(e.value("name", "")) + ",\"value\":" +
-            goString(e.value("value", "")) + "}";
+      hs += "{\"name\":" + go::marshalString(e.value("name", "")) + ",\"value\":" +
+            go::marshalString(e.value("value", "")) + "}";
     }
     add("\"httpHeaders\":" + hs + "]");
   }
@@ -64,14 +59,14 @@ std::string httpGetJson(const json& h) {
 std::string tcpJson(const json& t) {
   std::string out = "{\"port\":" + intOrString(t.value("port", json(0)));
   if (t.contains("host") && t["host"].is_string() && !t["host"].get<std::string>().empty()) {
-    out += ",\"host\":" + goString(t["host"].get<std::string>());
+    out += ",\"host\":" + go::marshalString(t["host"].get<std::string>());
   }
   return out + "}";
 }
 
 std::string grpcJson(const json& g) {
   std::string out = "{\"port\":" + intOrString(g.value("port", json(0))) + ",\"service\":";
-  out += g.contains("service") && g["service"].is_string() ? goString(g["service"].get<std::string>())
+  out += g.contains("service") && g["service"].is_string() ? go::marshalString(g["service"].get<std::string>())
                                                            : std::string("null");
   return out + "}";
 }
@@ -159,7 +154,7 @@ std::string marshalProbers(const std::map<std::string, std::string>& probers) {
   for (const auto& [k, v] : probers) {
     if (!first) s += ",";
     first = false;
-    s += goString(k) + ":" + v;
+    s += go::marshalString(k) + ":" + v;
   }
   return s + "}";
 }

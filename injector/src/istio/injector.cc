@@ -13,6 +13,7 @@
 #include "harness/core/quantity.h"
 #include "harness/core/strategic_merge.h"
 #include "harness/core/yaml.h"
+#include "harness/go/json.h"
 #include "harness/go/strconv.h"
 #include "harness/gotemplate/go_json.h"
 #include "harness/injector/istio/app_probe.h"
@@ -202,15 +203,10 @@ void clearPrometheusAnnotations(json& pod) {
   for (const auto& k : drop) a.erase(k);
 }
 
-std::string goQuoteJson(const std::string& s) {
-  auto r = gotemplate::goJsonMarshal(json(s));
-  return r ? *r : json(s).dump();
-}
-
 std::string stringListJson(const std::vector<std::string>& v, bool nil) {
   if (nil) return "null";
   std::string out = "[";
-  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + goQuoteJson(v[i]);
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + go::marshalString(v[i]);
   return out + "]";
 }
 
@@ -267,7 +263,7 @@ std::string goStructJson(const json& v, const std::string& field) {
   std::string out = "{";
   bool first = true;
   auto add = [&](const std::string& k, const json& value) {
-    out += (first ? "" : ",") + goQuoteJson(k) + ":" + goStructJson(value, k);
+    out += (first ? "" : ",") + go::marshalString(k) + ":" + goStructJson(value, k);
     first = false;
   };
   std::set<std::string> seen;
@@ -546,7 +542,7 @@ std::string injectionStatus(const json& spec, const std::string& revision) {
   };
   return "{\"initContainers\":" + list("initContainers") + ",\"containers\":" + list("containers") +
          ",\"volumes\":" + list("volumes") + ",\"imagePullSecrets\":" + list("imagePullSecrets") +
-         ",\"revision\":" + goQuoteJson(revision.empty() ? "default" : revision) + "}";
+         ",\"revision\":" + go::marshalString(revision.empty() ? "default" : revision) + "}";
 }
 
 namespace {
@@ -751,7 +747,7 @@ core::Result<TemplateResult> runTemplate(const InjectionRequest& req) {
     if (t == req.settings.config.templates.end()) {
       std::string have;
       for (const auto& [k, _] : req.settings.config.templates) have += (have.empty() ? "" : ", ") + k;
-      return templateError("requested template " + goQuoteJson(name) + " not found; have " + have);
+      return templateError("requested template " + go::marshalString(name) + " not found; have " + have);
     }
     auto rendered = gotemplate::execute(t->second, "inject", data, options);
     if (!rendered) return templateError(rendered.error().message);
@@ -955,8 +951,8 @@ core::Result<void> applyPrometheusMerge(json& pod, const InjectionRequest& req) 
     json& env = (*sidecar)["env"];
     if (!env.is_array()) env = json::array();
     env.push_back({{"name", "ISTIO_PROMETHEUS_ANNOTATIONS"},
-                   {"value", "{\"scrape\":" + goQuoteJson(scr) + ",\"port\":" + goQuoteJson(port) +
-                                 ",\"path\":" + goQuoteJson(path) + "}"}});
+                   {"value", "{\"scrape\":" + go::marshalString(scr) + ",\"port\":" + go::marshalString(port) +
+                                 ",\"path\":" + go::marshalString(path) + "}"}});
   }
   clearPrometheusAnnotations(pod);
   json& a = annotationsOf(pod);
@@ -1161,7 +1157,7 @@ core::Result<json> kubeInject(const InjectorSettings& settings, const json& obje
   const std::string kind_prefix = kind.empty() ? "" : kind + " ";
   if (truthy(at(*spec, {"hostNetwork"}))) {
     if (warnings) {
-      warnings->push_back("===> Skipping injection because " + kind_prefix + goQuoteJson(full) +
+      warnings->push_back("===> Skipping injection because " + kind_prefix + go::marshalString(full) +
                           " has host networking enabled\n");
     }
     return goTypedWorkload(out, timestamp_null);
@@ -1172,7 +1168,7 @@ core::Result<json> kubeInject(const InjectorSettings& settings, const json& obje
   auto d = injectRequired(ignoredNamespaces(), enabled, *spec, meta_copy);
   if (!d.required) {
     if (warnings) {
-      warnings->push_back("===> Skipping injection because " + kind_prefix + goQuoteJson(full) +
+      warnings->push_back("===> Skipping injection because " + kind_prefix + go::marshalString(full) +
                           " has sidecar injection disabled\n");
     }
     return goTypedWorkload(out, timestamp_null);

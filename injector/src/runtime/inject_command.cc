@@ -15,9 +15,10 @@
 #include "harness/injector/kube_api.h"
 #include "harness/injector/istio/injector.h"
 #include "harness/injector/linkerd/injector.h"
+#include "harness/injector/linkerd/values_text.h"
 #include "harness/injector/linkerd/workload.h"
-#include "linkerd_webhook.h"
-#include "serve.h"
+#include "harness/injector/object_files.h"
+#include "watched_file.h"
 
 namespace harness::injector {
 
@@ -361,6 +362,183 @@ int runIstioInject(const InjectOptions& o, std::istream& in, std::ostream& out,
 
 }  // namespace
 
+namespace {
+
+// The Linkerd profile's configuration: the chart defaults unless a values file (or linkerd-config
+// ConfigMap) is given, and the trust bundle (a placeholder unless given). nullopt: bad input,
+// said on `err`.
+struct LinkerdConfig {
+  linkerd::Values values;
+  std::string trust_anchors_pem;
+};
+
+std::optional<LinkerdConfig> loadLinkerdConfig(const InjectOptions& o, std::ostream& err) {
+  LinkerdConfig config;
+  auto values = o.values_file.empty()
+                    ? linkerd::parseValues(nlohmann::json::object())
+                    : [&]() -> core::Result<linkerd::Values> {
+                        auto text = readFileText(o.values_file);
+                        if (!text) return text.error();
+                        return linkerd::parseValuesText(*text, o.values_file.string());
+                      }();
+  if (!values) {
+    err << "injector inject: " << values.error().message << "\n";
+    return std::nullopt;
+  }
+  config.values = std::move(*values);
+  config.trust_anchors_pem = kPlaceholderTrustAnchors;
+  if (!o.trust_anchors_file.empty()) {
+    auto text = readFileText(o.trust_anchors_file);
+    if (!text) {
+      err << "injector inject: " << text.error().message << "\n";
+      return std::nullopt;
+    }
+    config.trust_anchors_pem = std::move(*text);
+  }
+  return config;
+}
+
+// The objects: --objects, the Namespace files, then the inputs in order, all kept once in the
+// lookups (the inputs read back from index `first_input`). Each is read as `linkerd inject` reads
+// YAML: unquoted numbers and booleans in string fields (an annotation
+// `config.linkerd.io/skip-outbound-ports: 4222`) are strings. false: bad input, said on `err`.
+bool loadLinkerdObjects(const InjectOptions& o, std::istream& in, std::ostream& err,
+                        LocalKubeApi& kube, std::size_t& first_input) {
+  auto read = readObjects(o.inputs.empty() ? std::vector<std::string>{"-"} : o.inputs, in);
+  if (!read) {
+    err << "injector inject: " << read.error().message << "\n";
+    return false;
+  }
+  auto extra = loadObjectFiles(o.object_files);
+  if (!extra) {
+    err << "injector inject: " << extra.error().message << "\n";
+    return false;
+  }
+  auto namespaces = loadObjectFiles(o.namespace_files);
+  if (!namespaces) {
+    err << "injector inject: " << namespaces.error().message << "\n";
+    return false;
+  }
+  for (auto* objects : {&*extra, &*namespaces, &*read}) {
+    for (auto& obj : *objects) linkerd::coerceYamlScalars(obj);
+  }
+  for (auto& obj : *extra) kube.add(std::move(obj));
+  for (auto& obj : *namespaces) kube.add(std::move(obj));
+  first_input = kube.size();
+  for (auto& obj : *read) kube.add(std::move(obj));
+  return true;
+}
+
+// An object without a kind or with a bad namespace is bad input: true, naming it on `err`.
+bool badInput(const nlohmann::json& obj, std::ostream& err) {
+  auto kind = core::kindOf(obj);
+  if (!kind || kind->empty()) {
+    err << "injector inject: " << describeObject(obj, "") << ": kind: "
+        << (kind ? std::string("missing") : kind.error().message) << "\n";
+    return true;
+  }
+  if (auto ns_field = core::namespaceOf(obj); !ns_field) {
+    err << "injector inject: " << describeObject(obj, "") << ": " << ns_field.error().message
+        << "\n";
+    return true;
+  }
+  return false;
+}
+
+// What the webhook is given for `obj` in namespace `ns`. `namespace_known`: whether the
+// namespace was in the input (offline, an unknown namespace is one without annotations; the
+// webhook would fail).
+linkerd::AdmissionInput linkerdInput(const InjectOptions& o, const LinkerdConfig& config,
+                                     LocalKubeApi& kube, const nlohmann::json& obj,
+                                     const std::string& kind, const std::string& ns,
+                                     bool& namespace_known) {
+  linkerd::AdmissionInput input;
+  input.object = obj;
+  input.request_kind = kind;
+  input.request_namespace = ns;
+  input.trust_anchors_pem = config.trust_anchors_pem;
+  input.linkerd_namespace = o.linkerd_namespace;
+  input.injector_version = o.version;
+  input.debug_logs = false;  // --explain prints the patch's operations instead
+  namespace_known = true;
+  auto found = kube.get({"v1", "Namespace", "", ns});
+  if (found && *found) {
+    input.namespace_object = **found;
+  } else {
+    namespace_known = false;
+    input.namespace_object = nlohmann::json{{"apiVersion", "v1"},
+                                            {"kind", "Namespace"},
+                                            {"metadata", {{"name", ns}}}};
+  }
+  // The webhook looks the event's parent up in its informer cache (controller/proxy-injector
+  // webhook.go). A Pod without an owner is its own parent, and it is not in the cache while it
+  // is being created: the webhook records no event for it. Offline, the input holds the Pod
+  // itself, which must not stand in for what the cache would hold.
+  const auto own = core::nameOf(obj);
+  input.owner_lookup = [&kube, kind, ns, own_name = own ? *own : std::string()](
+                           std::string_view k, std::string_view n,
+                           std::string_view name) -> std::optional<nlohmann::json> {
+    if (k == kind && n == ns && name == own_name) return std::nullopt;
+    auto r = kube.get({"", std::string(k), std::string(n), std::string(name)});
+    return r ? *r : std::nullopt;
+  };
+  return input;
+}
+
+// --explain: the decision for one object and why, its patch's operations, events and logs.
+void explainOutcome(std::ostream& out, const std::string& what, const std::string& ns,
+                    bool namespace_known, const std::string& own_name,
+                    const linkerd::Outcome& outcome) {
+  out << what << ": " << linkerd::decisionName(outcome.decision);
+  if (outcome.report && !outcome.report->annotation_at.empty()) {
+    out << " (inject annotation at " << outcome.report->annotation_at << ")";
+  }
+  out << "\n";
+  if (!namespace_known) {
+    out << "  namespace " << ns << " not in the input: treated as having no annotations\n";
+  }
+  if (!outcome.owner_kind.empty()) {
+    out << "  owner: " << outcome.owner_kind << "/" << outcome.owner_name << "\n";
+  }
+  if (outcome.report) {
+    for (auto reason : outcome.report->reasons()) {
+      out << "  skipped: " << linkerd::reasonCode(reason) << ": " << linkerd::reasonText(reason)
+          << "\n";
+    }
+  }
+  if (outcome.decision == linkerd::Decision::kHandlerError) {
+    out << "  error: " << outcome.error_message << "\n";
+  }
+  if (outcome.patch.is_array()) {
+    out << "  patch: " << outcome.patch.size() << " operation"
+        << (outcome.patch.size() == 1 ? "" : "s") << "\n";
+    for (const auto& op : outcome.patch) {
+      out << "    " << op.value("op", "") << " " << op.value("path", "") << "\n";
+    }
+  }
+  for (const auto& e : outcome.events) {
+    out << "  event: " << e.type << " " << e.reason << " \"" << e.message << "\" on "
+        << e.involved_object.value("kind", "") << "/" << e.involved_object.value("name", "")
+        << "\n";
+  }
+  if (outcome.events.empty() && !outcome.owner_kind.empty()) {
+    // The webhook records its event on the parent it finds in its cache, or none.
+    out << "  event: none: the webhook records it on the parent object, ";
+    if (outcome.owner_kind == "pod" && outcome.owner_name == own_name) {
+      out << "and a Pod without an owner is not in its cache while it is being created\n";
+    } else {
+      out << outcome.owner_kind << "/" << outcome.owner_name
+          << ", only when it is in its cache (not in the input here)\n";
+    }
+  }
+  for (const auto& line : outcome.logs) {
+    if (line.level == linkerd::LogLine::Level::kDebug) continue;  // the patch, printed above
+    out << "  log " << linkerd::logLevelName(line.level) << ": " << line.message << "\n";
+  }
+}
+
+}  // namespace
+
 int runInject(const InjectOptions& o, std::istream& in, std::ostream& out, std::ostream& err) {
   if (o.profile == "istio") return runIstioInject(o, in, out, err);
   if (o.profile != "linkerd") {
@@ -368,96 +546,25 @@ int runInject(const InjectOptions& o, std::istream& in, std::ostream& out, std::
         << "\" (available: linkerd, istio)\n";
     return 2;
   }
-  // Values: the chart defaults unless a values file (or linkerd-config ConfigMap) is given.
-  linkerd::Values values;
-  if (!o.values_file.empty()) {
-    auto text = readFileText(o.values_file);
-    if (!text) {
-      err << "injector inject: " << text.error().message << "\n";
-      return 2;
-    }
-    auto parsed = parseLinkerdValuesText(*text, o.values_file.string());
-    if (!parsed) {
-      err << "injector inject: " << parsed.error().message << "\n";
-      return 2;
-    }
-    values = std::move(*parsed);
-  } else {
-    auto defaults = linkerd::parseValues(nlohmann::json::object());
-    if (!defaults) {
-      err << "injector inject: " << defaults.error().message << "\n";
-      return 2;
-    }
-    values = std::move(*defaults);
-  }
-  std::string trust = kPlaceholderTrustAnchors;
-  if (!o.trust_anchors_file.empty()) {
-    auto text = readFileText(o.trust_anchors_file);
-    if (!text) {
-      err << "injector inject: " << text.error().message << "\n";
-      return 2;
-    }
-    trust = std::move(*text);
-  }
-
-  // Objects: the inputs in order; Namespace objects and --objects feed the lookups.
-  auto read = readObjects(o.inputs.empty() ? std::vector<std::string>{"-"} : o.inputs, in);
-  if (!read) {
-    err << "injector inject: " << read.error().message << "\n";
-    return 2;
-  }
-  auto extra = loadObjectFiles(o.object_files);
-  if (!extra) {
-    err << "injector inject: " << extra.error().message << "\n";
-    return 2;
-  }
-  auto namespaces = loadObjectFiles(o.namespace_files);
-  if (!namespaces) {
-    err << "injector inject: " << namespaces.error().message << "\n";
-    return 2;
-  }
-  // The input objects are kept once, by the lookups, and read back from there in order. Each is
-  // read as `linkerd inject` reads YAML: unquoted numbers and booleans in string fields (an
-  // annotation `config.linkerd.io/skip-outbound-ports: 4222`) are strings.
+  const auto config = loadLinkerdConfig(o, err);
+  if (!config) return 2;
   LocalKubeApi kube;
-  for (auto* objects : {&*extra, &*namespaces, &*read}) {
-    for (auto& obj : *objects) linkerd::coerceYamlScalars(obj);
-  }
-  for (auto& obj : *extra) kube.add(std::move(obj));
-  for (auto& obj : *namespaces) kube.add(std::move(obj));
-  const std::size_t first_input = kube.size();
-  for (auto& obj : *read) kube.add(std::move(obj));
-  read->clear();
+  std::size_t first_input = 0;
+  if (!loadLinkerdObjects(o, in, err, kube, first_input)) return 2;
 
-  // An object without a kind or with a bad namespace is bad input: exit 2, naming it.
-  auto badInput = [&err](const nlohmann::json& obj) {
-    auto kind = core::kindOf(obj);
-    if (!kind || kind->empty()) {
-      err << "injector inject: " << describeObject(obj, "") << ": kind: "
-          << (kind ? std::string("missing") : kind.error().message) << "\n";
-      return true;
-    }
-    if (auto ns_field = core::namespaceOf(obj); !ns_field) {
-      err << "injector inject: " << describeObject(obj, "") << ": " << ns_field.error().message
-          << "\n";
-      return true;
-    }
-    return false;
-  };
   // Results are written as they are made; bad input is found first, so that it still ends the
   // run before anything is written (--explain reports the objects before it, as it goes).
   if (!o.explain) {
     for (std::size_t i = first_input; i < kube.size(); ++i) {
-      if (badInput(kube.objectAt(i))) return 2;
+      if (badInput(kube.objectAt(i), err)) return 2;
     }
   }
-
   ResultWriter results(out, resultShape(o.output), 4);
   ResultWriter patches(out, ResultWriter::Shape::kArray, 2);
   int exit_code = 0;
   for (std::size_t i = first_input; i < kube.size(); ++i) {
     const nlohmann::json& obj = kube.objectAt(i);
-    if (badInput(obj)) return 2;
+    if (badInput(obj, err)) return 2;
     const std::string kind = *core::kindOf(obj);
     const std::string ns_field = *core::namespaceOf(obj);
     if (kind == "Namespace") {
@@ -465,39 +572,9 @@ int runInject(const InjectOptions& o, std::istream& in, std::ostream& out, std::
       continue;
     }
     const std::string ns = ns_field.empty() ? o.default_namespace : ns_field;
-    linkerd::AdmissionInput input;
-    input.object = obj;
-    input.request_kind = kind;
-    input.request_namespace = ns;
-    input.trust_anchors_pem = trust;
-    input.linkerd_namespace = o.linkerd_namespace;
-    input.injector_version = o.version;
-    input.debug_logs = false;  // --explain prints the patch's operations instead
     bool namespace_known = true;
-    auto found = kube.get({"v1", "Namespace", "", ns});
-    if (found && *found) {
-      input.namespace_object = **found;
-    } else {
-      // Offline, an unknown namespace is one without annotations (the webhook would fail).
-      namespace_known = false;
-      input.namespace_object = nlohmann::json{{"apiVersion", "v1"},
-                                              {"kind", "Namespace"},
-                                              {"metadata", {{"name", ns}}}};
-    }
-    // The webhook looks the event's parent up in its informer cache (controller/proxy-injector
-    // webhook.go). A Pod without an owner is its own parent, and it is not in the cache while it
-    // is being created: the webhook records no event for it. Offline, the input holds the Pod
-    // itself, which must not stand in for what the cache would hold.
-    const auto own = core::nameOf(obj);
-    const std::string own_name = own ? *own : std::string();
-    input.owner_lookup = [&kube, &kind, &ns, &own_name](
-                             std::string_view k, std::string_view n,
-                             std::string_view name) -> std::optional<nlohmann::json> {
-      if (k == kind && n == ns && name == own_name) return std::nullopt;
-      auto r = kube.get({"", std::string(k), std::string(n), std::string(name)});
-      return r ? *r : std::nullopt;
-    };
-    auto outcome = linkerd::admit(values, input);
+    auto input = linkerdInput(o, *config, kube, obj, kind, ns, namespace_known);
+    auto outcome = linkerd::admit(config->values, input);
     const std::string what = describeObject(obj, ns);
     nlohmann::json result = std::move(input.object);  // admit() is done with it
     if (outcome.decision == linkerd::Decision::kHandlerError) {
@@ -519,52 +596,8 @@ int runInject(const InjectOptions& o, std::istream& in, std::ostream& out, std::
       result = std::move(*applied);
     }
     if (o.explain) {
-      out << what << ": " << linkerd::decisionName(outcome.decision);
-      if (outcome.report && !outcome.report->annotation_at.empty()) {
-        out << " (inject annotation at " << outcome.report->annotation_at << ")";
-      }
-      out << "\n";
-      if (!namespace_known) {
-        out << "  namespace " << ns << " not in the input: treated as having no annotations\n";
-      }
-      if (!outcome.owner_kind.empty()) {
-        out << "  owner: " << outcome.owner_kind << "/" << outcome.owner_name << "\n";
-      }
-      if (outcome.report) {
-        for (auto reason : outcome.report->reasons()) {
-          out << "  skipped: " << linkerd::reasonCode(reason) << ": "
-              << linkerd::reasonText(reason) << "\n";
-        }
-      }
-      if (outcome.decision == linkerd::Decision::kHandlerError) {
-        out << "  error: " << outcome.error_message << "\n";
-      }
-      if (outcome.patch.is_array()) {
-        out << "  patch: " << outcome.patch.size() << " operation"
-            << (outcome.patch.size() == 1 ? "" : "s") << "\n";
-        for (const auto& op : outcome.patch) {
-          out << "    " << op.value("op", "") << " " << op.value("path", "") << "\n";
-        }
-      }
-      for (const auto& e : outcome.events) {
-        out << "  event: " << e.type << " " << e.reason << " \"" << e.message << "\" on "
-            << e.involved_object.value("kind", "") << "/" << e.involved_object.value("name", "")
-            << "\n";
-      }
-      if (outcome.events.empty() && !outcome.owner_kind.empty()) {
-        // The webhook records its event on the parent it finds in its cache, or none.
-        out << "  event: none: the webhook records it on the parent object, ";
-        if (outcome.owner_kind == "pod" && outcome.owner_name == own_name) {
-          out << "and a Pod without an owner is not in its cache while it is being created\n";
-        } else {
-          out << outcome.owner_kind << "/" << outcome.owner_name
-              << ", only when it is in its cache (not in the input here)\n";
-        }
-      }
-      for (const auto& line : outcome.logs) {
-        if (line.level == linkerd::LogLine::Level::kDebug) continue;  // the patch, printed above
-        out << "  log " << linkerd::logLevelName(line.level) << ": " << line.message << "\n";
-      }
+      const auto own = core::nameOf(obj);
+      explainOutcome(out, what, ns, namespace_known, own ? *own : std::string(), outcome);
       continue;
     }
     if (o.patch) {

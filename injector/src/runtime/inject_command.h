@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "istio_webhook.h"
+#include "harness/injector/object_files.h"
 
 namespace harness::injector {
 

@@ -132,17 +132,6 @@ std::map<std::string, std::string> parseInjectEnvs(std::string_view path) {
   return envs;
 }
 
-core::Result<istio::InjectorSettings> loadIstioSettings(const IstioWebhookConfig& c) {
-  WatchedFile config(c.config_file), values(c.values_file), mesh(c.mesh_file);
-  auto ct = config.read();
-  if (!ct) return ct.error();
-  auto vt = values.read();
-  if (!vt) return vt.error();
-  auto mt = mesh.read();
-  if (!mt) return mt.error();
-  return istio::loadSettings(*ct, *vt, *mt);
-}
-
 IstioWebhook::IstioWebhook(IstioWebhookConfig config, core::MetricsRegistry& metrics,
                            KubeApi* nodes, KubeApi* namespaces)
     : config_(std::move(config)),

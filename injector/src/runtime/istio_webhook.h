@@ -17,26 +17,13 @@
 #include "harness/injector/istio/config.h"
 #include "harness/injector/istio/injector.h"
 #include "harness/injector/kube_api.h"
+#include "harness/injector/object_files.h"
 #include "harness/injector/text_keyed_cache.h"
 #include "harness/net/http.h"
 #include "config_reload.h"
 #include "watched_file.h"
 
 namespace harness::injector {
-
-struct IstioWebhookConfig {
-  // The istio-sidecar-injector ConfigMap's `config` and `values` keys (raw or the dumped
-  // ConfigMap) and the `istio` ConfigMap's mesh config.
-  std::filesystem::path config_file, values_file, mesh_file;
-  // ENABLE_NATIVE_SIDECARS: "true" or "false" override; "auto" reads the nodes' kubelet
-  // versions through the Kubernetes API (off without a node client); "" is the configuration's
-  // own mode (istio::nativeSidecarModeOf). --istio-native-sidecars is "true".
-  std::string native_sidecars_mode;
-  bool native_sidecars = false;
-  // istiod's PLATFORM ("openshift" reads the pod's Namespace for the proxy's UID and GID); ""
-  // is the configuration's own (istio::isOpenShift).
-  std::string platform;
-};
 
 // parseInjectEnvs: "/inject/cluster/c1/net/n1" -> {ISTIO_META_CLUSTER_ID: c1,
 // ISTIO_META_NETWORK: n1}; other keys upper-cased; "--slash--" in values becomes "/"; a last
@@ -46,9 +33,6 @@ std::map<std::string, std::string> parseInjectEnvs(std::string_view path);
 // net/url's unescape in path mode (what Go's server does to the request target before
 // webhook.go reads r.URL.Path): "%XX" decoded, '+' kept; nullopt for a bad escape ("%", "%zz").
 std::optional<std::string> goPathUnescape(std::string_view path);
-
-// Loads the three files into settings (each may be raw or a dumped ConfigMap).
-core::Result<istio::InjectorSettings> loadIstioSettings(const IstioWebhookConfig& config);
 
 class IstioWebhook {
  public:

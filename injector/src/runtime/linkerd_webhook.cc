@@ -11,6 +11,7 @@
 #include "logging.h"
 #include "harness/core/object.h"
 #include "harness/core/yaml.h"
+#include "harness/injector/linkerd/values_text.h"
 
 namespace harness::injector {
 
@@ -77,27 +78,6 @@ void warnAboutTrustAnchors(const std::string& pem, const std::string& path) {
 
 }  // namespace
 
-core::Result<linkerd::Values> parseLinkerdValuesText(const std::string& text,
-                                                     const std::string& where) {
-  auto doc = core::parseYaml(text);
-  if (!doc) return doc.error().within(where);
-  nlohmann::json values = std::move(*doc);
-  if (values.is_object() && values.value("kind", "") == "ConfigMap") {
-    const auto data = values.find("data");
-    if (data == values.end() || !data->is_object() || !data->contains("values") ||
-        !(*data)["values"].is_string()) {
-      return core::makeError(where + ": data.values: the linkerd-config ConfigMap has no values");
-    }
-    auto inner = core::parseYaml((*data)["values"].get<std::string>());
-    if (!inner) return inner.error().within(where + ": data.values");
-    values = std::move(*inner);
-  }
-  if (values.is_null()) values = nlohmann::json::object();
-  auto parsed = linkerd::parseValues(values);
-  if (!parsed) return parsed.error().within(where);
-  return parsed;
-}
-
 LinkerdWebhook::LinkerdWebhook(LinkerdWebhookConfig config, KubeApi& kube, EventSink& events,
                                core::MetricsRegistry& metrics)
     : config_(std::move(config)),
@@ -118,7 +98,7 @@ core::Result<std::shared_ptr<const LinkerdWebhook::Loaded>> LinkerdWebhook::load
                                                  : core::Result<std::string>(*values_text + '\0' +
                                                                              *trust_text);
   return config_state_.get(text, [&](const std::string&) -> core::Result<Loaded> {
-    auto values = parseLinkerdValuesText(*values_text, config_.values_file.string());
+    auto values = linkerd::parseValuesText(*values_text, config_.values_file.string());
     if (!values) return values.error();
     warnAboutTrustAnchors(*trust_text, config_.trust_anchors_file.string());
     return Loaded{std::move(*values), *trust_text};

@@ -27,11 +27,6 @@ struct LinkerdWebhookConfig {
   std::string version;                       // written into linkerd.io/created-by
 };
 
-// Reads a linkerd-config values document: the `values` YAML itself, or a dumped ConfigMap
-// (kind: ConfigMap, data.values).
-core::Result<linkerd::Values> parseLinkerdValuesText(const std::string& text,
-                                                     const std::string& where);
-
 class LinkerdWebhook {
  public:
   LinkerdWebhook(LinkerdWebhookConfig config, KubeApi& kube, EventSink& events,

@@ -14,34 +14,6 @@ namespace harness::injector {
 
 namespace fs = std::filesystem;
 
-std::vector<nlohmann::json> flattenLists(std::vector<nlohmann::json> documents) {
-  std::vector<nlohmann::json> out;
-  for (auto& doc : documents) {
-    const bool is_list = doc.is_object() && doc.contains("items") && doc["items"].is_array() &&
-                         doc.value("kind", "").ends_with("List");
-    if (is_list) {
-      for (auto& item : doc["items"]) out.push_back(std::move(item));
-    } else {
-      out.push_back(std::move(doc));
-    }
-  }
-  return out;
-}
-
-core::Result<std::vector<nlohmann::json>> loadObjectFiles(const std::vector<fs::path>& files) {
-  std::vector<nlohmann::json> all;
-  for (const auto& file : files) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) return core::makeError("cannot read " + file.string());
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    auto docs = core::parseYamlDocuments(ss.str());
-    if (!docs) return docs.error().within(file.string());
-    for (auto& d : flattenLists(std::move(*docs))) all.push_back(std::move(d));
-  }
-  return all;
-}
-
 namespace {
 
 core::Result<std::unique_ptr<KubeApi>> makeKubeApi(const ServeOptions& o) {

@@ -42,11 +42,4 @@ struct ServeOptions {
 // server cannot start.
 int runServe(const ServeOptions& options);
 
-// Loads objects (YAML/JSON, multi-document, Lists flattened) from files; errors name the file.
-core::Result<std::vector<nlohmann::json>> loadObjectFiles(
-    const std::vector<std::filesystem::path>& files);
-
-// Flattens `kind: List` (and *List kinds with items) into their items.
-std::vector<nlohmann::json> flattenLists(std::vector<nlohmann::json> documents);
-
 }  // namespace harness::injector

@@ -52,6 +52,9 @@ std::string jsonSyntaxError(std::string_view text);
 // and surrogates too) as \ufffd, everything else as it is.
 void appendJsonString(std::string& out, std::string_view s, bool escape_html);
 
+// json.Marshal(s) for a string: appendJsonString with HTML escaping, as Marshal's default.
+std::string marshalString(std::string_view s);
+
 // How json.Marshal writes a finite float64 (encode.go floatEncoder): "1", "0.5", "1e+21",
 // "1e-7". Callers decide what a NaN or an infinity becomes (Marshal refuses them).
 std::string jsonFloat(double f);

@@ -179,6 +179,11 @@ class StubWebhook {
   [[nodiscard]] std::uint16_t port() const;
   // Thread-safe snapshot of the calls so far, in the order received.
   [[nodiscard]] std::vector<StubCall> calls() const;
+  // How many calls were received so far, and the calls after the first `since` (a step's own):
+  // what a runner reads after every step, without copying every earlier call's review and body
+  // again (which made long scenarios quadratic in their calls).
+  [[nodiscard]] std::size_t callCount() const;
+  [[nodiscard]] std::vector<StubCall> callsSince(std::size_t since) const;
   // The declared delay of the answer to the `attempt`-th (0-based) request received with review
   // uid `uid`; nullopt when there is no such request.
   [[nodiscard]] std::optional<std::chrono::nanoseconds> declaredDelay(std::string_view uid,

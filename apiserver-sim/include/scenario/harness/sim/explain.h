@@ -27,7 +27,7 @@ struct ExplainOptions {
   // Patch lines in colour (ANSI: removed red, added green); the command sets it for a terminal
   // unless NO_COLOR or --no-color.
   bool color = false;
-  // ECMAScript regex searched in "<configuration>/<webhook>": only those webhooks ("" = all).
+  // Go regexp (RE2) searched in "<configuration>/<webhook>": only those webhooks ("" = all).
   std::string webhook_filter;
   // Only the webhooks that were called (or rejected the request without a call).
   bool only_called = false;

@@ -55,7 +55,7 @@ std::string_view toString(TextMatch match);
 // `message: {exact|contains|regex: ...}` (a plain string means exact).
 struct TextExpectation {
   TextMatch match = TextMatch::kExact;
-  std::string text;  // for kRegex: ECMAScript, searched (not anchored)
+  std::string text;  // for kRegex: Go regexp (RE2) syntax, searched (not anchored)
 };
 
 // One entry of `expect.calls`: every given field must equal the call record's.

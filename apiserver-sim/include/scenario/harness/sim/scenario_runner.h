@@ -183,11 +183,11 @@ struct ScenarioResult {
 
 struct RunOptions {
   std::optional<double> time_scale;  // overrides spec.timeScale (the pace of simulated waits)
-  // ECMAScript regex searched in step names ("" = every step).
+  // Go regexp (RE2) searched in step names ("" = every step).
   std::string step_filter;
   bool explain = false;
   ExplainOptions explain_options;  // compact or verbose, colour, which webhooks
-  // ECMAScript regex searched in step names: only those steps are explained ("" = all).
+  // Go regexp (RE2) searched in step names: only those steps are explained ("" = all).
   std::string explain_step_filter;
   bool stop_on_failure = false;  // in addition to spec.stopOnFailure
   std::function<void(const audit::Event&)> audit_sink;
