@@ -3,12 +3,14 @@
 # injecting Linkerd sidecars into many pods, with the controller traffic around them): read speed
 # in MB/s and events/s (of wall time and of CPU time: the machine may be shared) and peak RSS, for
 # `audit chains LOG` (every Pod chain rebuilt and replayed), `audit chains -o json`, the same log
-# gzip-compressed, `audit compare LOG LOG` and `audit assert LOG EXPECTATIONS`.
+# gzip-compressed, `audit compare LOG LOG`, `audit assert LOG EXPECTATIONS` and `audit timeline LOG
+# AUDIT_ID` (one request found in the whole log).
 #   scripts/bench-audit.sh [SIZE_MB] [LOG]   (default 1024; LOG is generated unless given)
 # Environment:
 #   SIM=PATH      the apiserver-sim to measure (default: build/default's, built first)
 #   OLD_SIM=PATH  also measure this one (e.g. a build of main), each command run by both in turn
 #   ONLY=REGEX    only the measurements whose name matches
+#   PIN=CPU       run every command on that CPU (taskset): old and new binaries alike
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size_mb="${1:-1024}"
@@ -52,7 +54,9 @@ measure() {
   local name="$1" binary="$2" label="$3"
   shift 3
   if [[ -n "${ONLY:-}" && ! "$name" =~ $ONLY ]]; then return; fi
-  /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$binary" "$@" >"$work/out" 2>"$work/err" ||
+  local pin=()
+  if [[ -n "${PIN:-}" ]]; then pin=(taskset -c "$PIN"); fi
+  /usr/bin/time -f "%e %U %S %M" -o "$work/time" "${pin[@]}" "$binary" "$@" >"$work/out" 2>"$work/err" ||
     [[ $? -eq 1 ]]
   read -r wall user system rss_kb <"$work/time"
   awk -v b="$bytes" -v e="$events" -v w="$wall" -v u="$user" -v s="$system" -v r="$rss_kb" \
@@ -78,6 +82,10 @@ both "audit chains LOG" audit chains "$log"
 both "audit chains -o json LOG" audit chains -o json "$log"
 both "audit assert LOG EXPECTATIONS" audit assert "$log" "$work/expectations.yaml"
 both "audit compare LOG LOG (both logs read, the second twice)" audit compare "$log" "$log"
+# The last Pod CREATE of the log: every line is looked at, one event parsed.
+audit_id=$(tail -c 1000000 "$log" | grep -o '"auditID":"[^"]*","stage":"ResponseComplete","requestURI":"/api/v1/namespaces/[^"]*/pods"' |
+  tail -1 | cut -d'"' -f4)
+both "audit timeline LOG AUDIT_ID" audit timeline "$log" "$audit_id"
 if [[ -z "${ONLY:-}" || "gzip" =~ $ONLY ]]; then
   gzip -1 -c "$log" >"$work/audit.log.gz"
   both "audit chains LOG.gz (gzip; sizes: of the uncompressed log)" audit chains "$work/audit.log.gz"

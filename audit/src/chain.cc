@@ -19,6 +19,8 @@
 #include "harness/core/json_patch.h"
 #include "harness/core/json_patch_decode.h"
 #include "harness/core/json_pointer.h"
+#include "harness/core/json_simdjson.h"
+#include "deferred_object.h"
 
 namespace harness::audit {
 namespace {
@@ -72,13 +74,25 @@ std::string stringOf(const json& object, const char* key) {
   return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+// The member `key` of a simdjson object as parseJson reads it (the last of repeated keys).
+std::optional<simdjson::dom::element> lastMember(simdjson::dom::element object,
+                                                 std::string_view key) {
+  std::optional<simdjson::dom::element> out;
+  if (!object.is_object()) return out;
+  for (const auto field : simdjson::dom::object(object)) {
+    if (field.key == key) out = field.value;
+  }
+  return out;
+}
+
 std::string stepLabel(const MutationStep& step) {
   return "round " + std::to_string(step.round) + " index " + std::to_string(step.index);
 }
 
 // chainOf, with the event's objects given apart (ChainReader reads them as json).
 MutationChain chainWith(const Event& event, std::optional<json> request_object,
-                        std::optional<json> response_object) {
+                        std::optional<json> response_object,
+                        std::shared_ptr<const DeferredObject> deferred_response = nullptr) {
   MutationChain chain;
   chain.audit_id = event.audit_id;
   chain.verb = event.verb;
@@ -99,10 +113,20 @@ MutationChain chainWith(const Event& event, std::optional<json> request_object,
   }
   chain.request_object = std::move(request_object);
   chain.response_object = std::move(response_object);
+  chain.deferred_response = std::move(deferred_response);
   if (chain.name.empty() && chain.response_object && chain.response_object->is_object()) {
     const auto metadata = chain.response_object->find("metadata");
     if (metadata != chain.response_object->end() && metadata->is_object()) {
       chain.name = stringOf(*metadata, "name");
+    }
+  }
+  if (chain.name.empty() && chain.deferred_response) {
+    // As above: parseJson keeps the last of repeated keys.
+    const auto metadata = lastMember(chain.deferred_response->value, "metadata");
+    if (metadata && metadata->is_object()) {
+      if (const auto name = lastMember(*metadata, "name"); name && name->is_string()) {
+        chain.name = std::string(std::string_view(*name));
+      }
     }
   }
 
@@ -173,7 +197,13 @@ MutationChain chainWith(const Event& event, std::optional<json> request_object,
 }  // namespace
 
 MutationChain chainOf(EventObjectsApart read) {
-  return chainWith(read.event, std::move(read.request_object), std::move(read.response_object));
+  return chainWith(read.event, std::move(read.request_object), std::move(read.response_object),
+                   std::move(read.deferred_response));
+}
+
+std::optional<json> responseObjectOf(const MutationChain& chain) {
+  if (chain.deferred_response) return chain.deferred_response->tree();
+  return chain.response_object;
 }
 
 MutationChain chainOf(const Event& event) {
@@ -231,6 +261,135 @@ struct Difference {
   std::string detail;
 };
 
+// A response value as the replay reads it: a nlohmann::json (`const json*`), or a simdjson element
+// (a deferred responseObject). The overloads below read both as the json the same text parses
+// into (core::parseJson: objects in key order, the last of repeated keys; non-negative integers
+// unsigned), so the replay says the same of either.
+using Element = simdjson::dom::element;
+
+template <class R>
+using Members = std::vector<std::pair<std::string_view, R>>;
+
+bool isObject(const json* v) { return v->is_object(); }
+bool isObject(Element v) { return v.is_object(); }
+bool isArray(const json* v) { return v->is_array(); }
+bool isArray(Element v) { return v.is_array(); }
+
+json toJson(const json* v) { return *v; }
+json toJson(Element v) {
+  json out;
+  core::copyFromSimdjson(v, out);
+  return out;
+}
+
+// The members of an object in key order.
+void membersOf(const json* object, Members<const json*>& out) {
+  out.clear();
+  for (const auto& [key, value] : object->items()) out.emplace_back(key, &value);
+}
+void membersOf(Element object, Members<Element>& out) {
+  out.clear();
+  for (const auto field : simdjson::dom::object(object)) out.emplace_back(field.key, field.value);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  // Of repeated keys, the last.
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (i + 1 < out.size() && out[i + 1].first == out[i].first) continue;
+    out[kept++] = out[i];
+  }
+  out.resize(kept);
+}
+
+template <class R>
+std::optional<R> findMember(const Members<R>& members, std::string_view key) {
+  const auto it = std::lower_bound(members.begin(), members.end(), key,
+                                   [](const auto& member, std::string_view k) {
+                                     return member.first < k;
+                                   });
+  if (it == members.end() || it->first != key) return std::nullopt;
+  return it->second;
+}
+
+std::optional<const json*> member(const json* object, std::string_view key) {
+  if (!object->is_object()) return std::nullopt;
+  const auto it = object->find(key);
+  if (it == object->end()) return std::nullopt;
+  return &*it;
+}
+std::optional<Element> member(Element object, std::string_view key) {
+  return lastMember(object, key);
+}
+
+std::vector<const json*> elementsOf(const json* array) {
+  std::vector<const json*> out;
+  for (const auto& element : *array) out.push_back(&element);
+  return out;
+}
+std::vector<Element> elementsOf(Element array) {
+  std::vector<Element> out;
+  for (const auto element : simdjson::dom::array(array)) out.push_back(element);
+  return out;
+}
+
+// `replayed == response`.
+bool equal(const json& replayed, const json* response) { return replayed == *response; }
+bool equal(const json& replayed, Element response);
+
+// True when the objects are equal member by member in the response's order, each key once
+// (most objects: no sorting of the response's members needed); false also when that cannot be
+// told this way (repeated keys: the last counts).
+bool equalWithoutSorting(const json& replayed, Element response) {
+  constexpr std::size_t kMostMembers = 32;
+  std::array<const json*, kMostMembers> matched{};
+  std::size_t count = 0;
+  for (const auto field : simdjson::dom::object(response)) {
+    if (count == kMostMembers || count == replayed.size()) return false;
+    const auto it = replayed.find(field.key);
+    if (it == replayed.end() || !equal(*it, field.value)) return false;
+    matched[count++] = &*it;
+  }
+  if (count != replayed.size()) return false;
+  // Each member of `replayed` matched once: no key was repeated.
+  std::sort(matched.begin(), matched.begin() + static_cast<std::ptrdiff_t>(count));
+  return std::adjacent_find(matched.begin(), matched.begin() + static_cast<std::ptrdiff_t>(count)) ==
+         matched.begin() + static_cast<std::ptrdiff_t>(count);
+}
+
+bool equal(const json& replayed, Element response) {
+  switch (response.type()) {
+    case simdjson::dom::element_type::OBJECT: {
+      if (!replayed.is_object()) return false;
+      if (equalWithoutSorting(replayed, response)) return true;
+      // Repeated keys, or a difference: as the json of the same text (sorted, the last of
+      // repeated keys) says.
+      Members<Element> members;
+      membersOf(response, members);
+      if (members.size() != replayed.size()) return false;
+      auto a = replayed.items().begin();
+      for (const auto& [key, value] : members) {
+        if (std::string_view(a.key()) != key || !equal(a.value(), value)) return false;
+        ++a;
+      }
+      return true;
+    }
+    case simdjson::dom::element_type::ARRAY: {
+      if (!replayed.is_array()) return false;
+      std::size_t i = 0;
+      for (const auto element : simdjson::dom::array(response)) {
+        if (i >= replayed.size() || !equal(replayed[i], element)) return false;
+        ++i;
+      }
+      return i == replayed.size();
+    }
+    case simdjson::dom::element_type::STRING:
+      return replayed.is_string() &&
+             replayed.get_ref<const std::string&>() == std::string_view(response);
+    default:
+      return replayed == toJson(response);  // numbers compare as nlohmann's do
+  }
+}
+
 // What Go decodes a JSON null into a typed field as, encoded again: {}, [], "", 0 or false.
 bool isZeroValue(const json& value) {
   return (value.is_object() || value.is_array()) ? value.empty()
@@ -238,6 +397,13 @@ bool isZeroValue(const json& value) {
          : value.is_boolean()                    ? !value.get<bool>()
          : value.is_number()                     ? value == 0
                                                  : value.is_null();
+}
+bool isZeroValue(const json* value) { return isZeroValue(*value); }
+bool isZeroValue(Element value) {
+  if (value.is_object()) return simdjson::dom::object(value).size() == 0;
+  if (value.is_array()) return simdjson::dom::array(value).size() == 0;
+  if (value.is_string()) return std::string_view(value).empty();
+  return isZeroValue(toJson(value));
 }
 
 // The ignored pointers that continue below one member: their tokens, and how many of them the
@@ -247,7 +413,7 @@ struct Ignored {
   std::size_t depth = 0;
 
   // The paths through member `key`; `ends` when one of them ends there (the member is ignored).
-  [[nodiscard]] Ignored below(const std::string& key, bool& ends) const {
+  [[nodiscard]] Ignored below(std::string_view key, bool& ends) const {
     Ignored out;
     out.depth = depth + 1;
     ends = false;
@@ -266,25 +432,28 @@ struct Ignored {
 // The first difference between the two documents with the members at `ignored` left out of
 // both, as if erased (see replayChain: it is used only when no ignored pointer goes through an
 // array or a scalar, where erasing would mean something else).
-std::optional<Difference> firstDifference(const json& replayed, const json& response,
+template <class R>
+std::optional<Difference> firstDifference(const json& replayed, R response,
                                           const std::string& pointer, bool ignore_response_only,
                                           const Ignored& ignored) {
-  if (replayed.is_object() && response.is_object()) {
-    // Both members are in key order (nlohmann::json objects are std::maps): one merge, and a
-    // pointer built only for members that differ (`apiserver-sim audit` replays every chain).
+  if (replayed.is_object() && isObject(response)) {
+    // Both members in key order: one merge, and a pointer built only for members that differ
+    // (`apiserver-sim audit` replays every chain).
+    Members<R> theirs;
+    membersOf(response, theirs);
     auto a = replayed.items().begin();
-    auto b = response.items().begin();
     const auto a_end = replayed.items().end();
-    const auto b_end = response.items().end();
-    auto at = [&pointer](const std::string& key) {
-      return pointer + "/" + core::escapePointerToken(key);
+    auto b = theirs.begin();
+    const auto b_end = theirs.end();
+    auto at = [&pointer](std::string_view key) {
+      return pointer + "/" + core::escapePointerToken(std::string(key));
     };
     // Members below which an ignored pointer goes, or where one ends.
-    const auto concerned = [&ignored](const std::string& key) {
+    const auto concerned = [&ignored](std::string_view key) {
       return std::any_of(ignored.paths.begin(), ignored.paths.end(),
                          [&](const auto* path) { return (*path)[ignored.depth] == key; });
     };
-    const auto skipped = [&](const std::string& key) {
+    const auto skipped = [&](std::string_view key) {
       bool ends = false;
       if (concerned(key)) (void)ignored.below(key, ends);
       return ends;
@@ -294,11 +463,11 @@ std::optional<Difference> firstDifference(const json& replayed, const json& resp
         ++a;
         continue;
       }
-      if (b != b_end && skipped(b.key())) {
+      if (b != b_end && skipped(b->first)) {
         ++b;
         continue;
       }
-      if (b == b_end || (a != a_end && a.key() < b.key())) {
+      if (b == b_end || (a != a_end && std::string_view(a.key()) < b->first)) {
         // A zero value (or null) the patch wrote is decoded into the typed object, and an
         // omitempty field then leaves it out when encoded (encoding/json): the webhook's
         // `initialDelaySeconds: 0` is not in the response.
@@ -308,16 +477,16 @@ std::optional<Difference> firstDifference(const json& replayed, const json& resp
         }
         return Difference{at(a.key()), "missing in the response"};
       }
-      if (a == a_end || b.key() < a.key()) {
-        if (!ignore_response_only) return Difference{at(b.key()), "missing in the replay"};
+      if (a == a_end || b->first < std::string_view(a.key())) {
+        if (!ignore_response_only) return Difference{at(b->first), "missing in the replay"};
         ++b;
         continue;
       }
-      if (a.value() != b.value()) {
+      if (!equal(a.value(), b->second)) {
         bool ends = false;
         const Ignored inner = concerned(a.key()) ? ignored.below(a.key(), ends)
                                                  : Ignored{{}, ignored.depth + 1};
-        if (auto d = firstDifference(a.value(), b.value(), at(a.key()), ignore_response_only,
+        if (auto d = firstDifference(a.value(), b->second, at(a.key()), ignore_response_only,
                                      inner)) {
           return d;
         }
@@ -327,11 +496,12 @@ std::optional<Difference> firstDifference(const json& replayed, const json& resp
     }
     return std::nullopt;
   }
-  if (replayed.is_array() && response.is_array()) {
-    const std::size_t common = std::min(replayed.size(), response.size());
+  if (replayed.is_array() && isArray(response)) {
+    const auto theirs = elementsOf(response);
+    const std::size_t common = std::min(replayed.size(), theirs.size());
     for (std::size_t i = 0; i < common; ++i) {
-      if (replayed[i] == response[i]) continue;
-      if (auto d = firstDifference(replayed[i], response[i], pointer + "/" + std::to_string(i),
+      if (equal(replayed[i], theirs[i])) continue;
+      if (auto d = firstDifference(replayed[i], theirs[i], pointer + "/" + std::to_string(i),
                                    ignore_response_only, Ignored{})) {
         return d;
       }
@@ -339,16 +509,17 @@ std::optional<Difference> firstDifference(const json& replayed, const json& resp
     if (replayed.size() > common) {
       return Difference{pointer + "/" + std::to_string(common), "missing in the response"};
     }
-    if (response.size() > common) {
+    if (theirs.size() > common) {
       return Difference{pointer + "/" + std::to_string(common), "missing in the replay"};
     }
     return std::nullopt;
   }
-  if (replayed == response) return std::nullopt;
+  if (equal(replayed, response)) return std::nullopt;
   // The same for a field that is not omitempty: a null comes back as the zero value ({} for a
   // struct such as resources: null in a container the webhook added).
   if (replayed.is_null() && isZeroValue(response)) return std::nullopt;
-  return Difference{pointer, "replayed " + replayed.dump() + ", response " + response.dump()};
+  return Difference{pointer,
+                    "replayed " + replayed.dump() + ", response " + toJson(response).dump()};
 }
 
 std::string quoted(const std::string& s) { return json(s).dump(); }
@@ -484,7 +655,7 @@ bool mayHoldChain(std::string_view line, bool keep_all) {
 }
 
 ChainReader::ChainReader(std::istream& in, std::string file_name, bool keep_all)
-    : ChainReader(in, std::move(file_name), Options{keep_all, false, nullptr}) {}
+    : ChainReader(in, std::move(file_name), Options{keep_all, false, nullptr, false}) {}
 
 ChainReader::ChainReader(std::istream& in, std::string file_name, Options options)
     : lines_(in),
@@ -544,8 +715,9 @@ std::optional<ChainReader::Entry> ChainReader::next(
         if (peek->stage != toString(Stage::kResponseComplete) || !options_.wanted(*peek)) continue;
       }
     }
-    auto read = options_.metadata_only ? parseLogLineMetadataOnly(line->text)
-                                       : parseLogLineObjectsApart(line->text);
+    auto read = options_.metadata_only           ? parseLogLineMetadataOnly(line->text)
+                : options_.defer_response_object ? parseLogLineDeferredResponse(line->text)
+                                                 : parseLogLineObjectsApart(line->text);
     if (!read.ok()) {
       if (!line->complete) {
         incomplete_last_line_ = where() + "last line incomplete (" +
@@ -557,7 +729,7 @@ std::optional<ChainReader::Entry> ChainReader::next(
     }
     if (builder_.keeps(read->event)) {
       return Entry{chainWith(read->event, std::move(read->request_object),
-                             std::move(read->response_object)),
+                             std::move(read->response_object), std::move(read->deferred_response)),
                    line->number, line->offset};
     }
   }
@@ -573,9 +745,14 @@ const json* metadataOf(const std::optional<json>& object) {
   return &*metadata;
 }
 
-// The object's metadata as the client sent it, else as stored.
-const json* objectMetadataOf(const MutationChain& chain) {
+// The object's metadata as the client sent it, else as stored (a deferred responseObject is
+// built into `built` for it).
+const json* objectMetadataOf(const MutationChain& chain, std::optional<json>& built) {
   if (const json* metadata = metadataOf(chain.request_object)) return metadata;
+  if (chain.deferred_response) {
+    built = chain.deferred_response->tree();
+    return metadataOf(built);
+  }
   return metadataOf(chain.response_object);
 }
 
@@ -642,7 +819,8 @@ std::string pairingKey(const MutationChain& chain, PairBy by) {
   if (!chain.api_group.empty()) resource += "." + chain.api_group;
   if (!chain.subresource.empty()) resource += "/" + chain.subresource;
   const std::string namespace_name = chain.namespace_name.empty() ? "-" : chain.namespace_name;
-  const json* metadata = objectMetadataOf(chain);
+  std::optional<json> built;
+  const json* metadata = objectMetadataOf(chain, built);
   const json* labels = nullptr;
   if (metadata != nullptr) {
     const auto it = metadata->find("labels");
@@ -764,6 +942,60 @@ core::Result<core::JsonPatch> decodeRecordedPatch(const json& patch) {
   return decoded;
 }
 
+bool hasResponse(const MutationChain& chain) {
+  return chain.response_object.has_value() || chain.deferred_response != nullptr;
+}
+
+// The first difference between the replayed object and the response with the members at the
+// `ignored` pointers left out of both.
+template <class R>
+std::optional<Difference> differenceFromResponse(const json& replayed, R response,
+                                                 const std::vector<std::string>& ignored,
+                                                 bool ignore_response_only) {
+  // Members at the ignored pointers are left out of the comparison without copying either
+  // document to erase them, when that is the same as erasing: when every pointer goes through
+  // objects only, in both documents. Otherwise (a user's pointer into an array...) copies are
+  // erased as the pointers say.
+  std::vector<std::vector<std::string>> ignored_tokens;
+  bool only_objects = true;
+  for (const auto& pointer : ignored) {
+    const auto parsed = core::JsonPointer::parse(pointer);
+    if (!parsed.ok() || parsed->isRoot()) continue;  // erasePointer leaves these
+    const auto& tokens = parsed->tokens();
+    const json* node = &replayed;
+    for (std::size_t i = 0; node != nullptr && i < tokens.size(); ++i) {
+      if (!node->is_object()) {
+        only_objects = false;
+        break;
+      }
+      const auto it = node->find(tokens[i]);
+      node = it == node->end() ? nullptr : &*it;
+    }
+    std::optional<R> theirs = response;
+    for (std::size_t i = 0; theirs && i < tokens.size(); ++i) {
+      if (!isObject(*theirs)) {
+        only_objects = false;
+        break;
+      }
+      theirs = member(*theirs, tokens[i]);
+    }
+    ignored_tokens.push_back(tokens);
+  }
+  if (only_objects) {
+    Ignored top;
+    for (const auto& tokens : ignored_tokens) top.paths.push_back(&tokens);
+    return firstDifference(replayed, response, "", ignore_response_only, top);
+  }
+  json replayed_copy = replayed;
+  json response_copy = toJson(response);
+  for (const auto& pointer : ignored) {
+    erasePointer(replayed_copy, pointer);
+    erasePointer(response_copy, pointer);
+  }
+  return firstDifference<const json*>(replayed_copy, &response_copy, "", ignore_response_only,
+                                      Ignored{});
+}
+
 // replayChain; with `owned` (a base object the caller is done with), the first patch is applied
 // to it in place instead of to a copy (replayReport replays every chain of a log).
 core::Result<ReplayResult> replayFrom(const MutationChain& chain, const ReplayOptions& options,
@@ -775,7 +1007,7 @@ core::Result<ReplayResult> replayFrom(const MutationChain& chain, const ReplayOp
         "audit " + chain.audit_id + ": no requestObject (the event's level is below Request)",
         core::ErrorCode::kFailedPrecondition);
   }
-  if (!chain.response_object) {
+  if (!hasResponse(chain)) {
     return core::makeError("audit " + chain.audit_id +
                                ": no responseObject (the event's level is below RequestResponse)",
                            core::ErrorCode::kFailedPrecondition);
@@ -812,46 +1044,12 @@ core::Result<ReplayResult> replayFrom(const MutationChain& chain, const ReplayOp
   ReplayResult result;
   result.patched = std::move(*object);
   ignored.insert(ignored.end(), options.ignored_paths.begin(), options.ignored_paths.end());
-  // Members at the ignored pointers are left out of the comparison without copying either
-  // document to erase them, when that is the same as erasing: when every pointer goes through
-  // objects only, in both documents. Otherwise (a user's pointer into an array...) copies are
-  // erased as the pointers say.
-  std::vector<std::vector<std::string>> ignored_tokens;
-  bool only_objects = true;
-  for (const auto& pointer : ignored) {
-    const auto parsed = core::JsonPointer::parse(pointer);
-    if (!parsed.ok() || parsed->isRoot()) continue;  // erasePointer leaves these
-    const auto& tokens = parsed->tokens();
-    const json* const documents[] = {&result.patched, &*chain.response_object};
-    for (const json* doc : documents) {
-      const json* node = doc;
-      for (std::size_t i = 0; node != nullptr && i < tokens.size(); ++i) {
-        if (!node->is_object()) {
-          only_objects = false;
-          break;
-        }
-        const auto it = node->find(tokens[i]);
-        node = it == node->end() ? nullptr : &*it;
-      }
-    }
-    ignored_tokens.push_back(tokens);
-  }
-  std::optional<Difference> difference;
-  if (only_objects) {
-    Ignored top;
-    for (const auto& tokens : ignored_tokens) top.paths.push_back(&tokens);
-    difference = firstDifference(result.patched, *chain.response_object, "",
-                                 options.ignore_fields_only_in_response, top);
-  } else {
-    json replayed = result.patched;
-    json response = *chain.response_object;
-    for (const auto& pointer : ignored) {
-      erasePointer(replayed, pointer);
-      erasePointer(response, pointer);
-    }
-    difference =
-        firstDifference(replayed, response, "", options.ignore_fields_only_in_response, Ignored{});
-  }
+  const std::optional<Difference> difference =
+      chain.deferred_response
+          ? differenceFromResponse(result.patched, chain.deferred_response->value, ignored,
+                                   options.ignore_fields_only_in_response)
+          : differenceFromResponse(result.patched, &*chain.response_object, ignored,
+                                   options.ignore_fields_only_in_response);
   if (difference) {
     result.matches = false;
     result.first_difference = difference->pointer;
@@ -921,10 +1119,25 @@ PatchWrites patchWrites(const MutationChain& chain) {
   return out;
 }
 
+// The "name" of an element of a named array (namedArray).
+std::string_view nameOf(const json* element) {
+  return (*element)["name"].get_ref<const std::string&>();
+}
+std::string_view nameOf(Element element) { return std::string_view(*lastMember(element, "name")); }
+
 bool namedArray(const json& array) {
   return array.is_array() && std::all_of(array.begin(), array.end(), [](const json& e) {
            return e.is_object() && e.contains("name") && e["name"].is_string();
          });
+}
+bool namedArray(const json* array) { return namedArray(*array); }
+bool namedArray(Element array) {
+  if (!array.is_array()) return false;
+  for (const auto element : simdjson::dom::array(array)) {
+    const auto name = lastMember(element, "name");  // nullopt unless an object
+    if (!name || !name->is_string()) return false;
+  }
+  return true;
 }
 
 // What a filled member is, for people: the in-tree plugin that adds it when known.
@@ -951,62 +1164,66 @@ std::string fillNote(const std::string& pointer, const json& value) {
   return note.empty() ? pointer : pointer + " (" + note + ")";
 }
 
-json fillFromResponse(const json& request, const json& response, const std::string& pointer,
+template <class R>
+json fillFromResponse(const json& request, R response, const std::string& pointer,
                       const PatchWrites& writes, std::vector<std::string>& filled) {
-  if (request.is_object() && response.is_object()) {
+  if (request.is_object() && isObject(response)) {
+    Members<R> theirs;
+    membersOf(response, theirs);
     // Built member by member: each member of the request is copied once.
     json out = json::object();
     for (const auto& [key, value] : request.items()) {
-      const auto theirs = response.find(key);
-      out[key] = theirs == response.end()
-                     ? value
-                     : fillFromResponse(value, *theirs,
-                                        pointer + "/" + core::escapePointerToken(key), writes,
-                                        filled);
+      const auto their = findMember(theirs, key);
+      out[key] = !their ? value
+                        : fillFromResponse(value, *their,
+                                           pointer + "/" + core::escapePointerToken(key), writes,
+                                           filled);
     }
-    for (const auto& [key, value] : response.items()) {
+    for (const auto& [key, value] : theirs) {
       if (request.contains(key)) continue;
-      const std::string at = pointer + "/" + core::escapePointerToken(key);
+      const std::string at = pointer + "/" + core::escapePointerToken(std::string(key));
       if (serverSet(at) || writes.paths.count(at) != 0) continue;
       if (namedArray(value)) {
         // Only the elements no patch added.
         const auto added = writes.names.find(at);
         json kept = json::array();
-        for (const auto& element : value) {
+        for (const auto& element : elementsOf(value)) {
           if (added != writes.names.end() &&
-              added->second.count(element["name"].get<std::string>()) != 0) {
+              added->second.count(std::string(nameOf(element))) != 0) {
             continue;
           }
-          filled.push_back(fillNote(at + "/" + std::to_string(kept.size()), element));
-          kept.push_back(element);
+          json copy = toJson(element);
+          filled.push_back(fillNote(at + "/" + std::to_string(kept.size()), copy));
+          kept.push_back(std::move(copy));
         }
-        if (!kept.empty()) out[key] = std::move(kept);
+        if (!kept.empty()) out[std::string(key)] = std::move(kept);
         continue;
       }
-      filled.push_back(fillNote(at, value));
-      out[key] = value;
+      json copy = toJson(value);
+      filled.push_back(fillNote(at, copy));
+      out[std::string(key)] = std::move(copy);
     }
     return out;
   }
   if (namedArray(request) && namedArray(response)) {
-    std::map<std::string, const json*> mine;
+    std::map<std::string, const json*, std::less<>> mine;
     for (const auto& element : request) mine[element["name"].get<std::string>()] = &element;
+    const auto theirs = elementsOf(response);
     std::size_t present = 0;
-    for (const auto& element : response) {
-      present += mine.count(element["name"].get<std::string>()) != 0 ? 1 : 0;
-    }
+    for (const auto& element : theirs) present += mine.count(nameOf(element)) != 0 ? 1 : 0;
     // An element the response lacks was removed or renamed by a webhook: keep the request's.
     if (present != mine.size()) return request;
     const auto added = writes.names.find(pointer);
     json out = json::array();
-    for (const auto& element : response) {
-      const std::string name = element["name"].get<std::string>();
+    for (const auto& element : theirs) {
+      const std::string name(nameOf(element));
       const std::string at = pointer + "/" + std::to_string(out.size());
       if (const auto it = mine.find(name); it != mine.end()) {
         out.push_back(fillFromResponse(*it->second, element, at, writes, filled));
       } else if (added == writes.names.end() || added->second.count(name) == 0) {
-        filled.push_back(fillNote(at, element));
-        out.push_back(element);
+        json copy = toJson(element);
+        filled.push_back(fillNote(at, copy));
+        out.push_back(std::move(copy));
       }
     }
     return out;
@@ -1021,12 +1238,15 @@ std::string levelText(Level level) { return std::string(toString(level)); }
 AdmittedBase admittedBase(const MutationChain& chain) {
   AdmittedBase out;
   if (!chain.request_object) return out;
-  if (!chain.response_object) {
+  if (!hasResponse(chain)) {
     out.object = *chain.request_object;
     return out;
   }
-  out.object = fillFromResponse(*chain.request_object, *chain.response_object, "",
-                                patchWrites(chain), out.filled);
+  out.object = chain.deferred_response
+                   ? fillFromResponse(*chain.request_object, chain.deferred_response->value, "",
+                                      patchWrites(chain), out.filled)
+                   : fillFromResponse(*chain.request_object, &*chain.response_object, "",
+                                      patchWrites(chain), out.filled);
   return out;
 }
 
@@ -1078,7 +1298,7 @@ ReplayReport replayReport(const MutationChain& chain) {
   }
   ReplayOptions options;
   options.ignore_fields_only_in_response = true;
-  if (!chain.response_object) {
+  if (!hasResponse(chain)) {
     // Level Request: the patches can be applied, not checked.
     auto strict = replayChain([&] {
       MutationChain copy = chain;

@@ -64,7 +64,12 @@ void readChains(const std::vector<std::string>& logs, bool keep_all, Reading& re
       reading.fail(file.error().message);
       continue;
     }
-    ChainReader reader((*file)->stream(), logs[i], keep_all);
+    // The responseObjects are only replayed against (and pairing keys read from the
+    // requestObject's metadata first): left as simdjson parsed them.
+    ChainReader::Options options;
+    options.keep_all = keep_all;
+    options.defer_response_object = true;
+    ChainReader reader((*file)->stream(), logs[i], std::move(options));
     while (auto entry = reader.next([&](const std::string& m) { reading.badLine(m); })) {
       sink(std::move(*entry), i);
     }

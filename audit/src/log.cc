@@ -23,6 +23,7 @@
 
 #include "harness/core/json.h"
 #include "harness/core/json_simdjson.h"
+#include "deferred_object.h"
 
 namespace harness::audit {
 
@@ -113,15 +114,18 @@ struct LineDom {
   simdjson::dom::parser parser;
   simdjson::padded_string padded;
 
-  std::optional<simdjson::dom::element> parse(std::string_view line) {
+  // Into the parser's own document, or into `into`.
+  std::optional<simdjson::dom::element> parse(std::string_view line,
+                                              simdjson::dom::document* into = nullptr) {
     if (padded.size() < line.size()) padded = simdjson::padded_string(line.size() * 2);
     std::memcpy(padded.data(), line.data(), line.size());
     simdjson::dom::element root;
-    if (parser.parse(padded.data(), line.size(), /*realloc_if_needed=*/false).get(root) !=
-            simdjson::SUCCESS ||
-        !root.is_object()) {
-      return std::nullopt;
-    }
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(padded.data());
+    const auto parsed =
+        into != nullptr
+            ? parser.parse_into_document(*into, bytes, line.size(), /*realloc_if_needed=*/false)
+            : parser.parse(bytes, line.size(), /*realloc_if_needed=*/false);
+    if (parsed.get(root) != simdjson::SUCCESS || !root.is_object()) return std::nullopt;
     return root;
   }
 };
@@ -171,36 +175,78 @@ std::optional<EventPeek> peekEvent(std::string_view line) {
   return peek;
 }
 
-core::Result<EventObjectsApart> parseLogLineMetadataOnly(std::string_view line) {
-  const auto root = lineDom().parse(line);
-  if (!root) return parseLogLineObjectsApart(line);  // words the error, or reads it whole
-  // The event without its objects, as parseLogLineObjectsApart leaves it; the objects' metadata.
+namespace {
+
+enum class ObjectsRead { kMetadataOnly, kDeferResponse };
+
+// The event of a line simdjson parsed (`root`), as parseLogLineObjectsApart reads it, with its
+// objects read as `how` says. The event's other members are copied as nlohmann values and read by
+// eventFromJson, which words the errors as for any line.
+core::Result<EventObjectsApart> readParsedLine(simdjson::dom::element root, ObjectsRead how,
+                                               std::shared_ptr<DeferredObject> deferred) {
   nlohmann::json event = nlohmann::json::object();
   EventObjectsApart read;
-  for (const auto field : simdjson::dom::object(*root)) {
+  // The last of each member, as parseJson keeps it (duplicate keys: the last value).
+  std::optional<simdjson::dom::element> objects[2];
+  for (const auto field : simdjson::dom::object(root)) {
     nlohmann::json& value = event[std::string(field.key)];
-    const bool object_member = field.key == "requestObject" || field.key == "responseObject";
-    if (!object_member) {
-      core::copyFromSimdjson(field.value, value);
+    const bool request = field.key == "requestObject";
+    if (request || field.key == "responseObject") {
+      objects[request ? 0 : 1] = field.value;
+      continue;  // left null, as parseLogLineObjectsApart leaves it
+    }
+    core::copyFromSimdjson(field.value, value);
+  }
+  for (int i = 0; i < 2; ++i) {
+    if (!objects[i] || objects[i]->is_null()) continue;
+    std::optional<nlohmann::json>& out = i == 0 ? read.request_object : read.response_object;
+    const simdjson::dom::element object = *objects[i];
+    if (how == ObjectsRead::kDeferResponse) {
+      if (i == 1 && object.is_object()) {
+        deferred->value = object;
+        read.deferred_response = std::move(deferred);
+      } else {
+        core::copyFromSimdjson(object, out.emplace());
+      }
       continue;
     }
-    if (field.value.is_null()) continue;  // left null, as parseLogLineObjectsApart leaves it
     nlohmann::json reduced;
-    if (field.value.is_object()) {
+    if (object.is_object()) {
       reduced = nlohmann::json::object();
-      if (const auto metadata = memberOf(field.value, "metadata")) {
+      if (const auto metadata = memberOf(object, "metadata")) {
         core::copyFromSimdjson(*metadata, reduced["metadata"]);
       }
     } else {
-      core::copyFromSimdjson(field.value, reduced);
+      core::copyFromSimdjson(object, reduced);
     }
-    (field.key == "requestObject" ? read.request_object : read.response_object) =
-        std::move(reduced);
+    out = std::move(reduced);
   }
   auto parsed = eventFromJson(event);
   if (!parsed.ok()) return parsed.error();
   read.event = std::move(*parsed);
   return read;
+}
+
+}  // namespace
+
+nlohmann::json DeferredObject::tree() const {
+  nlohmann::json out;
+  core::copyFromSimdjson(value, out);
+  return out;
+}
+
+core::Result<EventObjectsApart> parseLogLineMetadataOnly(std::string_view line) {
+  const auto root = lineDom().parse(line);
+  if (!root) return parseLogLineObjectsApart(line);  // words the error, or reads it whole
+  return readParsedLine(*root, ObjectsRead::kMetadataOnly, nullptr);
+}
+
+core::Result<EventObjectsApart> parseLogLineDeferredResponse(std::string_view line) {
+  // Parsed into a document of its own, which the deferred responseObject keeps.
+  auto deferred = std::make_shared<DeferredObject>();
+  const auto root = lineDom().parse(line, &deferred->document);
+  if (!root) return parseLogLineObjectsApart(line);
+  return readParsedLine(*root, ObjectsRead::kDeferResponse, std::move(deferred));
 }
 
 bool looksLikeEventList(std::string_view text) {
@@ -337,16 +383,17 @@ LogLineReader::LogLineReader(std::istream& in, std::size_t max_line_bytes, std::
 
 bool LogLineReader::fill() {
   if (eof_ || failed_) return false;
-  // Drop what was consumed, then append one chunk.
+  // Drop what was consumed, then append one chunk. The buffer only grows (std::string::resize
+  // writes zeros over what it adds: 1 MiB for each MiB read, were it shrunk and grown again).
   if (begin_ > 0) {
-    buffer_.erase(0, begin_);
+    std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
+    end_ -= begin_;
     begin_ = 0;
   }
-  const std::size_t had = buffer_.size();
-  buffer_.resize(had + read_chunk_);
-  in_.read(buffer_.data() + had, static_cast<std::streamsize>(read_chunk_));
+  if (buffer_.size() < end_ + read_chunk_) buffer_.resize(end_ + read_chunk_);
+  in_.read(buffer_.data() + end_, static_cast<std::streamsize>(read_chunk_));
   const auto got = static_cast<std::size_t>(in_.gcount());
-  buffer_.resize(had + got);
+  end_ += got;
   if (!in_) {
     if (in_.bad()) failed_ = true;
     eof_ = true;
@@ -357,7 +404,7 @@ bool LogLineReader::fill() {
 std::optional<LogLineReader::Line> LogLineReader::next() {
   std::size_t searched = 0;  // bytes after begin_ known to hold no newline
   while (true) {
-    const std::string_view pending = std::string_view(buffer_).substr(begin_);
+    const std::string_view pending(buffer_.data() + begin_, end_ - begin_);
     const std::size_t newline = pending.find('\n', searched);
     if (newline != std::string_view::npos || (eof_ && !pending.empty())) {
       const std::size_t length = newline == std::string_view::npos ? pending.size() : newline;
@@ -379,25 +426,24 @@ std::optional<LogLineReader::Line> LogLineReader::next() {
       line.offset = offset_;
       line.too_long = true;
       std::uint64_t skipped = pending.size();
-      buffer_.clear();
-      begin_ = 0;
+      begin_ = end_ = 0;
       while (true) {
         if (!fill()) break;
-        const std::size_t end = buffer_.find('\n');
+        const std::size_t end = std::string_view(buffer_.data(), end_).find('\n');
         if (end != std::string::npos) {
           begin_ = end + 1;
           skipped += end + 1;
           break;
         }
-        skipped += buffer_.size();
-        buffer_.clear();
+        skipped += end_;
+        end_ = 0;
       }
       offset_ += skipped;
       return line;
     }
     searched = pending.size();
     if (!fill()) {
-      if (std::string_view(buffer_).substr(begin_).empty()) return std::nullopt;
+      if (begin_ == end_) return std::nullopt;
     }
   }
 }

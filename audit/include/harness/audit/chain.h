@@ -11,6 +11,7 @@
 #include <functional>
 #include <istream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -46,6 +47,11 @@ struct MutationChain {
   std::vector<MutationStep> steps;  // ordered by round then index
   std::optional<nlohmann::json> request_object;
   std::optional<nlohmann::json> response_object;
+  // Instead of response_object when read by a ChainReader with Options::defer_response_object:
+  // the responseObject as simdjson parsed it, which the replay (replayReport, replayChain,
+  // admittedBase) compares with as with response_object, without building it as a tree.
+  // responseObjectOf() gives it as a tree either way.
+  std::shared_ptr<const DeferredObject> deferred_response;
   // The other admission-related annotations, sorted by key: "<webhook>/<key>" annotations from
   // webhook responses and failed-open.validating.webhook.admission.k8s.io/... keys (the
   // authorization.k8s.io/* ones are left out).
@@ -70,6 +76,9 @@ struct MutationChain {
 // metadata.name when objectRef has none (generateName creates).
 std::vector<MutationChain> reconstructChains(const std::vector<Event>& events,
                                              bool keep_all = false);
+
+// The responseObject of a chain as a tree, read from deferred_response when it is deferred.
+std::optional<nlohmann::json> responseObjectOf(const MutationChain& chain);
 
 // The chain of one event, whatever its stage and annotations.
 MutationChain chainOf(const Event& event);
@@ -118,6 +127,9 @@ class ChainReader {
     // With it, a line is first peeked at (peekEvent, simdjson) and skipped unparsed when it is
     // not at stage ResponseComplete or `wanted` refuses it (reads, which compare does not index).
     std::function<bool(const EventPeek&)> wanted;
+    // The responseObject of a chain left as simdjson parsed it (MutationChain::deferred_response):
+    // for readers that only replay and print chains (`audit chains`).
+    bool defer_response_object = false;
   };
   // `file_name` prefixes the error messages.
   ChainReader(std::istream& in, std::string file_name, bool keep_all);

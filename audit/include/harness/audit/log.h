@@ -18,6 +18,9 @@
 
 namespace harness::audit {
 
+// An event's object as simdjson parsed it (src/deferred_object.h).
+struct DeferredObject;
+
 // Appends events to a file, one toJsonLine per event, flushed after each. write() may be called
 // from several threads; lines never interleave. The only part of this library that touches files.
 class LogWriter {
@@ -65,8 +68,17 @@ struct EventObjectsApart {
   Event event;
   std::optional<nlohmann::json> request_object;
   std::optional<nlohmann::json> response_object;
+  // parseLogLineDeferredResponse: the responseObject (an object) as simdjson parsed it, instead
+  // of response_object.
+  std::shared_ptr<const DeferredObject> deferred_response;
 };
 core::Result<EventObjectsApart> parseLogLineObjectsApart(std::string_view line);
+
+// As parseLogLineObjectsApart, but a responseObject that is a JSON object is left as simdjson
+// parsed it (deferred_response; the line's parse is kept for it, not built as a tree): for
+// readers that only compare with it (`audit chains`' replay). The same event, objects and errors
+// otherwise.
+core::Result<EventObjectsApart> parseLogLineDeferredResponse(std::string_view line);
 
 // What a log line says about its event, read with simdjson's DOM parser without building the
 // event: for readers that need only some events of a log (`audit assert` the requests its
@@ -143,7 +155,8 @@ class LogLineReader {
   std::size_t max_line_bytes_;
   std::size_t read_chunk_;
   std::string buffer_;
-  std::size_t begin_ = 0;  // the unread part of buffer_ is [begin_, buffer_.size())
+  std::size_t begin_ = 0;  // the unread part of buffer_ is [begin_, end_)
+  std::size_t end_ = 0;
   std::uint64_t offset_;   // of buffer_[begin_]
   std::size_t next_number_;
   bool eof_ = false;
