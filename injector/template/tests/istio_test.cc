@@ -233,7 +233,8 @@ TEST(Istio, AppendMultusNetworkJsonForm) {
 TEST(Istio, AppendMultusNetworkNamespaceSplitSince125) {
   const std::string text =
       R"({{ appendMultusNetwork `[{"name":"a"}]` "default/istio-cni" }}|)"
-      R"({{ appendMultusNetwork `[{"name":"istio-cni","namespace":"default"}]` "default/istio-cni" }}|)"
+      R"({{ appendMultusNetwork `[{"name":"istio-cni","namespace":"default"}]` )"
+      R"("default/istio-cni" }}|)"
       R"({{ appendMultusNetwork `[{"name":"istio-cni"}]` "default/istio-cni" }}|)"
       R"({{ appendMultusNetwork `[{"name":"default/istio-cni"}]` "default/istio-cni" }}|)"
       R"({{ appendMultusNetwork `[{"name":"n","namespace":null}]` "n" }}|)"
