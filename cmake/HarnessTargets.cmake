@@ -6,7 +6,7 @@
 # component (the top folder: core, net, injector, ...); the target <component>_tests builds all
 # of a component's test programs (the tsan preset builds and runs only net's).
 function(harness_test)
-  cmake_parse_arguments(T "" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "" "NAME;TIMEOUT;FIXTURES" "SOURCES;LIBS;LABELS" ${ARGN})
   if(NOT HARNESS_BUILD_TESTS)
     return()
   endif()
@@ -36,10 +36,15 @@ function(harness_test)
     string(CONCAT sanitizer_options "\n    ENVIRONMENT_MODIFICATION \"TSAN_OPTIONS=string_append: "
            "suppressions=${PROJECT_SOURCE_DIR}/cmake/tsan-suppressions.txt\"")
   endif()
+  # FIXTURES: a CTest fixture every test of the binary requires (its setup test runs first).
+  set(fixture_options "")
+  if(T_FIXTURES)
+    set(fixture_options " FIXTURES_REQUIRED ${T_FIXTURES}")
+  endif()
   file(WRITE "${properties_file}"
        "foreach(test IN LISTS ${T_NAME}_TESTS)\n"
        "  set_tests_properties(\"\${test}\" PROPERTIES\n"
-       "    LABELS \"${T_LABELS};${component}\" TIMEOUT ${T_TIMEOUT}\n"
+       "    LABELS \"${T_LABELS};${component}\" TIMEOUT ${T_TIMEOUT}${fixture_options}\n"
        "    ENVIRONMENT \"HARNESS_SOURCE_DIR=${PROJECT_SOURCE_DIR};"
        "HARNESS_BINARY_DIR=${PROJECT_BINARY_DIR}\"${sanitizer_options})\n"
        "endforeach()\n")

@@ -111,7 +111,8 @@ json defaultMeshConfig() {
 }
 
 Result<InjectorConfig> parseInjectorConfig(std::string_view yaml,
-                                           const gotemplate::Environment& env) {
+                                           const gotemplate::Environment& env,
+                                           const IstioVersion& version) {
   auto doc = core::parseYaml(yaml);
   if (!doc) return Error{"failed to unmarshal injection template: " + doc.error().message};
   if (!doc->is_null() && !doc->is_object()) {
@@ -165,7 +166,7 @@ Result<InjectorConfig> parseInjectorConfig(std::string_view yaml,
         "an older version of Istio. Please ensure the template is correct; mismatch template "
         "versions can lead to unexpected results, including pods not being injected.");
   }
-  const auto funcs = gotemplate::istioFuncMap(env);
+  const auto funcs = gotemplate::istioFuncMap(env, version.funcOptions());
   for (const auto& [name, text] : c.raw_templates) {
     // parseDryTemplate: template.New("inject").Funcs(sprig).Funcs(InjectionFuncmap).Parse.
     auto set = gotemplate::parse("inject", text, funcs);
@@ -219,29 +220,12 @@ Result<std::string> configMapValue(std::string_view text, std::string_view key) 
   return it->get<std::string>();
 }
 
-Result<InjectorSettings> loadSettings(std::string_view injector_config, std::string_view values,
-                                      std::string_view mesh, const gotemplate::Environment& env) {
-  InjectorSettings s;
-  s.env = env;
-  auto config_text = configMapValue(injector_config, "config");
-  if (!config_text) return config_text.error().within("config");
-  auto config = parseInjectorConfig(*config_text, env);
-  if (!config) return config.error().within("config");
-  s.config = std::move(*config);
-  auto values_text = configMapValue(values, "values");
-  if (!values_text) return values_text.error().within("values");
-  auto v = parseValues(*values_text);
-  if (!v) return v.error().within("values");
-  s.values = std::move(*v);
-  auto mesh_text = configMapValue(mesh, "mesh");
-  if (!mesh_text) return mesh_text.error().within("mesh");
-  auto m = parseMeshConfig(*mesh_text);
-  if (!m) return m.error().within("mesh");
-  s.mesh = std::move(*m);
-  if (const auto* rev = s.values.map.contains("revision") ? &s.values.map["revision"] : nullptr;
-      rev != nullptr && rev->is_string()) {
-    s.revision = rev->get<std::string>();
-  }
+namespace {
+
+// The release the configuration says it is: the injector ConfigMap's
+// app.kubernetes.io/version label, else values.global.tag.
+IstioVersion configVersion(std::string_view injector_config, const ValuesConfig& values) {
+  IstioVersion version;
   if (auto doc = core::parseYaml(injector_config); doc && doc->is_object()) {
     const json* label = &*doc;
     for (const char* key : {"metadata", "labels", "app.kubernetes.io/version"}) {
@@ -253,13 +237,43 @@ Result<InjectorSettings> loadSettings(std::string_view injector_config, std::str
     // istio-control/istio-discovery/Chart.yaml); Istio's release build replaces it. A chart
     // rendered from a checkout therefore names no release, and the tag decides.
     if (label != nullptr && label->is_string() && label->get<std::string>() != "1.0.0") {
-      s.version = IstioVersion::parse(label->get<std::string>());
+      version = IstioVersion::parse(label->get<std::string>());
     }
   }
-  if (!s.version.known) {
-    const json& global = s.values.map.value("global", json::object());
+  if (!version.known) {
+    const json& global = values.map.value("global", json::object());
     const json tag = global.is_object() ? global.value("tag", json()) : json();
-    if (tag.is_string()) s.version = IstioVersion::parse(tag.get<std::string>());
+    if (tag.is_string()) version = IstioVersion::parse(tag.get<std::string>());
+  }
+  return version;
+}
+
+}  // namespace
+
+Result<InjectorSettings> loadSettings(std::string_view injector_config, std::string_view values,
+                                      std::string_view mesh, const gotemplate::Environment& env) {
+  InjectorSettings s;
+  s.env = env;
+  auto values_text = configMapValue(values, "values");
+  if (!values_text) return values_text.error().within("values");
+  auto v = parseValues(*values_text);
+  if (!v) return v.error().within("values");
+  s.values = std::move(*v);
+  // Before the templates parse: their functions behave as the release's did.
+  s.version = configVersion(injector_config, s.values);
+  auto config_text = configMapValue(injector_config, "config");
+  if (!config_text) return config_text.error().within("config");
+  auto config = parseInjectorConfig(*config_text, env, s.version);
+  if (!config) return config.error().within("config");
+  s.config = std::move(*config);
+  auto mesh_text = configMapValue(mesh, "mesh");
+  if (!mesh_text) return mesh_text.error().within("mesh");
+  auto m = parseMeshConfig(*mesh_text);
+  if (!m) return m.error().within("mesh");
+  s.mesh = std::move(*m);
+  if (const auto* rev = s.values.map.contains("revision") ? &s.values.map["revision"] : nullptr;
+      rev != nullptr && rev->is_string()) {
+    s.revision = rev->get<std::string>();
   }
   return s;
 }
@@ -288,6 +302,14 @@ IstioVersion IstioVersion::parse(std::string_view text) {
 
 bool IstioVersion::atLeast(int maj, int min) const {
   return !known || major > maj || (major == maj && minor >= min);
+}
+
+gotemplate::IstioFuncOptions IstioVersion::funcOptions() const {
+  gotemplate::IstioFuncOptions o;
+  // istio/istio#55000 reached master in February 2025 (1.25); the 1.23 and 1.24 patch releases
+  // that took its cherry-pick cannot be told from earlier ones by major.minor.
+  o.multus_namespace_split = atLeast(1, 25);
+  return o;
 }
 
 std::string_view defaultDataDir() { return HARNESS_ISTIO_DATA_DIR; }

@@ -288,6 +288,31 @@ json& objectMember(json& parent, const char* key) {
   return parent[key];
 }
 
+// A member at its Go zero value under `omitempty` is not written.
+void omitZero(json& obj, const char* key, const json& zero) {
+  if (obj.contains(key) && obj[key] == zero) obj.erase(key);
+}
+
+// OpenShift's DeploymentConfigSpec as json.Marshal writes it (github.com/openshift/api apps/v1
+// types.go): strategy is a struct whose resources (a struct) is always written; triggers,
+// replicas and test have no omitempty; minReadySeconds, paused and the triggers' `automatic`
+// do, so their zero values go.
+void typedDeploymentConfigSpec(json& spec) {
+  json& strategy = objectMember(spec, "strategy");
+  defaultMember(strategy, "resources", json::object());
+  defaultMember(spec, "triggers", nullptr);
+  defaultMember(spec, "replicas", 0);
+  defaultMember(spec, "test", false);
+  omitZero(spec, "minReadySeconds", 0);
+  omitZero(spec, "paused", false);
+  eachObject(spec, "triggers", [](json& trigger) {
+    member(trigger, "imageChangeParams", [](json& p) {
+      omitZero(p, "automatic", false);
+      defaultMember(p, "from", json::object());  // corev1.ObjectReference, no omitempty
+    });
+  });
+}
+
 }  // namespace
 
 json goTypedPod(const json& pod) {
@@ -318,6 +343,11 @@ json goTypedWorkload(const json& object, bool creation_timestamp_null) {
                    {"numberMisscheduled", 0},
                    {"desiredNumberScheduled", 0},
                    {"numberReady", 0}};
+  } else if (kind == "DeploymentConfig") {
+    // OpenShift's apps/v1 DeploymentConfigStatus (github.com/openshift/api apps/v1 types.go).
+    status_zero = {{"latestVersion", 0},     {"observedGeneration", 0},
+                   {"replicas", 0},          {"updatedReplicas", 0},
+                   {"availableReplicas", 0}, {"unavailableReplicas", 0}};
   } else if (kind != "Pod" && kind != "Deployment" && kind != "Job" && kind != "CronJob") {
     return object;  // not a kind kube-inject decodes into a typed object
   }
@@ -344,6 +374,7 @@ json goTypedWorkload(const json& object, bool creation_timestamp_null) {
   if (kind == "DaemonSet" || kind == "StatefulSet") {
     defaultMember(spec, "updateStrategy", json::object());
   }
+  if (kind == "DeploymentConfig") typedDeploymentConfigSpec(spec);
   // PodTemplateSpec.ObjectMeta is a struct too: an unset one is `metadata: {}`.
   if (kind == "CronJob") typedMeta(objectMember(objectMember(spec, "jobTemplate"), "metadata"));
   json& job_spec = kind == "CronJob" ? objectMember(objectMember(spec, "jobTemplate"), "spec") : spec;

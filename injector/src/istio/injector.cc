@@ -684,7 +684,11 @@ json templateData(const InjectionRequest& req, const json& stripped) {
       {"ProxyUID", proxy_uid},
       {"ProxyGID", proxy_gid},
       {"InboundTrafficPolicyMode", inbound_mode == "LOCALHOST" ? "localhost" : "passthrough"},
-      {"CompliancePolicy", ""},
+      // istiod's COMPLIANCE_POLICY (pkg/features/security.go), from its environment.
+      {"CompliancePolicy", [&] {
+         const auto it = req.settings.env.find("COMPLIANCE_POLICY");
+         return it == req.settings.env.end() ? std::string() : it->second;
+       }()},
   };
 }
 

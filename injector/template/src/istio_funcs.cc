@@ -464,9 +464,56 @@ std::string otelResourceAttributes(const Value& mesh, const Value& annotations,
   return joinComma(attrs);
 }
 
+// template.go appendMultusNetwork: the istio-cni network added to a pod's
+// k8s.v1.cni.cncf.io/networks value, flat ("a, b") or JSON ('[{"name": "a"}]'), unless it is
+// there. `split`: "<ns>/<name>" as k8s.io/utils/strings SplitQualifiedName splits it (before
+// the first "/", up to the second), written and matched as name and namespace (a missing
+// namespace matching ""); else the whole network as the name. Written with fmt's %s: no JSON
+// escaping, as Istio.
+std::string appendMultusNetwork(const std::string& existing, const std::string& network,
+                                bool split) {
+  if (existing.empty()) return network;
+  const std::size_t i = existing.rfind(']');
+  if (i == std::string::npos) {
+    for (const std::string& net : splitComma(existing)) {
+      if (trimSpace(net) == network) return existing;
+    }
+    return existing + ", " + network;
+  }
+  // json.Unmarshal into []map[string]any: anything but an array of objects (or nulls) fails.
+  const nlohmann::json nets = core::parseJsonOrDiscarded(existing);
+  if (nets.is_discarded() || !nets.is_array()) return existing;
+  for (const auto& n : nets) {
+    if (!n.is_object() && !n.is_null()) return existing;
+  }
+  std::string ns;
+  std::string name = network;
+  if (const std::size_t slash = network.find('/'); split && slash != std::string::npos) {
+    ns = network.substr(0, slash);
+    const std::size_t next = network.find('/', slash + 1);
+    name = network.substr(slash + 1, next == std::string::npos ? std::string::npos
+                                                                : next - slash - 1);
+  }
+  for (const auto& n : nets) {
+    if (!n.is_object()) continue;
+    const auto it = n.find("name");
+    if (it == n.end() || !it->is_string() || it->get<std::string>() != name) continue;
+    if (!split) return existing;
+    const auto nit = n.find("namespace");
+    // net["namespace"] == ns: a missing one counts as ""; a non-string never equals.
+    if (nit == n.end() || nit->is_null() ? ns.empty() : (nit->is_string() && *nit == ns)) {
+      return existing;
+    }
+  }
+  const std::string entry = ns.empty() ? ", {\"name\": \"" + name + "\"}"
+                                       : ", {\"name\": \"" + name + "\", \"namespace\": \"" +
+                                             ns + "\"}";
+  return existing.substr(0, i) + entry + existing.substr(i);
+}
+
 }  // namespace
 
-FuncMap istioInjectionFuncMap(Environment env) {
+FuncMap istioInjectionFuncMap(Environment env, IstioFuncOptions options) {
   FuncMap m;
   const ParamType any = ParamType::any();
   const ParamType string = ParamType::string();
@@ -579,32 +626,9 @@ FuncMap istioInjectionFuncMap(Environment env) {
   m["toLower"] = fn({string}, [](std::vector<Value>& a) -> Result<Value> {
     return Value(detail::asciiLower(str(a[0])));
   });
-  m["appendMultusNetwork"] = fn({string, string}, [](std::vector<Value>& a) -> Result<Value> {
-    const std::string& existing = str(a[0]);
-    const std::string& network = str(a[1]);
-    if (existing.empty()) return Value(network);
-    const std::size_t i = existing.rfind(']');
-    if (i != std::string::npos) {
-      const nlohmann::json nets = core::parseJsonOrDiscarded(existing);
-      if (nets.is_discarded() || !nets.is_array()) return Value(existing);
-      for (const auto& n : nets) {
-        if (!n.is_object() && !n.is_null()) return Value(existing);
-      }
-      for (const auto& n : nets) {
-        if (n.is_object()) {
-          const auto it = n.find("name");
-          if (it != n.end() && it->is_string() && it->get<std::string>() == network) {
-            return Value(existing);
-          }
-        }
-      }
-      return Value(existing.substr(0, i) + ", {\"name\": \"" + network + "\"}" +
-                   existing.substr(i));
-    }
-    for (const std::string& net : splitComma(existing)) {
-      if (trimSpace(net) == network) return Value(existing);
-    }
-    return Value(existing + ", " + network);
+  m["appendMultusNetwork"] = fn({string, string}, [options](std::vector<Value>& a)
+                                                        -> Result<Value> {
+    return Value(appendMultusNetwork(str(a[0]), str(a[1]), options.multus_namespace_split));
   });
   m["env"] = fn({string, string}, [env = std::move(env)](std::vector<Value>& a) -> Result<Value> {
     const auto it = env.find(str(a[0]));
@@ -641,9 +665,9 @@ FuncMap istioInjectionFuncMap(Environment env) {
   return m;
 }
 
-FuncMap istioFuncMap(Environment env) {
+FuncMap istioFuncMap(Environment env, IstioFuncOptions options) {
   FuncMap m = sprigFuncMap();
-  for (auto& [name, f] : istioInjectionFuncMap(std::move(env))) m[name] = std::move(f);
+  for (auto& [name, f] : istioInjectionFuncMap(std::move(env), options)) m[name] = std::move(f);
   return m;
 }
 

@@ -227,6 +227,43 @@ TEST(Istio, AppendMultusNetworkJsonForm) {
             R"([{"name":"a"}, {"name": "istio-cni"}]|[{"name":"istio-cni"}]|[x])");
 }
 
+// The chart's value "default/istio-cni": since istio/istio#55000 (1.25) the JSON form splits it
+// into name and namespace and matches an existing entry on both (SplitQualifiedName: up to the
+// second "/"); before, it is the name, matched alone. The flat form is the same in both.
+TEST(Istio, AppendMultusNetworkNamespaceSplitSince125) {
+  const std::string text =
+      R"({{ appendMultusNetwork `[{"name":"a"}]` "default/istio-cni" }}|)"
+      R"({{ appendMultusNetwork `[{"name":"istio-cni","namespace":"default"}]` )"
+      R"("default/istio-cni" }}|)"
+      R"({{ appendMultusNetwork `[{"name":"istio-cni"}]` "default/istio-cni" }}|)"
+      R"({{ appendMultusNetwork `[{"name":"default/istio-cni"}]` "default/istio-cni" }}|)"
+      R"({{ appendMultusNetwork `[{"name":"n","namespace":null}]` "n" }}|)"
+      R"({{ appendMultusNetwork `[{"name":"n","namespace":"x"}]` "n" }}|)"
+      R"({{ appendMultusNetwork `[]` "a/b/c" }}|)"
+      R"({{ appendMultusNetwork "x, default/istio-cni" "default/istio-cni" }})";
+  EXPECT_EQ(render(text, nullptr, istioFuncMap({}, {.multus_namespace_split = true})),
+            R"([{"name":"a"}, {"name": "istio-cni", "namespace": "default"}]|)"
+            R"([{"name":"istio-cni","namespace":"default"}]|)"
+            R"([{"name":"istio-cni"}, {"name": "istio-cni", "namespace": "default"}]|)"
+            R"([{"name":"default/istio-cni"}, {"name": "istio-cni", "namespace": "default"}]|)"
+            R"([{"name":"n","namespace":null}]|)"
+            R"([{"name":"n","namespace":"x"}, {"name": "n"}]|)"
+            R"([, {"name": "b", "namespace": "a"}]|)"
+            "x, default/istio-cni");
+  EXPECT_EQ(render(text, nullptr, istioFuncMap({}, {.multus_namespace_split = false})),
+            R"([{"name":"a"}, {"name": "default/istio-cni"}]|)"
+            R"([{"name":"istio-cni","namespace":"default"}, {"name": "default/istio-cni"}]|)"
+            R"([{"name":"istio-cni"}, {"name": "default/istio-cni"}]|)"
+            R"([{"name":"default/istio-cni"}]|)"
+            R"([{"name":"n","namespace":null}]|)"
+            R"([{"name":"n","namespace":"x"}]|)"
+            R"([, {"name": "a/b/c"}]|)"
+            "x, default/istio-cni");
+  // Istio's default is the newest behaviour.
+  EXPECT_EQ(istio(R"({{ appendMultusNetwork `[]` "default/istio-cni" }})"),
+            R"([, {"name": "istio-cni", "namespace": "default"}])");
+}
+
 TEST(Istio, EnvReadsTheInjectedEnvironment) {
   EXPECT_EQ(istio("{{ env \"A\" \"d\" }} {{ env \"EMPTY\" \"d\" }} {{ env \"MISSING\" \"d\" }}",
                   nullptr, Environment{{"A", "set"}, {"EMPTY", ""}}),

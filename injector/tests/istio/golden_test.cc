@@ -320,6 +320,61 @@ TEST(IstioVersion, ParsedFromTagsAndLabels) {
   EXPECT_EQ(s->version.minor, 31);
 }
 
+// appendMultusNetwork's JSON form follows the release the configuration says it is: 1.24 and
+// before append {"name": "default/istio-cni"}, 1.25 and later (and an unknown release) split it
+// into name and namespace (istio/istio#55000).
+TEST(IstioVersion, MultusNetworkFormFollowsTheRelease) {
+  const std::string config =
+      "policy: enabled\ntemplates:\n  sidecar: |\n    metadata:\n      annotations:\n"
+      "        k8s.v1.cni.cncf.io/networks: '{{ appendMultusNetwork "
+      "(index .ObjectMeta.Annotations `k8s.v1.cni.cncf.io/networks`) `default/istio-cni` }}'\n";
+  const auto networks = [&](const std::string& injector_config, const std::string& tag) {
+    auto s = loadSettings(injector_config, "{\"global\": {\"tag\": \"" + tag + "\"}}", "");
+    EXPECT_TRUE(s.ok()) << s.error().message;
+    if (!s.ok()) return std::string();
+    auto o = admitWithAnnotations(*s, {{"k8s.v1.cni.cncf.io/networks", R"([{"name": "a"}])"}});
+    EXPECT_EQ(o.decision, Decision::kInject) << o.error_message;
+    return o.injected_pod["metadata"]["annotations"].value("k8s.v1.cni.cncf.io/networks", "");
+  };
+  const std::string split = R"([{"name": "a"}, {"name": "istio-cni", "namespace": "default"}])";
+  const std::string whole = R"([{"name": "a"}, {"name": "default/istio-cni"}])";
+  EXPECT_EQ(networks(config, "1.24.6"), whole);
+  EXPECT_EQ(networks(config, "1.23.0-distroless"), whole);
+  EXPECT_EQ(networks(config, "1.25.0"), split);
+  EXPECT_EQ(networks(config, "1.31.0"), split);
+  EXPECT_EQ(networks(config, "latest"), split);
+  // The dumped ConfigMap's label wins over the tag.
+  const std::string dumped =
+      "kind: ConfigMap\nmetadata:\n  labels:\n    app.kubernetes.io/version: 1.24.2\n"
+      "data:\n  config: |\n" +
+      [&] {
+        std::string indented;
+        for (std::size_t pos = 0; pos < config.size();) {
+          const std::size_t end = config.find('\n', pos);
+          indented += "    " + config.substr(pos, end - pos + 1);
+          pos = end + 1;
+        }
+        return indented;
+      }();
+  EXPECT_EQ(networks(dumped, "1.31.0"), whole);
+}
+
+// .CompliancePolicy is istiod's COMPLIANCE_POLICY (pkg/features/security.go), unset: "".
+TEST(IstioInject, CompliancePolicyIsIstiodsEnvironment) {
+  const std::string config =
+      "policy: enabled\ntemplates:\n  sidecar: |\n    metadata:\n      annotations:\n"
+      "        policy: '{{ .CompliancePolicy }}'\n";
+  const std::string values = t::readFile(dataDir() / "values.json");
+  for (const auto& [env, want] : std::vector<std::pair<gotemplate::Environment, std::string>>{
+           {{{"COMPLIANCE_POLICY", "fips-140-3"}}, "fips-140-3"}, {{}, ""}}) {
+    auto s = loadSettings(config, values, "", env);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    auto o = admitWithAnnotations(*s, json::object());
+    ASSERT_EQ(o.decision, Decision::kInject) << o.error_message;
+    EXPECT_EQ(o.injected_pod["metadata"]["annotations"]["policy"], want);
+  }
+}
+
 TEST(IstioInject, PrometheusPortNamingAnIstioPortIsRefusedSince131) {
   auto current = defaults();  // values.global.tag "latest": the newest behaviour
   auto o = admitWithAnnotations(current, {{"prometheus.io/port", "15090"}});

@@ -1,7 +1,7 @@
 #pragma once
 
 // The cases of Istio's TestInjection (pkg/kube/inject/inject_test.go) that run with the chart's
-// default settings and whose inputs and goldens are in testdata/upstream-1.31-dev/inject: the
+// default settings, read from Istio's testdata/inject in the module cache (upstream_support.h): the
 // library's golden test runs them document by document, the `injector inject` test file by file.
 
 #include <array>

@@ -1,13 +1,21 @@
 #pragma once
 
 // What the tests against Istio's own TestInjection (pkg/kube/inject/inject_test.go) share:
-// where Istio's chart ConfigMaps are, how its goldens separate documents, and its webhook test's
-// conversions (webhook_test.go objectToPod, normalizeAndCompareDeployments).
+// where Istio's source tree and its chart's ConfigMaps are, how its goldens separate documents,
+// and its webhook test's conversions (webhook_test.go objectToPod,
+// normalizeAndCompareDeployments).
+//
+// Nothing of Istio is committed. The CTest fixture injector_istio_upstream_charts
+// (chart_render/render.sh) finds each istio.io/istio module version in the Go module cache and
+// renders its istio-sidecar-injector and istio ConfigMaps as TestInjection does
+// (getInjectionSettings) into <build>/istio-upstream/<commit>/, with a file `source` naming the
+// tree; a version it cannot render gets a SKIP file saying why and which command fetches it.
 
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "harness/injector/istio/go_patch.h"
@@ -15,10 +23,46 @@
 
 namespace harness::injector::istio::upstream {
 
-inline std::filesystem::path upstreamDir(const std::string& release) {
-  return harness::testing::sourceDir() / "injector" / "tests" / "istio" / "testdata" /
-         ("upstream-" + release);
+// istio/istio master of 2026-04-23 (VERSION 1.31, just after release-1.30 was cut).
+inline constexpr const char* kIstio131Dev = "b01690e6db7d";
+// istio/istio master of 2026-08-27 (VERSION still 1.31), the newest the module proxy serves.
+inline constexpr const char* kIstioNewest = "eed52ebb66ad";
+
+// One Istio source tree as the fixture left it.
+struct Tree {
+  std::filesystem::path charts;  // istio-sidecar-injector.yaml and istio.yaml, as rendered
+  std::filesystem::path inject;  // the tree's pkg/kube/inject/testdata/inject
+  std::string skip;              // why the tree is not there; empty when it is
+};
+
+inline std::string withoutTrailingNewlines(std::string s) {
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
 }
+
+inline Tree tree(const std::string& commit) {
+  namespace fs = std::filesystem;
+  Tree t;
+  const fs::path dir = harness::testing::binaryDir() / "istio-upstream" / commit;
+  std::error_code ec;
+  if (fs::exists(dir / "SKIP", ec)) {
+    t.skip = withoutTrailingNewlines(harness::testing::readFile(dir / "SKIP"));
+  } else if (!fs::exists(dir / "source", ec)) {
+    t.skip = "Istio's chart of " + commit +
+             " is not rendered: `ctest -R injector_istio_upstream_charts` renders it";
+  } else {
+    t.charts = dir;
+    t.inject = fs::path(withoutTrailingNewlines(harness::testing::readFile(dir / "source"))) /
+               "pkg" / "kube" / "inject" / "testdata" / "inject";
+  }
+  return t;
+}
+
+// In a test body: `var`, the tree of `commit`, or the test is skipped saying why.
+#define HARNESS_ISTIO_TREE_OR_SKIP(var, commit)                                      \
+  const ::harness::injector::istio::upstream::Tree var =                             \
+      ::harness::injector::istio::upstream::tree(commit);                            \
+  if (!var.skip.empty()) GTEST_SKIP() << var.skip
 
 // Istio's goldens separate documents with "---" lines, one after each document.
 inline std::vector<std::string> expectedDocuments(const std::string& text) {
@@ -54,7 +98,8 @@ inline nlohmann::json podFromWorkload(const nlohmann::json& object) {
   if (kind == "CronJob") {
     tmpl = object["spec"]["jobTemplate"]["spec"]["template"];
   } else if (kind == "DaemonSet" || kind == "ReplicaSet" || kind == "ReplicationController" ||
-             kind == "StatefulSet" || kind == "Job" || kind == "Deployment") {
+             kind == "StatefulSet" || kind == "Job" || kind == "Deployment" ||
+             kind == "DeploymentConfig") {
     tmpl = object["spec"]["template"];
   } else {
     return nullptr;

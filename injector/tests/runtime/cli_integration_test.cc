@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/testing/support.h"
+#include "../istio/upstream_support.h"
 #include "served_injector.h"
 
 namespace harness::injector {
@@ -101,15 +102,15 @@ TEST(InjectorCli, InjectExitStatuses) {
 
 // istioctl kube-inject's command line works as it is: -f and its three configuration flags.
 TEST(InjectorCli, InjectTakesKubeInjectsFlags) {
+  HARNESS_ISTIO_TREE_OR_SKIP(up, istio::upstream::kIstio131Dev);
   t::ScratchDir dir("cli-kube-inject");
-  const auto up = t::sourceDir() / "injector/tests/istio/testdata/upstream-1.31-dev";
-  const std::string cm = (up / "istio-sidecar-injector.yaml").string();
+  const std::string cm = (up.charts / "istio-sidecar-injector.yaml").string();
   const auto got = runInjector(
       dir, "inject --profile istio --istio-native-sidecars --injectConfigFile " + cm +
-               " --valuesFile " + cm + " --meshConfigFile " + (up / "istio.yaml").string() +
-               " -f " + (up / "inject/list-frontend.yaml").string());
+               " --valuesFile " + cm + " --meshConfigFile " + (up.charts / "istio.yaml").string() +
+               " -f " + (up.inject / "list-frontend.yaml").string());
   EXPECT_EQ(got.status, 0) << got.err;
-  EXPECT_EQ(got.out, t::readFile(up / "inject/list-frontend.yaml.injected"));
+  EXPECT_EQ(got.out, t::readFile(up.inject / "list-frontend.yaml.injected"));
 }
 
 TEST(InjectorCli, UsageErrorsAreExit2ForEveryCommand) {

@@ -8,6 +8,7 @@
 
 #include "harness/testing/support.h"
 #include "../istio/upstream_cases.h"
+#include "../istio/upstream_support.h"
 #include "inject_command.h"
 
 namespace harness::injector {
@@ -61,23 +62,24 @@ TEST(IstioInjectCommand, HostNetworkIsSkippedWithIstiosWarning) {
       << err.str();
 }
 
-// Istio's own goldens as whole files: what `istioctl kube-inject -f <input>` prints with the
-// chart's ConfigMaps, "---" after every document, a Service written back as it was read, a List
+// Istio's own goldens as whole files (istio.io/istio of 2026-04-23 from the Go module cache,
+// ../istio/upstream_support.h): what `istioctl kube-inject -f <input>` prints with the chart's
+// ConfigMaps, "---" after every document, a Service written back as it was read, a List
 // injected item by item and written as a List (pkg/kube/inject/inject.go IntoResourceFile).
 class UpstreamKubeInjectFile : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(UpstreamKubeInjectFile, PrintsIstiosGoldenByteForByte) {
-  const auto dir = t::sourceDir() / "injector" / "tests" / "istio" / "testdata" / "upstream-1.31-dev";
+  HARNESS_ISTIO_TREE_OR_SKIP(up, istio::upstream::kIstio131Dev);
   InjectOptions o;
   o.profile = "istio";
-  o.inputs = {(dir / "inject" / (GetParam() + ".yaml")).string()};
-  o.istio = {dir / "istio-sidecar-injector.yaml", dir / "istio-sidecar-injector.yaml",
-             dir / "istio.yaml"};
+  o.inputs = {(up.inject / (GetParam() + ".yaml")).string()};
+  o.istio = {up.charts / "istio-sidecar-injector.yaml", up.charts / "istio-sidecar-injector.yaml",
+             up.charts / "istio.yaml"};
   o.istio.native_sidecars = true;  // TestInjection's nodes run kubelet 1.33 and 1.34
   std::istringstream in;
   std::ostringstream out, err;
   ASSERT_EQ(runInject(o, in, out, err), 0) << err.str();
-  EXPECT_EQ(out.str(), t::readFile(dir / "inject" / (GetParam() + ".yaml.injected")));
+  EXPECT_EQ(out.str(), t::readFile(up.inject / (GetParam() + ".yaml.injected")));
 }
 
 INSTANTIATE_TEST_SUITE_P(IstioTestInjection, UpstreamKubeInjectFile,

@@ -75,6 +75,8 @@ struct IstioVersion {
   static IstioVersion parse(std::string_view text);
   // True when unknown or at least major.minor.
   [[nodiscard]] bool atLeast(int major, int minor) const;
+  // How this release's template functions behave (unknown: the newest).
+  [[nodiscard]] gotemplate::IstioFuncOptions funcOptions() const;
 };
 
 // Everything the injector needs besides the request.
@@ -90,8 +92,10 @@ struct InjectorSettings {
 // UnmarshalConfig: YAML of Config. Unknown keys (the legacy `template`) are ignored.
 // Errors: "failed to unmarshal injection template: <yaml error>", or the template's Go parse
 // error prefixed with `template "<name>": ` (Go does not name it; we do).
+// `version`: the release whose template functions parse it (IstioVersion::funcOptions).
 Result<InjectorConfig> parseInjectorConfig(std::string_view yaml,
-                                           const gotemplate::Environment& env = {});
+                                           const gotemplate::Environment& env = {},
+                                           const IstioVersion& version = {});
 
 // NewValuesConfig: JSON or YAML of the chart values. Error: "could not parse configuration
 // values: <why>".

@@ -27,11 +27,20 @@ using Environment = std::map<std::string, std::string, std::less<>>;
 // not defined", which adds that Sprig's function is not implemented here.
 FuncMap sprigFuncMap();
 
+// Behaviour of Istio's functions that changed between Istio releases; the defaults are the
+// newest releases'.
+struct IstioFuncOptions {
+  // appendMultusNetwork splits "<namespace>/<name>" into JSON's "name" and "namespace" (and
+  // matches an existing entry on both) since istio/istio#55000 (February 2025: 1.25, and the
+  // 1.23/1.24 patch releases after it); before, it appended and matched {"name": "<ns>/<name>"}.
+  bool multus_namespace_split = true;
+};
+
 // Istio's InjectionFuncmap alone.
-FuncMap istioInjectionFuncMap(Environment env);
+FuncMap istioInjectionFuncMap(Environment env, IstioFuncOptions options = {});
 
 // What Istio parses injection templates with: Sprig's functions, then Istio's on top.
-FuncMap istioFuncMap(Environment env = {});
+FuncMap istioFuncMap(Environment env = {}, IstioFuncOptions options = {});
 
 // Execution options for Istio's template data (SidecarTemplateData as JSON): Go-struct
 // emulation on, with istioFieldTypes() for zero values and map[string]string fields.
