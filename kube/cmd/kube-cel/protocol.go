@@ -125,7 +125,7 @@ type conditionResult struct {
 
 type server struct {
 	conditions *conditionCache
-	policies   *policyCache
+	policies   *validatingPolicies
 	mutating   *mutatingPolicyCache
 	authz      *rulesAuthorizer
 }
