@@ -6,7 +6,10 @@ import (
 	"testing"
 )
 
-// A denial and an admission by the dispatcher are counted under upstream's names and labels.
+// The dispatcher's counts under upstream's names and labels, with upstream's quirks
+// (validating/dispatcher.go, errors.go ErrorType): a validation that is false is a denial counted
+// with error_type "invalid_error" (only an admitted evaluation is "no_error"), and an admission
+// is counted only when its evaluation failed, so the allowed request adds nothing.
 func TestPolicyMetricsCountTheDispatchersChecks(t *testing.T) {
 	s := newServer()
 	policy := `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicy",` +
@@ -18,6 +21,7 @@ func TestPolicyMetricsCountTheDispatchersChecks(t *testing.T) {
 	for _, name := range []string{"bad", "good"} {
 		req := &request{Op: "dispatchValidatingPolicies",
 			Policies: []json.RawMessage{rawJSON(t, policy)}, Bindings: []json.RawMessage{rawJSON(t, binding)},
+			Namespace: rawJSON(t, `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"default"}}`),
 			Attributes: &attributesJSON{Operation: "CREATE", Name: name, Namespace: "default",
 				Kind:     groupVersionKind{Version: "v1", Kind: "ConfigMap"},
 				Resource: groupVersionResource{Version: "v1", Resource: "configmaps"},
@@ -38,13 +42,15 @@ func TestPolicyMetricsCountTheDispatchersChecks(t *testing.T) {
 	}
 	text := response["text"].(string)
 	for _, want := range []string{
-		`apiserver_validating_admission_policy_check_total{enforcement_action="deny",error_type="no_error",policy="metrics-p",policy_binding="metrics-b"} 1`,
-		`apiserver_validating_admission_policy_check_total{enforcement_action="allow",error_type="no_error",policy="metrics-p",policy_binding="metrics-b"} 1`,
-		`apiserver_validating_admission_policy_check_duration_seconds_count{enforcement_action="deny",error_type="no_error",policy="metrics-p",policy_binding="metrics-b"} 1`,
+		`apiserver_validating_admission_policy_check_total{enforcement_action="deny",error_type="invalid_error",policy="metrics-p",policy_binding="metrics-b"} 1`,
+		`apiserver_validating_admission_policy_check_duration_seconds_count{enforcement_action="deny",error_type="invalid_error",policy="metrics-p",policy_binding="metrics-b"} 1`,
 	} {
 		if !strings.Contains(text, want+"\n") {
 			t.Errorf("no %q in\n%s", want, text)
 		}
+	}
+	if strings.Contains(text, `enforcement_action="allow"`) {
+		t.Errorf("an admission without an evaluation error was counted:\n%s", text)
 	}
 	if strings.Contains(text, "apiserver_admission_") {
 		t.Errorf("families other than the policies' in\n%s", text)
