@@ -46,6 +46,14 @@ std::shared_ptr<sim::cel::KubeCel>& kubeCel() {
   return cel;
 }
 
+// matchConstraints of ConfigMap CREATEs.
+json configMapCreates() {
+  return {{"resourceRules", json::array({{{"apiGroups", {""}},
+                                          {"apiVersions", {"v1"}},
+                                          {"operations", {"CREATE"}},
+                                          {"resources", {"configmaps"}}}})}};
+}
+
 json policy(int validations) {
   static const char* kExpressions[] = {
       "object.metadata.name.size() < 64",
@@ -63,12 +71,7 @@ json policy(int validations) {
           {"metadata", {{"name", "bench"}, {"uid", "u1"}, {"generation", 1}}},
           {"spec",
            {{"failurePolicy", "Fail"},
-            {"matchConstraints",
-             {{"resourceRules",
-               json::array({{{"apiGroups", {""}},
-                             {"apiVersions", {"v1"}},
-                             {"operations", {"CREATE"}},
-                             {"resources", {"configmaps"}}}})}}},
+            {"matchConstraints", configMapCreates()},
             {"validations", list}}}};
 }
 
@@ -79,12 +82,7 @@ json mutatingPolicy() {
           {"spec",
            {{"failurePolicy", "Fail"},
             {"reinvocationPolicy", "Never"},
-            {"matchConstraints",
-             {{"resourceRules",
-               json::array({{{"apiGroups", {""}},
-                             {"apiVersions", {"v1"}},
-                             {"operations", {"CREATE"}},
-                             {"resources", {"configmaps"}}}})}}},
+            {"matchConstraints", configMapCreates()},
             {"mutations",
              json::array({{{"patchType", "ApplyConfiguration"},
                            {"applyConfiguration",

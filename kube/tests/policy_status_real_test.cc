@@ -23,9 +23,9 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-// Warnings on two kinds (a comparison of int with string), on a messageExpression, and on the
-// params' type (a ConfigMap's data values are strings).
-constexpr const char* kPolicyYaml = R"(apiVersion: admissionregistration.k8s.io/v1
+// A policy on Deployments and ReplicaSets with a ConfigMap as params and these validations.
+std::string policyYaml(const std::string& validations) {
+  return R"(apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
 metadata: {name: replicas}
 spec:
@@ -34,23 +34,18 @@ spec:
     resourceRules:
       - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [deployments, replicasets]}
   validations:
-    - expression: "object.spec.replicas > 1"
+)" + validations;
+}
+
+// Warnings on two kinds (a comparison of int with string), on a messageExpression, and on the
+// params' type (a ConfigMap's data values are strings).
+const std::string kPolicyYaml = policyYaml(R"(    - expression: "object.spec.replicas > 1"
     - expression: "object.spec.replicas > 'one'"
       messageExpression: "object.metadata.name + 1"
     - expression: "params.data.max > 3"
-)";
-
-constexpr const char* kFixedPolicyYaml = R"(apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata: {name: replicas}
-spec:
-  paramKind: {apiVersion: v1, kind: ConfigMap}
-  matchConstraints:
-    resourceRules:
-      - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [deployments, replicasets]}
-  validations:
-    - expression: "object.spec.replicas <= int(params.data.max)"
-)";
+)");
+const std::string kFixedPolicyYaml =
+    policyYaml("    - expression: \"object.spec.replicas <= int(params.data.max)\"\n");
 
 class PolicyStatusRealTest : public ::testing::Test {
  protected:
