@@ -88,9 +88,13 @@ func (s *server) typeCheckValidatingPolicy(req *request) (map[string]any, error)
 		return nil, err
 	}
 	checker := &validating.TypeChecker{SchemaResolver: typeCheckSchemaResolver(), RestMapper: mapper}
-	status := admissionregistrationv1.ValidatingAdmissionPolicyStatus{
-		ObservedGeneration: policy.Generation,
-		TypeChecking:       &admissionregistrationv1.TypeChecking{ExpressionWarnings: checker.Check(policy)},
+	status := admissionregistrationv1.ValidatingAdmissionPolicyStatus{ObservedGeneration: policy.Generation}
+	// The controller applies typeChecking with the warnings (ApplyStatus, server-side apply);
+	// without any, the empty typeChecking is not kept: kube-apiserver v1.37.2 stores
+	// {observedGeneration: N} alone (found by kube_policy_status_real_test, a policy updated from
+	// three warnings to none).
+	if warnings := checker.Check(policy); len(warnings) > 0 {
+		status.TypeChecking = &admissionregistrationv1.TypeChecking{ExpressionWarnings: warnings}
 	}
 	return map[string]any{"status": status}, nil
 }
