@@ -587,6 +587,8 @@ int serveCommand(const ServeArgs& args) {
       if (auto kube_cel = cel.kubeCel()) {
         // Protobuf bodies (kubectl's typed clients) decoded by Kubernetes' own serializer.
         sim::setProtobufDecoder(sim::cel::protobufDecoder(kube_cel));
+        // status.typeChecking of ValidatingAdmissionPolicies, by Kubernetes' TypeChecker.
+        controller_options.policy_status = sim::cel::policyStatusWriter(kube_cel);
         // pod-template-hash as Kubernetes computes it (controller.ComputeHash, in Go).
         controller_options.pod_template_hash =
             [hasher = sim::cel::podTemplateHasher(kube_cel)](

@@ -615,7 +615,7 @@ std::optional<Failure> AdmissionChain::Impl::validateObject(ChainRequest& run) {
     try {
       auto admitted = run.options.admit_policy_object(
           object.value("kind", ""), object,
-          attributes.old_object ? &*attributes.old_object : nullptr);
+          attributes.old_object ? &*attributes.old_object : nullptr, &attributes.user_info);
       if (auto* status = std::get_if<core::Status>(&admitted)) return fail(*status);
       object = std::get<nlohmann::json>(std::move(admitted));
       errors.clear();

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/object.h"
 #include "harness/sim/cel.h"
 
 namespace harness::sim::cel {
@@ -70,6 +71,21 @@ void readWarningsAndAnnotations(const nlohmann::json& response, std::vector<std:
   }
 }
 
+// The resources kube-cel's REST mapper and resource resolver map kinds to (kube-apiserver's
+// discovery): the built-in resources, subresources left out.
+nlohmann::json servedResources() {
+  nlohmann::json resources = nlohmann::json::array();
+  for (const auto& info : core::builtinResources()) {
+    if (!info.subresource.empty()) continue;
+    resources.push_back({{"group", info.resource.group},
+                         {"version", info.resource.version},
+                         {"resource", info.resource.resource},
+                         {"kind", info.kind.kind},
+                         {"namespaced", info.namespaced}});
+  }
+  return resources;
+}
+
 }  // namespace
 
 nlohmann::json validatingPolicyRequest(const ValidatingPolicyInput& input,
@@ -124,13 +140,21 @@ MutatingPolicyDispatcher mutatingPolicyDispatcher(std::shared_ptr<KubeCel> cel) 
 }
 
 PolicyObjectAdmitter policyObjectAdmitter(std::shared_ptr<KubeCel> cel) {
-  return [cel = std::move(cel)](std::string_view kind, const nlohmann::json& object,
-                                const nlohmann::json* old_object)
-             -> std::variant<nlohmann::json, core::Status> {
-    auto response = cel->call({{"op", "admitPolicyObject"},
-                               {"kind", kind},
-                               {"object", object},
-                               {"oldObject", old_object ? *old_object : nlohmann::json()}});
+  return [cel = std::move(cel), resources = servedResources()](
+             std::string_view kind, const nlohmann::json& object,
+             const nlohmann::json* old_object,
+             const core::UserInfo* user) -> std::variant<nlohmann::json, core::Status> {
+    nlohmann::json request = {{"op", "admitPolicyObject"},
+                              {"kind", kind},
+                              {"object", object},
+                              {"oldObject", old_object ? *old_object : nlohmann::json()}};
+    if (user) {
+      // The policies' paramKind authorization (registry strategies' authz.go) needs the user
+      // and the resource the paramKind is served as.
+      request["userInfo"] = userInfoJson(*user);
+      request["resources"] = resources;
+    }
+    auto response = cel->call(request);
     if (!response) throw std::runtime_error(response.error().message);
     if (auto it = response->find("status"); it != response->end() && it->is_object()) {
       return decodeStatus(*it);
@@ -140,9 +164,31 @@ PolicyObjectAdmitter policyObjectAdmitter(std::shared_ptr<KubeCel> cel) {
   };
 }
 
+std::function<std::optional<nlohmann::json>(const nlohmann::json& policy)> policyStatusWriter(
+    std::shared_ptr<KubeCel> cel) {
+  // The REST mapper's resources (the controller's comes from discovery), sent once per policy
+  // version the controller reconciles.
+  return [cel = std::move(cel), resources = servedResources()](
+             const nlohmann::json& policy) -> std::optional<nlohmann::json> {
+    auto response = cel->call(
+        {{"op", "typeCheckValidatingPolicy"}, {"object", policy}, {"resources", resources}});
+    if (!response) throw std::runtime_error(response.error().message);
+    if (auto it = response->find("status"); it != response->end() && it->is_object()) return *it;
+    return std::nullopt;
+  };
+}
+
+std::function<std::string()> policyMetricsText(std::shared_ptr<KubeCel> cel) {
+  return [cel = std::move(cel)]() -> std::string {
+    auto response = cel->call({{"op", "policyMetrics"}});
+    if (!response) return {};
+    return response->value("text", "");
+  };
+}
+
 PolicyObjectAdmitter unavailablePolicyAdmitter(std::string reason) {
   return [reason = std::move(reason)](std::string_view kind, const nlohmann::json&,
-                                      const nlohmann::json*)
+                                      const nlohmann::json*, const core::UserInfo*)
              -> std::variant<nlohmann::json, core::Status> {
     throw std::runtime_error(fmt::format("a {} needs CEL: {}", kind, reason));
   };

@@ -28,12 +28,17 @@ core::FieldErrorType errorType(const std::string& type) {
 
 }  // namespace
 
-nlohmann::json attributesJson(const AdmissionAttributes& a) {
-  nlohmann::json user = {{"username", a.user_info.username},
-                         {"uid", a.user_info.uid},
-                         {"groups", a.user_info.groups},
+nlohmann::json userInfoJson(const core::UserInfo& u) {
+  nlohmann::json user = {{"username", u.username},
+                         {"uid", u.uid},
+                         {"groups", u.groups},
                          {"extra", nlohmann::json::object()}};
-  for (const auto& [key, values] : a.user_info.extra) user["extra"][key] = values;
+  for (const auto& [key, values] : u.extra) user["extra"][key] = values;
+  return user;
+}
+
+nlohmann::json attributesJson(const AdmissionAttributes& a) {
+  nlohmann::json user = userInfoJson(a.user_info);
   return {{"operation", a.operation},
           {"kind", gvkJson(a.kind)},
           {"resource",

@@ -39,6 +39,11 @@ PolicyObjectAdmitter& installedPolicyAdmitter() {
   return admitter;
 }
 
+std::function<std::string()>& installedPolicyMetrics() {
+  static std::function<std::string()> metrics;
+  return metrics;
+}
+
 std::optional<std::string>& missingReason() {
   static std::optional<std::string> reason;
   return reason;
@@ -55,8 +60,10 @@ void install(std::shared_ptr<KubeCel> cel) {
     installedPolicyDispatcher() = {};
     installedMutatingDispatcher() = {};
     installedPolicyAdmitter() = {};
+    installedPolicyMetrics() = {};
     return;
   }
+  installedPolicyMetrics() = policyMetricsText(cel);
   core::setMatchConditionCompiler(matchConditionCompiler(cel));
   installedPolicyDispatcher() = validatingPolicyDispatcher(cel);
   installedMutatingDispatcher() = mutatingPolicyDispatcher(cel);
@@ -71,6 +78,7 @@ void installUnavailable(std::string reason) {
   installedPolicyDispatcher() = {};
   installedMutatingDispatcher() = {};
   installedPolicyAdmitter() = unavailablePolicyAdmitter(reason);
+  installedPolicyMetrics() = {};
   missingReason() = std::move(reason);
 }
 
@@ -97,6 +105,11 @@ MutatingPolicyDispatcher processMutatingPolicyDispatcher() {
 PolicyObjectAdmitter processPolicyObjectAdmitter() {
   std::lock_guard lock(installedMutex());
   return installedPolicyAdmitter();
+}
+
+std::function<std::string()> processPolicyMetrics() {
+  std::lock_guard lock(installedMutex());
+  return installedPolicyMetrics();
 }
 
 ProcessCel::ProcessCel() {

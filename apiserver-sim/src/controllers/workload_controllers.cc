@@ -9,6 +9,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdint>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -32,6 +33,8 @@ using json = nlohmann::json;
 const core::GroupResource kDeployments{"apps", "deployments"};
 const core::GroupResource kReplicaSets{"apps", "replicasets"};
 const core::GroupResource kPods{"", "pods"};
+const core::GroupResource kValidatingPolicies{"admissionregistration.k8s.io",
+                                              "validatingadmissionpolicies"};
 
 constexpr std::string_view kHashLabel = "pod-template-hash";
 constexpr std::string_view kRevision = "deployment.kubernetes.io/revision";
@@ -62,6 +65,9 @@ std::int64_t integer(const json& object, const json::json_pointer& pointer, std:
 
 std::string uidOf(const json& object) { return str(object, "/metadata/uid"_json_pointer); }
 std::string nameOf(const json& object) { return str(object, "/metadata/name"_json_pointer); }
+std::string resourceVersionOf(const json& object) {
+  return str(object, "/metadata/resourceVersion"_json_pointer);
+}
 std::string namespaceOf(const json& object) {
   return str(object, "/metadata/namespace"_json_pointer);
 }
@@ -212,6 +218,9 @@ struct WorkloadControllers::Impl {
   };
   std::map<std::string, Backoff> backoff;
   controllers::NamespaceDeleter namespaces;
+  // Policy versions (uid/resourceVersion) whose status could not be computed or written: not
+  // tried again until the policy changes, so a failure cannot spin the loop.
+  std::set<std::string> failed_policy_status;
 
   AdmissionResult write(std::string operation, const core::GroupResource& resource,
                         std::string kind_path, const std::string& namespace_name,
@@ -270,6 +279,56 @@ struct WorkloadControllers::Impl {
     for (const auto& deployment : store.list(kDeployments)) wrote |= syncDeployment(deployment);
     for (const auto& rs : store.list(kReplicaSets)) wrote |= syncReplicaSet(rs);
     wrote |= namespaces.sync(options.now ? options.now() : std::chrono::system_clock::now());
+    wrote |= syncPolicyStatuses();
+    return wrote;
+  }
+
+  // --- validatingadmissionpolicy-status-controller (validatingadmissionpolicystatus/
+  // controller.go reconcile): the status is applied (ApplyStatus, force) for each policy whose
+  // generation is past status.observedGeneration. A failed write is tried again at the next
+  // change of the store (upstream: the workqueue's rate-limited requeue).
+  bool syncPolicyStatuses() {
+    if (!options.policy_status) return false;
+    static const std::string kController = "validatingadmissionpolicy-status-controller";
+    bool wrote = false;
+    for (auto policy : store.list(kValidatingPolicies)) {
+      if (integer(policy, "/metadata/generation"_json_pointer, 0) <=
+          integer(policy, "/status/observedGeneration"_json_pointer, 0)) {
+        continue;
+      }
+      const std::string name = nameOf(policy);
+      const std::string version = uidOf(policy) + "/" + resourceVersionOf(policy);
+      if (failed_policy_status.contains(version)) continue;
+      std::optional<json> status;
+      try {
+        status = options.policy_status(policy);
+      } catch (const std::exception& e) {
+        std::cerr << "apiserver-sim: " << kController << ": " << name << ": " << e.what() << "\n";
+      }
+      if (!status) {
+        failed_policy_status.insert(version);
+        continue;
+      }
+      policy["status"] = std::move(*status);
+      WriteRequest request;
+      request.operation = "UPDATE";
+      request.verb = "patch";
+      request.resource = {kValidatingPolicies.group, "v1", kValidatingPolicies.resource};
+      request.subresource = "status";
+      request.name = name;
+      request.object = std::move(policy);
+      request.user_info = serviceAccount(kController);
+      request.user_agent = "kube-controller-manager/" + kController;
+      request.request_uri = fmt::format(
+          "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/{}/status?"
+          "fieldManager=validatingadmissionpolicy-status&force=true",
+          name);
+      if (chain.handle(request).allowed) {
+        wrote = true;
+      } else {
+        failed_policy_status.insert(version);
+      }
+    }
     return wrote;
   }
 
@@ -637,7 +696,8 @@ WorkloadControllers::WorkloadControllers(ObjectStore& store, AdmissionChain& cha
   std::weak_ptr<Impl::Signal> weak = impl_->signal;
   store.onChange([weak](const core::GroupResource& resource) {
     if (resource.resource != "deployments" && resource.resource != "replicasets" &&
-        resource.resource != "pods" && resource.resource != "namespaces") {
+        resource.resource != "pods" && resource.resource != "namespaces" &&
+        resource.resource != kValidatingPolicies.resource) {
       return;
     }
     if (auto signal = weak.lock()) {

@@ -171,8 +171,9 @@ net::Response RestApiHandler::Impl::nonResource(const net::Request& request,
     }
   }
   if (path == "/metrics") {
-    return plainText(200, options.metrics ? options.metrics->render() : std::string(),
-                     "text/plain; version=0.0.4; charset=utf-8");
+    std::string text = options.metrics ? options.metrics->render() : std::string();
+    if (options.more_metrics) text += options.more_metrics();
+    return plainText(200, std::move(text), "text/plain; version=0.0.4; charset=utf-8");
   }
   if (path == "/api" || path == "/api/") {
     std::string address;

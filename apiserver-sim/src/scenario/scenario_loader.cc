@@ -466,7 +466,7 @@ std::string policyObjectProblem(const json& object, bool starting_state) {
   auto admit = cel::processPolicyObjectAdmitter();
   if (!admit) return {};
   try {
-    auto admitted = admit(kind, object, nullptr);
+    auto admitted = admit(kind, object, nullptr, nullptr);
     if (auto* status = std::get_if<core::Status>(&admitted)) return status->message;
   } catch (const std::exception& e) {
     return e.what();

@@ -202,7 +202,7 @@ core::Result<std::unique_ptr<ScenarioEnvironment>> ScenarioEnvironment::start(
       // that it is valid.
       if (auto admit = cel::processPolicyObjectAdmitter()) {
         try {
-          auto admitted = admit(object.value("kind", ""), object, nullptr);
+          auto admitted = admit(object.value("kind", ""), object, nullptr, nullptr);
           if (auto* status = std::get_if<core::Status>(&admitted)) {
             return core::makeError(fmt::format("{}: {}", sourced->location.toString(),
                                                status->message));
@@ -239,6 +239,8 @@ core::Result<std::unique_ptr<ScenarioEnvironment>> ScenarioEnvironment::start(
     rest_options.port = options.rest_api_port;
     rest_options.scratch_dir = options.work_dir / "rest-api";
     rest_options.metrics = &impl->metrics;
+    // The policy plugins' metrics live in kube-cel, which runs them.
+    rest_options.more_metrics = cel::processPolicyMetrics();
     auto rest = RestApiServer::start(impl->store, *impl->chain, impl->ca, rest_options);
     if (!rest.ok()) return rest.error().within("starting the REST API");
     impl->rest = std::move(*rest);

@@ -366,6 +366,78 @@ PolicyInput configMapPolicies(std::vector<nlohmann::json> policies) {
   return input;
 }
 
+// kube-controller-manager's ValidatingAdmissionPolicy status controller: the type checker's
+// warnings for each kind the policy matches (the built-in resources' REST mapping), at each
+// expression's field path; nothing once the generation is observed.
+TEST_F(RealKubeCelTest, PolicyStatusIsTheTypeCheckersWarnings) {
+  auto status_of = policyStatusWriter(cel_);
+  nlohmann::json policy = nlohmann::json::parse(R"({
+    "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+    "metadata": {"name": "replicas", "generation": 2},
+    "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": ["apps"],
+               "apiVersions": ["v1"], "operations": ["CREATE"],
+               "resources": ["deployments", "replicasets"]}]},
+             "validations": [{"expression": "object.spec.replicas > 1"},
+                             {"expression": "object.spec.replicas > 'one'",
+                              "messageExpression": "object.metadata.name"}]}})");
+  const auto status = status_of(policy);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ((*status)["observedGeneration"], 2);
+  const auto& warnings = (*status)["typeChecking"]["expressionWarnings"];
+  ASSERT_EQ(warnings.size(), 1u) << status->dump();
+  EXPECT_EQ(warnings[0]["fieldRef"], "spec.validations[1].expression");
+  // One result per kind checked, in group/version/kind order (TypeCheckingResults.String).
+  const std::string text = warnings[0]["warning"];
+  EXPECT_EQ(text.find("apps/v1, Kind=Deployment: ERROR: <input>:1:22: found no matching overload "
+                      "for '_>_' applied to '(int, string)'"),
+            0u)
+      << text;
+  EXPECT_NE(text.find("\napps/v1, Kind=ReplicaSet: ERROR: "), std::string::npos) << text;
+
+  policy["status"] = {{"observedGeneration", 2}};
+  EXPECT_FALSE(status_of(policy).has_value());
+}
+
+// The registry strategies' paramKind authorization (validatingadmissionpolicy/authz.go): the
+// requesting user must be allowed to get every object of the paramKind's resource (ConfigMap:
+// configmaps, resolved from the served resources); system:masters is not asked; the starting
+// state (no user) is not checked.
+TEST_F(RealKubeCelTest, PolicyParamKindIsAuthorizedForTheRequestingUser) {
+  auto admit = policyObjectAdmitter(cel_);
+  const nlohmann::json policy = nlohmann::json::parse(R"({
+    "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+    "metadata": {"name": "limits"},
+    "spec": {"paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+             "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+               "operations": ["CREATE"], "resources": ["pods"]}]},
+             "validations": [{"expression": "true"}]}})");
+  const core::UserInfo jane{"jane", "", {"developers", "system:authenticated"}, {}};
+  const core::UserInfo admin{"admin", "", {"system:masters", "system:authenticated"}, {}};
+  auto refused = admit("ValidatingAdmissionPolicy", policy, nullptr, &jane);
+  ASSERT_TRUE(std::holds_alternative<core::Status>(refused));
+  EXPECT_EQ(std::get<core::Status>(refused).code, 422);
+  EXPECT_EQ(std::get<core::Status>(refused).message,
+            "ValidatingAdmissionPolicy.admissionregistration.k8s.io \"limits\" is invalid: "
+            "spec.paramKind: Forbidden: user &{jane  [developers system:authenticated] map[]} must "
+            "have \"get\" permission on all objects of the referenced paramKind (kind=ConfigMap, "
+            "apiVersion=v1)");
+  EXPECT_TRUE(std::holds_alternative<nlohmann::json>(
+      admit("ValidatingAdmissionPolicy", policy, nullptr, &admin)));
+  EXPECT_TRUE(std::holds_alternative<nlohmann::json>(
+      admit("ValidatingAdmissionPolicy", policy, nullptr, nullptr)));
+
+  // Allowed once the authorizer lets jane get configmaps (any name, any namespace).
+  auto set = cel_->call({{"op", "setAuthorizer"},
+                         {"rules",
+                          {{{"users", {"jane"}},
+                            {"verbs", {"get"}},
+                            {"resources", {"configmaps"}},
+                            {"decision", "Allow"}}}}});
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  EXPECT_TRUE(std::holds_alternative<nlohmann::json>(
+      admit("ValidatingAdmissionPolicy", policy, nullptr, &jane)));
+}
+
 TEST_F(RealKubeCelTest, MutatingPoliciesApplyAndKeepTheirReinvocationStatePerRequest) {
   auto dispatcher = mutatingPolicyDispatcher(cel_);
   // ifneeded copies the "webhook" label; never counts its own invocations in a JSON patch.
@@ -393,6 +465,15 @@ TEST_F(RealKubeCelTest, MutatingPoliciesApplyAndKeepTheirReinvocationStatePerReq
   ASSERT_FALSE(round1.status.has_value()) << round1.status->message;
   EXPECT_EQ((*round1.object)["metadata"]["labels"],
             (nlohmann::json{{"webhook", "set"}, {"copied", "set"}}));
+
+  // The dispatcher counted each policy's invocations under upstream's names and labels.
+  const std::string metrics = policyMetricsText(cel_)();
+  EXPECT_THAT(metrics, HasSubstr("apiserver_mutating_admission_policy_check_total{error_type="
+                                 "\"no_error\",policy=\"ifneeded\",policy_binding=\"ifneeded\"} 2\n"));
+  EXPECT_THAT(metrics, HasSubstr("apiserver_mutating_admission_policy_check_total{error_type="
+                                 "\"no_error\",policy=\"never\",policy_binding=\"never\"} 1\n"));
+  EXPECT_THAT(metrics, HasSubstr("# TYPE apiserver_mutating_admission_policy_check_duration_seconds "
+                                 "histogram\n"));
 
   // Another request's reinvocation pass has no state: nothing was invoked before it.
   const MutatingPolicyOutcome other = dispatcher.dispatch(input, attributes, {"req-2", true});
@@ -422,13 +503,13 @@ TEST_F(RealKubeCelTest, AMutatingPolicyErrorFollowsFailurePolicyAndBadPoliciesAr
 
   auto admit = policyObjectAdmitter(cel_);
   nlohmann::json bad = mutatingPolicy("bad", "Never", applyLabel("x", "1 +"));
-  auto refused = admit("MutatingAdmissionPolicy", bad, nullptr);
+  auto refused = admit("MutatingAdmissionPolicy", bad, nullptr, nullptr);
   ASSERT_TRUE(std::holds_alternative<core::Status>(refused));
   const auto& status = std::get<core::Status>(refused);
   EXPECT_EQ(status.code, 422);
   EXPECT_THAT(status.message, HasSubstr("spec.mutations[0].applyConfiguration.expression"));
   auto stored = admit("MutatingAdmissionPolicy", mutatingPolicy("ok", "Never", applyLabel("x", "'y'")),
-                      nullptr);
+                      nullptr, nullptr);
   ASSERT_TRUE(std::holds_alternative<nlohmann::json>(stored));
   EXPECT_EQ(std::get<nlohmann::json>(stored)["spec"]["matchConstraints"]["matchPolicy"],
             "Equivalent");

@@ -4,6 +4,8 @@
 // scaling, the garbage collector, and a Pod creation a webhook denies (FailedCreate, backoff).
 
 #include <mutex>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -204,6 +206,54 @@ TEST_F(ControllersTest, TheSameEventAgainIsCountedOnTheStoredOne) {
   }
   ASSERT_EQ(failures.size(), 1u);
   EXPECT_EQ(failures[0]["count"], 2);
+}
+
+// validatingadmissionpolicystatus: a policy whose generation is past status.observedGeneration
+// gets the status the type checker gives, applied to the status subresource as the controller's
+// service account; once observed, and after a failure, it is not written again (no spin).
+TEST_F(ControllersTest, ValidatingAdmissionPolicyStatusIsWrittenOncePerGeneration) {
+  const core::GroupResource policies{"admissionregistration.k8s.io",
+                                     "validatingadmissionpolicies"};
+  std::vector<json> checked;
+  bool fail = false;
+  ControllerOptions options;
+  options.run_thread = false;
+  options.policy_status = [&](const json& policy) -> std::optional<json> {
+    checked.push_back(policy);
+    if (fail) throw std::runtime_error("kube-cel: broken pipe");
+    return json{{"observedGeneration", policy["metadata"]["generation"]},
+                {"typeChecking",
+                 {{"expressionWarnings",
+                   json::array({{{"fieldRef", "spec.validations[0].expression"},
+                                 {"warning", "w"}}})}}}};
+  };
+  controllers_ = std::make_unique<WorkloadControllers>(store_, *chain_, options);
+  // As the registry stores a created policy (generation 1, no status).
+  json policy = json::parse(R"({"apiVersion": "admissionregistration.k8s.io/v1",
+    "kind": "ValidatingAdmissionPolicy", "metadata": {"name": "p", "generation": 1},
+    "spec": {"validations": [{"expression": "object.spec.replicas > 'x'"}]}})");
+  store_.put(policies, policy);
+
+  settle();
+  ASSERT_EQ(checked.size(), 1u);
+  EXPECT_FALSE(checked[0].contains("status"));
+  auto stored = store_.get(policies, "", "p");
+  ASSERT_TRUE(stored);
+  EXPECT_EQ((*stored)["status"]["observedGeneration"], 1);
+  EXPECT_EQ((*stored)["status"]["typeChecking"]["expressionWarnings"][0]["fieldRef"],
+            "spec.validations[0].expression");
+  EXPECT_EQ((*stored)["metadata"]["generation"], 1);  // a status write is not a new generation
+  EXPECT_EQ((*stored)["spec"]["validations"][0]["expression"], "object.spec.replicas > 'x'");
+
+  // A new generation whose check fails: tried once, not again until the policy changes.
+  fail = true;
+  json next = *stored;
+  next["metadata"]["generation"] = 2;
+  next["spec"]["validations"][0]["expression"] = "object.spec.replicas > 1";
+  store_.put(policies, next);
+  settle();
+  EXPECT_EQ(checked.size(), 2u);
+  EXPECT_EQ((*store_.get(policies, "", "p"))["status"]["observedGeneration"], 1);
 }
 
 TEST(PodTemplateHashTest, FormOfControllerComputeHash) {

@@ -52,6 +52,10 @@ class RestHandlerTest : public ::testing::Test {
     RestApiOptions options;
     options.bearer_token = kToken;
     options.metrics = &metrics_;
+    // Families kept elsewhere (kube-cel's policy metrics in `serve`).
+    options.more_metrics = [] {
+      return std::string("# TYPE apiserver_validating_admission_policy_check_total counter\n");
+    };
     return options;
   }
 
@@ -166,6 +170,9 @@ TEST_F(RestHandlerTest, MetricsRendersTheRegistry) {
   const auto response = send("GET", "/metrics");
   ASSERT_EQ(response.status, 200);
   EXPECT_NE(response.body.find("test_requests_total{code=\"200\"} 3"), std::string::npos);
+  EXPECT_NE(response.body.find("\n# TYPE apiserver_validating_admission_policy_check_total counter\n"),
+            std::string::npos)
+      << response.body;
   EXPECT_EQ(response.headers.get("Content-Type").value_or(""),
             "text/plain; version=0.0.4; charset=utf-8");
 }

@@ -16,7 +16,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"reflect"
@@ -56,30 +55,21 @@ type reinvocationJSON struct {
 
 // --- compilation, cached by content ---
 
-type compiledMutatingPolicy struct {
-	policy    *admissionregistrationv1.MutatingAdmissionPolicy
-	evaluator mutating.PolicyEvaluator
-}
-
 type mutatingPolicyCache struct {
-	mu       sync.Mutex
-	policies *contentCache[*compiledMutatingPolicy]
-	bindings *contentCache[*admissionregistrationv1.MutatingAdmissionPolicyBinding]
-	// The plugin's reinvocation state per request (see the file comment), oldest first.
+	*policyStore[*admissionregistrationv1.MutatingAdmissionPolicy,
+		*admissionregistrationv1.MutatingAdmissionPolicyBinding, mutating.PolicyEvaluator]
+	// The plugin's reinvocation state per request (see the file comment), oldest first; under
+	// the store's lock.
 	requests     map[string]*requestReinvocation
 	requestOrder []string
 }
 
 func newMutatingPolicyCache() *mutatingPolicyCache {
 	return &mutatingPolicyCache{
-		policies: newContentCache(func(raw json.RawMessage) (*compiledMutatingPolicy, error) {
-			policy := &admissionregistrationv1.MutatingAdmissionPolicy{}
-			if err := decodeV1(raw, policy); err != nil {
-				return nil, fmt.Errorf("policies: %v", err)
-			}
-			return &compiledMutatingPolicy{policy: policy, evaluator: compileMutatingPolicy(policy)}, nil
-		}),
-		bindings: newContentCache(decodeAs[admissionregistrationv1.MutatingAdmissionPolicyBinding]),
+		policyStore: newPolicyStore(decodeAs[admissionregistrationv1.MutatingAdmissionPolicy]("policies"),
+			decodeAs[admissionregistrationv1.MutatingAdmissionPolicyBinding]("bindings"),
+			compileMutatingPolicy, mutating.NewMutatingAdmissionPolicyAccessor,
+			mutating.NewMutatingAdmissionPolicyBindingAccessor),
 		requests: map[string]*requestReinvocation{},
 	}
 }
@@ -312,54 +302,17 @@ func (s *server) dispatchMutatingPolicies(req *request) (map[string]any, error) 
 	}
 
 	c := s.mutating
+	hooks, err := c.hooks(r, req.Policies, req.Bindings)
+	if err != nil {
+		return nil, err
+	}
 	c.mu.Lock()
-	policies := map[string]*compiledMutatingPolicy{}
-	for _, raw := range req.Policies {
-		p, err := c.policies.get(raw)
-		if err != nil {
-			c.mu.Unlock()
-			return nil, err
-		}
-		policies[p.policy.Name] = p
-	}
-	bindingsByPolicy := map[string][]*admissionregistrationv1.MutatingAdmissionPolicyBinding{}
-	for _, raw := range req.Bindings {
-		b, err := c.bindings.get(raw)
-		if err != nil {
-			c.mu.Unlock()
-			return nil, err
-		}
-		bindingsByPolicy[b.Spec.PolicyName] = append(bindingsByPolicy[b.Spec.PolicyName], b)
-	}
 	reinvocation := c.reinvocation(req.Reinvocation.Request)
 	if req.Reinvocation.IsReinvoke {
 		// The reinvocation round is the last call of a request.
 		c.release(req.Reinvocation.Request)
 	}
 	c.mu.Unlock()
-
-	// generic.policySource.calculatePolicyData sorts nothing (the informer's order); by name here,
-	// so that the order mutations apply in is reproducible.
-	names := make([]string, 0, len(bindingsByPolicy))
-	for name := range bindingsByPolicy {
-		if _, ok := policies[name]; ok {
-			names = append(names, name)
-		}
-	}
-	sort.Strings(names)
-	hooks := make([]mutating.PolicyHook, 0, len(names))
-	for _, name := range names {
-		p := policies[name]
-		bindings := bindingsByPolicy[name]
-		sort.Slice(bindings, func(i, j int) bool { return bindings[i].Name < bindings[j].Name })
-		hook := mutating.PolicyHook{Policy: p.policy, Bindings: bindings, Evaluator: p.evaluator}
-		source, configErr, ok := r.paramsFor(p.policy.Spec.ParamKind)
-		if !ok {
-			continue
-		}
-		hook.ParamInformer, hook.ParamScope, hook.ConfigurationError = source.informer, source.scope, configErr
-		hooks = append(hooks, hook)
-	}
 
 	reinvocation.begin(req.Reinvocation.IsReinvoke)
 	attributes := &mutatingAttributes{recordingAttributes: r.attributes, reinvocation: reinvocation}

@@ -18,7 +18,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"sync"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -72,40 +71,15 @@ type annotationJSON struct {
 
 // --- compilation, cached by content ---
 
-type compiledPolicy struct {
-	policy    *admissionregistrationv1.ValidatingAdmissionPolicy
-	evaluator validating.Validator
-}
+// validatingPolicies is the ValidatingAdmissionPolicy plugin's store.
+type validatingPolicies = policyStore[*admissionregistrationv1.ValidatingAdmissionPolicy,
+	*admissionregistrationv1.ValidatingAdmissionPolicyBinding, validating.Validator]
 
-type policyCache struct {
-	mu       sync.Mutex
-	policies *contentCache[*compiledPolicy]
-	bindings *contentCache[*admissionregistrationv1.ValidatingAdmissionPolicyBinding]
-}
-
-func newPolicyCache() *policyCache {
-	return &policyCache{
-		policies: newContentCache(func(raw json.RawMessage) (*compiledPolicy, error) {
-			policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
-			if err := decodeV1(raw, policy); err != nil {
-				return nil, fmt.Errorf("policies: %v", err)
-			}
-			return &compiledPolicy{policy: policy, evaluator: compileValidatingPolicy(policy)}, nil
-		}),
-		bindings: newContentCache(decodeAs[admissionregistrationv1.ValidatingAdmissionPolicyBinding]),
-	}
-}
-
-// decodeAs decodes a binding (v1, defaulted).
-func decodeAs[T any, PT interface {
-	*T
-	runtime.Object
-}](raw json.RawMessage) (PT, error) {
-	binding := PT(new(T))
-	if err := decodeV1(raw, binding); err != nil {
-		return nil, fmt.Errorf("bindings: %v", err)
-	}
-	return binding, nil
+func newPolicyCache() *validatingPolicies {
+	return newPolicyStore(decodeAs[admissionregistrationv1.ValidatingAdmissionPolicy]("policies"),
+		decodeAs[admissionregistrationv1.ValidatingAdmissionPolicyBinding]("bindings"),
+		compileValidatingPolicy, validating.NewValidatingAdmissionPolicyAccessor,
+		validating.NewValidatingAdmissionPolicyBindingAccessor)
 }
 
 var (
@@ -403,49 +377,9 @@ func (s *server) dispatchValidatingPolicies(req *request) (map[string]any, error
 	}
 	attributes := r.attributes
 
-	// calculatePolicyData: each policy that has bindings, with its bindings; bindings naming a
-	// policy that does not exist are skipped.
-	s.policies.mu.Lock()
-	policies := map[string]*compiledPolicy{}
-	for _, raw := range req.Policies {
-		p, err := s.policies.policies.get(raw)
-		if err != nil {
-			s.policies.mu.Unlock()
-			return nil, err
-		}
-		policies[p.policy.Name] = p
-	}
-	bindingsByPolicy := map[string][]*admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
-	for _, raw := range req.Bindings {
-		b, err := s.policies.bindings.get(raw)
-		if err != nil {
-			s.policies.mu.Unlock()
-			return nil, err
-		}
-		bindingsByPolicy[b.Spec.PolicyName] = append(bindingsByPolicy[b.Spec.PolicyName], b)
-	}
-	s.policies.mu.Unlock()
-	// Upstream walks a map (random order); by name here, so that which denial is reported first
-	// is reproducible.
-	names := make([]string, 0, len(bindingsByPolicy))
-	for name := range bindingsByPolicy {
-		if _, ok := policies[name]; ok {
-			names = append(names, name)
-		}
-	}
-	sort.Strings(names)
-	hooks := make([]validating.PolicyHook, 0, len(names))
-	for _, name := range names {
-		p := policies[name]
-		bindings := bindingsByPolicy[name]
-		sort.Slice(bindings, func(i, j int) bool { return bindings[i].Name < bindings[j].Name })
-		hook := validating.PolicyHook{Policy: p.policy, Bindings: bindings, Evaluator: p.evaluator}
-		source, configErr, ok := r.paramsFor(p.policy.Spec.ParamKind)
-		if !ok {
-			continue
-		}
-		hook.ParamInformer, hook.ParamScope, hook.ConfigurationError = source.informer, source.scope, configErr
-		hooks = append(hooks, hook)
+	hooks, err := s.policies.hooks(r, req.Policies, req.Bindings)
+	if err != nil {
+		return nil, err
 	}
 
 	recorder := &warningRecorder{}

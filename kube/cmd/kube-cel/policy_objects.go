@@ -6,8 +6,12 @@ package main
 // and Validate/ValidateUpdate (k8s.io/kubernetes pkg/registry/admissionregistration/
 // validatingadmissionpolicy/strategy.go, validatingadmissionpolicybinding/strategy.go and the
 // mutatingadmissionpolicy{,binding} ones), and
-// the 422 rest.BeforeCreate/BeforeUpdate return (apierrors.NewInvalid). The paramKind/paramRef
-// authorization check of the strategies is not made: the simulator's clients are administrators.
+// the 422 rest.BeforeCreate/BeforeUpdate return (apierrors.NewInvalid). The policies' Validate and
+// ValidateUpdate are the registry strategies' own, so their paramKind authorization (authz.go:
+// the requesting user must be allowed to "get" every object of the paramKind's resource, unless
+// in system:masters; a Forbidden error on spec.paramKind) is made with the simulator's authorizer
+// (authz.go here) for the user the simulator names; without a user it is not made. The bindings'
+// paramRef authorization is not made.
 
 import (
 	"context"
@@ -17,11 +21,14 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/operation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	genericfeatures "k8s.io/apiserver/pkg/features"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -29,6 +36,8 @@ import (
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"k8s.io/kubernetes/pkg/apis/admissionregistration"
 	"k8s.io/kubernetes/pkg/apis/admissionregistration/validation"
+	"k8s.io/kubernetes/pkg/registry/admissionregistration/mutatingadmissionpolicy"
+	"k8s.io/kubernetes/pkg/registry/admissionregistration/validatingadmissionpolicy"
 )
 
 const (
@@ -74,6 +83,8 @@ type strategy[T interface {
 	prepareUpdate  func(obj, old T) // optional
 	validate       func(T) field.ErrorList
 	validateUpdate func(obj, old T) field.ErrorList
+	// validate is the registry strategy's own Validate, which checks the static suffix itself.
+	validateHasSuffix bool
 }
 
 func (s strategy[T]) prepareAndValidate(obj, old runtime.Object) field.ErrorList {
@@ -82,6 +93,9 @@ func (s strategy[T]) prepareAndValidate(obj, old runtime.Object) field.ErrorList
 		p.SetGeneration(1)
 		if s.prepareCreate != nil {
 			s.prepareCreate(p)
+		}
+		if s.validateHasSuffix {
+			return s.validate(p)
 		}
 		return withStaticSuffix(s.validate(p), p.GetName())
 	}
@@ -97,7 +111,22 @@ func (s strategy[T]) prepareAndValidate(obj, old runtime.Object) field.ErrorList
 }
 
 // admitPolicyObject gives the object as it would be stored (v1 JSON), or the 422 Status.
-func admitPolicyObject(kind string, rawObject, rawOld json.RawMessage) (map[string]any, error) {
+func (s *server) admitPolicyObject(req *request) (map[string]any, error) {
+	kind, rawObject, rawOld := req.Kind, req.Object, req.OldObject
+	// The strategies' context: the requesting user, and the authorizer and resource resolver
+	// their paramKind check uses (kube-apiserver's authorizer and discovery).
+	ctx := context.Background()
+	var authz authorizer.UnconditionalAuthorizer
+	if req.UserInfo != nil {
+		ctx = genericapirequest.WithUser(ctx, &user.DefaultInfo{Name: req.UserInfo.Username, UID: req.UserInfo.UID,
+			Groups: req.UserInfo.Groups, Extra: req.UserInfo.Extra})
+		authz = s.authz
+	}
+	mapper, err := servedRESTMapper(req.Resources)
+	if err != nil {
+		return nil, err
+	}
+	resolver := restMapperResolver{mapper}
 	switch kind {
 	case kindPolicy:
 		// validatingadmissionpolicy/strategy.go: the status is cleared on create, kept on update.
@@ -109,9 +138,14 @@ func admitPolicyObject(kind string, rawObject, rawOld json.RawMessage) (map[stri
 				prepareCreate: func(p *admissionregistration.ValidatingAdmissionPolicy) {
 					p.Status = admissionregistration.ValidatingAdmissionPolicyStatus{}
 				},
-				prepareUpdate:  func(p, o *admissionregistration.ValidatingAdmissionPolicy) { p.Status = o.Status },
-				validate:       validation.ValidateValidatingAdmissionPolicy,
-				validateUpdate: validation.ValidateValidatingAdmissionPolicyUpdate,
+				prepareUpdate: func(p, o *admissionregistration.ValidatingAdmissionPolicy) { p.Status = o.Status },
+				validate: func(p *admissionregistration.ValidatingAdmissionPolicy) field.ErrorList {
+					return validatingadmissionpolicy.NewStrategy(authz, resolver).Validate(ctx, p)
+				},
+				validateUpdate: func(p, o *admissionregistration.ValidatingAdmissionPolicy) field.ErrorList {
+					return validatingadmissionpolicy.NewStrategy(authz, resolver).ValidateUpdate(ctx, p, o)
+				},
+				validateHasSuffix: true,
 			}.prepareAndValidate)
 	case kindBinding:
 		return admitObject(kind, rawObject, rawOld, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{},
@@ -128,9 +162,14 @@ func admitPolicyObject(kind string, rawObject, rawOld json.RawMessage) (map[stri
 			&admissionregistrationv1.MutatingAdmissionPolicy{},
 			&admissionregistration.MutatingAdmissionPolicy{}, &admissionregistration.MutatingAdmissionPolicy{},
 			strategy[*admissionregistration.MutatingAdmissionPolicy]{
-				spec:           func(p *admissionregistration.MutatingAdmissionPolicy) any { return p.Spec },
-				validate:       validation.ValidateMutatingAdmissionPolicy,
-				validateUpdate: validation.ValidateMutatingAdmissionPolicyUpdate,
+				spec: func(p *admissionregistration.MutatingAdmissionPolicy) any { return p.Spec },
+				validate: func(p *admissionregistration.MutatingAdmissionPolicy) field.ErrorList {
+					return mutatingadmissionpolicy.NewStrategy(authz, resolver).Validate(ctx, p)
+				},
+				validateUpdate: func(p, o *admissionregistration.MutatingAdmissionPolicy) field.ErrorList {
+					return mutatingadmissionpolicy.NewStrategy(authz, resolver).ValidateUpdate(ctx, p, o)
+				},
+				validateHasSuffix: true,
 			}.prepareAndValidate)
 	case kindMutatingBinding:
 		return admitObject(kind, rawObject, rawOld, &admissionregistrationv1.MutatingAdmissionPolicyBinding{},
@@ -197,4 +236,16 @@ func admitObject(kind string, rawObject, rawOld json.RawMessage, v1Object, v1Old
 	}
 	out.GetObjectKind().SetGroupVersionKind(admissionregistrationv1.SchemeGroupVersion.WithKind(kind))
 	return map[string]any{"object": out}, nil
+}
+
+// restMapperResolver is the strategies' resolver.ResourceResolver (discovery in kube-apiserver)
+// over the resources the simulator serves.
+type restMapperResolver struct{ mapper meta.RESTMapper }
+
+func (r restMapperResolver) Resolve(gvk schema.GroupVersionKind) (schema.GroupVersionResource, error) {
+	mapping, err := r.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return schema.GroupVersionResource{}, err
+	}
+	return mapping.Resource, nil
 }

@@ -17,9 +17,10 @@ package main
 //	     declared, no params, the matchConditions cost budget).
 //	{"op":"admitPolicyObject","kind":"ValidatingAdmissionPolicy"|"ValidatingAdmissionPolicyBinding"|
 //	 "MutatingAdmissionPolicy"|"MutatingAdmissionPolicyBinding",
-//	 "object":{...},"oldObject":{...}|null}
+//	 "object":{...},"oldObject":{...}|null,"userInfo":{...}?,"resources":[...]?}
 //	  -> {"object":{...}} the object as the registry stores it (v1 defaults, PrepareForCreate/
-//	     Update), or {"status":{...}} the 422 of its validation (policy_objects.go).
+//	     Update), or {"status":{...}} the 422 of its validation (policy_objects.go), with the
+//	     policies' paramKind authorization for userInfo over the served resources.
 //	{"op":"dispatchValidatingPolicies","policies":[...],"bindings":[...],"params":[{"apiVersion",
 //	 "kind","resource","namespaced","objects":[...]}],"namespace":{...}|null,"equivalents":[...],
 //	 "attributes":{...}}
@@ -34,6 +35,14 @@ package main
 //	{"op":"releaseMutatingPolicies","reinvocation":{"request":"<id>"}}   -> {}
 //	{"op":"setAuthorizer","rules":[...]}   -> {}
 //	     the decisions the "authorizer" variable returns (authz.go).
+//	{"op":"typeCheckValidatingPolicy","object":{policy},"resources":[{"group","version","resource",
+//	 "kind","namespaced"}]}
+//	  -> {"status":{"observedGeneration":N,"typeChecking":{"expressionWarnings":[...]}}} or {} when
+//	     the generation is not past status.observedGeneration: what kube-controller-manager's
+//	     ValidatingAdmissionPolicy status controller writes (type_checking.go).
+//	{"op":"policyMetrics"}   -> {"text":"..."}
+//	     the admission policy plugins' metrics observed so far, in Prometheus' text format
+//	     (policy_metrics.go).
 //	{"op":"podTemplateHash","object":{PodTemplateSpec},"collisionCount":N?} -> {"hash":"..."}
 //	     controller.ComputeHash of the template (pod_template_hash.go).
 //	{"op":"decodeProtobuf","data":"<base64 of the body>"}
@@ -67,6 +76,10 @@ type request struct {
 	Equivalents []equivalentJSON  `json:"equivalents,omitempty"`
 	// dispatchMutatingPolicies, releaseMutatingPolicies
 	Reinvocation *reinvocationJSON `json:"reinvocation,omitempty"`
+	// admitPolicyObject: the requesting user; it and typeCheckValidatingPolicy: the served
+	// resources
+	UserInfo  *userInfoJSON        `json:"userInfo,omitempty"`
+	Resources []servedResourceJSON `json:"resources,omitempty"`
 	// podTemplateHash
 	CollisionCount *int32 `json:"collisionCount,omitempty"`
 	// decodeProtobuf
@@ -125,7 +138,7 @@ type conditionResult struct {
 
 type server struct {
 	conditions *conditionCache
-	policies   *policyCache
+	policies   *validatingPolicies
 	mutating   *mutatingPolicyCache
 	authz      *rulesAuthorizer
 }
@@ -181,7 +194,7 @@ func (s *server) dispatch(req *request) (map[string]any, error) {
 		}
 		return map[string]any{"results": results}, nil
 	case "admitPolicyObject":
-		return admitPolicyObject(req.Kind, req.Object, req.OldObject)
+		return s.admitPolicyObject(req)
 	case "dispatchValidatingPolicies":
 		return s.dispatchValidatingPolicies(req)
 	case "dispatchMutatingPolicies":
@@ -194,6 +207,10 @@ func (s *server) dispatch(req *request) (map[string]any, error) {
 		}
 		s.authz = &rulesAuthorizer{rules: req.Rules}
 		return map[string]any{}, nil
+	case "typeCheckValidatingPolicy":
+		return s.typeCheckValidatingPolicy(req)
+	case "policyMetrics":
+		return policyMetrics()
 	case "podTemplateHash":
 		return podTemplateHash(req.Object, req.CollisionCount)
 	case "decodeProtobuf":
@@ -201,6 +218,6 @@ func (s *server) dispatch(req *request) (map[string]any, error) {
 	case "":
 		return nil, fmt.Errorf("request has no op")
 	default:
-		return nil, fmt.Errorf("unknown op %q (version, compileMatchConditions, evaluateMatchConditions, admitPolicyObject, dispatchValidatingPolicies, dispatchMutatingPolicies, releaseMutatingPolicies, setAuthorizer, podTemplateHash, decodeProtobuf)", req.Op)
+		return nil, fmt.Errorf("unknown op %q (version, compileMatchConditions, evaluateMatchConditions, admitPolicyObject, dispatchValidatingPolicies, dispatchMutatingPolicies, releaseMutatingPolicies, setAuthorizer, typeCheckValidatingPolicy, policyMetrics, podTemplateHash, decodeProtobuf)", req.Op)
 	}
 }

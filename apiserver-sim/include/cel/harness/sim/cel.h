@@ -105,8 +105,18 @@ nlohmann::json mutatingPolicyRequest(const PolicyInput& input,
                                      const MutatingPolicyRound& round);
 // Create/update of policies and bindings by the registry's strategy (validation, defaults).
 PolicyObjectAdmitter policyObjectAdmitter(std::shared_ptr<KubeCel> cel);
+// The admission policy plugins' metrics kube-cel recorded (apiserver_validating_admission_policy_*
+// and apiserver_mutating_admission_policy_*, upstream's names and labels), in Prometheus' text
+// format; empty when kube-cel fails (the rest of /metrics is still served).
+std::function<std::string()> policyMetricsText(std::shared_ptr<KubeCel> cel);
 // Without kube-cel: every policy or binding is refused, naming what is missing.
 PolicyObjectAdmitter unavailablePolicyAdmitter(std::string reason);
+// The status kube-controller-manager's ValidatingAdmissionPolicy status controller writes for a
+// policy (kube-cel's typeCheckValidatingPolicy: validating.TypeChecker over the generated OpenAPI
+// schemas and a REST mapper of core::builtinResources()); nullopt when the generation is not
+// past status.observedGeneration. kube-cel's failures are thrown.
+std::function<std::optional<nlohmann::json>(const nlohmann::json& policy)> policyStatusWriter(
+    std::shared_ptr<KubeCel> cel);
 
 // --- the process's CEL ---
 // One kube-cel serves a whole simulator process. Installing it sets the compiler configuration
@@ -125,6 +135,8 @@ MatchConditionEvaluator processMatchConditionEvaluator();
 ValidatingPolicyDispatcher processValidatingPolicyDispatcher();
 MutatingPolicyDispatcher processMutatingPolicyDispatcher();
 PolicyObjectAdmitter processPolicyObjectAdmitter();
+// The installed kube-cel's policy metrics (empty function when none is installed).
+std::function<std::string()> processPolicyMetrics();
 
 // Starts KubeCel::defaultBinary() (log in the system temp directory, removed when it stops
 // cleanly) and installs it, or installs the unavailable compiler when it is not built. Holds it
@@ -161,7 +173,8 @@ PodTemplateHasher podTemplateHasher(std::shared_ptr<KubeCel> cel);
 std::function<core::Result<nlohmann::json>(const std::string& body)> protobufDecoder(
     std::shared_ptr<KubeCel> cel);
 
-// The JSON kube-cel reads for admission.Attributes.
+// The JSON kube-cel reads for admission.Attributes, and for the user in them.
 nlohmann::json attributesJson(const AdmissionAttributes& attributes);
+nlohmann::json userInfoJson(const core::UserInfo& user);
 
 }  // namespace harness::sim::cel

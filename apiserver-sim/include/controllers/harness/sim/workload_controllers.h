@@ -19,6 +19,9 @@
 //   pkg/controller/garbagecollector          dependents of a deleted owner are deleted
 //   pkg/controller/namespace                 a Namespace being deleted is emptied, then
 //                                            finalized (src/controllers/namespace_deleter.h)
+//   pkg/controller/validatingadmissionpolicystatus  a ValidatingAdmissionPolicy whose generation
+//                                            is past status.observedGeneration gets the type
+//                                            checker's warnings (status.typeChecking)
 // Differences, on purpose or not yet done (e2e/README.md lists them):
 //   * pod-template-hash: Kubernetes' controller.ComputeHash hashes a spew dump of the Go struct,
 //     which only Go gives; `serve` asks kube-cel for it (ControllerOptions::pod_template_hash).
@@ -58,6 +61,11 @@ struct ControllerOptions {
   std::function<std::optional<std::string>(const nlohmann::json& template_spec,
                                            std::optional<std::int32_t> collision_count)>
       pod_template_hash;
+  // The status the ValidatingAdmissionPolicy status controller writes for a policy
+  // (validatingadmissionpolicystatus reconcile: validating.TypeChecker's warnings and
+  // observedGeneration; serve wires kube-cel's typeCheckValidatingPolicy), nullopt when it
+  // writes none; a failure is thrown. Unset: the controller does not run (as without kube-cel).
+  std::function<std::optional<nlohmann::json>(const nlohmann::json& policy)> policy_status;
 };
 
 class WorkloadControllers {
@@ -68,7 +76,7 @@ class WorkloadControllers {
   WorkloadControllers(const WorkloadControllers&) = delete;
   WorkloadControllers& operator=(const WorkloadControllers&) = delete;
 
-  // One pass over every Deployment, ReplicaSet and owned object (what the thread runs); returns
+  // One pass over every Deployment, ReplicaSet, owned object and ValidatingAdmissionPolicy (what the thread runs); returns
   // whether it wrote anything. For tests, without the thread (ControllerOptions::run_thread).
   bool reconcileOnce();
   // Stops the thread (idempotent).

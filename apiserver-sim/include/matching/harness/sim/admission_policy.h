@@ -94,9 +94,12 @@ struct MutatingPolicyDispatcher {
 };
 
 // Create/update of a policy or binding as the registry does it: the object to store (defaulted,
-// generation set), or the 422 Status. `old_object` null on create. Throws when it cannot tell.
+// generation set), or the 422 Status. `old_object` null on create. `user`: the requesting user,
+// whom the policies' paramKind authorization checks (null for the starting state: no check).
+// Throws when it cannot tell.
 using PolicyObjectAdmitter = std::function<std::variant<nlohmann::json, core::Status>(
-    std::string_view kind, const nlohmann::json& object, const nlohmann::json* old_object)>;
+    std::string_view kind, const nlohmann::json& object, const nlohmann::json* old_object,
+    const core::UserInfo* user)>;
 
 // Whether `object` is a Validating/MutatingAdmissionPolicy or its binding, of
 // admissionregistration.k8s.io/v1.

@@ -62,6 +62,8 @@ struct RestApiOptions {
   int threads = 2;
   // Served at /metrics (the chain's registry); an empty exposition when null.
   core::MetricsRegistry* metrics = nullptr;
+  // Appended to it: families kept elsewhere (the admission policy plugins', kube-cel's).
+  std::function<std::string()> more_metrics;
   ServerVersion version;
 };
 

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const paramPolicy = `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicy",` +
+	`"metadata":{"name":"p"},"spec":{"paramKind":{"apiVersion":"v1","kind":"ConfigMap"},` +
+	`"matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE"],` +
+	`"resources":["pods"]}]},"validations":[{"expression":"true"}]}}`
+
+var servedConfigMaps = []servedResourceJSON{{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true}}
+
+func admitAs(t *testing.T, s *server, kind, object, old string, u *userInfoJSON) map[string]any {
+	t.Helper()
+	req := &request{Op: "admitPolicyObject", Kind: kind, Object: json.RawMessage(object), UserInfo: u,
+		Resources: servedConfigMaps}
+	if old != "" {
+		req.OldObject = json.RawMessage(old)
+	}
+	response, err := s.admitPolicyObject(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return response
+}
+
+func forbiddenMessage(response map[string]any) string {
+	if status, ok := response["status"].(metav1.Status); ok {
+		return status.Message
+	}
+	return ""
+}
+
+// The registry strategy's paramKind check (validatingadmissionpolicy/authz.go): "get" on every
+// object of the resolved resource, by the simulator's authorizer; system:masters skips it; an
+// update that keeps the paramKind is not checked again; without a user nothing is checked.
+func TestAdmitPolicyObjectAuthorizesTheParamKind(t *testing.T) {
+	for _, kind := range []string{kindPolicy, kindMutatingPolicy} {
+		t.Run(kind, func(t *testing.T) {
+			policy := strings.Replace(paramPolicy, `"kind":"ValidatingAdmissionPolicy"`, `"kind":"`+kind+`"`, 1)
+			if kind == kindMutatingPolicy {
+				policy = strings.Replace(policy, `"validations":[{"expression":"true"}]`,
+					`"reinvocationPolicy":"Never","mutations":[{"patchType":"JSONPatch","jsonPatch":{"expression":"[JSONPatch{op: \"test\", path: \"/metadata/name\", value: \"x\"}]"}}]`, 1)
+			}
+			s := newServer()
+			jane := &userInfoJSON{Username: "jane", Groups: []string{"developers"}}
+			admin := &userInfoJSON{Username: "admin", Groups: []string{"system:masters"}}
+
+			if message := forbiddenMessage(admitAs(t, s, kind, policy, "", admin)); message != "" {
+				t.Errorf("system:masters: %s", message)
+			}
+			if message := forbiddenMessage(admitAs(t, s, kind, policy, "", nil)); message != "" {
+				t.Errorf("no user: %s", message)
+			}
+			want := kind + `.admissionregistration.k8s.io "p" is invalid: spec.paramKind: Forbidden: user &{jane  [developers] map[]} ` +
+				`must have "get" permission on all objects of the referenced paramKind (kind=ConfigMap, apiVersion=v1)`
+			if message := forbiddenMessage(admitAs(t, s, kind, policy, "", jane)); message != want {
+				t.Errorf("jane: %q, want %q", message, want)
+			}
+
+			// Allowed by a rule on the resolved resource, every name and namespace.
+			s.authz = &rulesAuthorizer{rules: []authorizerRule{{Users: []string{"jane"}, Verbs: []string{"get"},
+				APIGroups: []string{""}, Resources: []string{"configmaps"}, Names: []string{"*"},
+				Namespaces: []string{"*"}, Decision: "Allow"}}}
+			created := admitAs(t, s, kind, policy, "", jane)
+			if message := forbiddenMessage(created); message != "" {
+				t.Fatalf("jane with get on configmaps: %s", message)
+			}
+			stored, err := json.Marshal(created["object"])
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			// An update keeping the paramKind is not authorized again.
+			s.authz = &rulesAuthorizer{}
+			updated := strings.Replace(string(stored), `"name":"p"`, `"name":"p","labels":{"a":"b"}`, 1)
+			if message := forbiddenMessage(admitAs(t, s, kind, updated, string(stored), jane)); message != "" {
+				t.Errorf("update keeping the paramKind: %s", message)
+			}
+		})
+	}
+}
