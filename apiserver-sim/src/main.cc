@@ -588,6 +588,8 @@ int serveCommand(const ServeArgs& args) {
       if (auto kube_cel = cel.kubeCel()) {
         // Protobuf bodies (kubectl's typed clients) decoded by Kubernetes' own serializer.
         sim::setProtobufDecoder(sim::cel::protobufDecoder(kube_cel));
+        // fieldValidation (Strict, Warn): unknown fields as Kubernetes' Go types see them.
+        sim::setStrictFieldChecker(sim::cel::strictFieldChecker(kube_cel));
         // pod-template-hash as Kubernetes computes it (controller.ComputeHash, in Go).
         controller_options.pod_template_hash =
             [hasher = sim::cel::podTemplateHasher(kube_cel)](
@@ -623,6 +625,7 @@ int serveCommand(const ServeArgs& args) {
       }
       if (controllers) controllers->stop();
       sim::setProtobufDecoder({});
+      sim::setStrictFieldChecker({});
       (*environment)->stop();
     }
   }

@@ -39,6 +39,11 @@ PolicyObjectAdmitter& installedPolicyAdmitter() {
   return admitter;
 }
 
+PodUpdateValidator& installedPodUpdateValidator() {
+  static PodUpdateValidator validator;
+  return validator;
+}
+
 std::optional<std::string>& missingReason() {
   static std::optional<std::string> reason;
   return reason;
@@ -55,12 +60,14 @@ void install(std::shared_ptr<KubeCel> cel) {
     installedPolicyDispatcher() = {};
     installedMutatingDispatcher() = {};
     installedPolicyAdmitter() = {};
+    installedPodUpdateValidator() = {};
     return;
   }
   core::setMatchConditionCompiler(matchConditionCompiler(cel));
   installedPolicyDispatcher() = validatingPolicyDispatcher(cel);
   installedMutatingDispatcher() = mutatingPolicyDispatcher(cel);
   installedPolicyAdmitter() = policyObjectAdmitter(cel);
+  installedPodUpdateValidator() = podUpdateValidator(cel);
   installedEvaluator() = matchConditionEvaluator(std::move(cel));
 }
 
@@ -71,6 +78,7 @@ void installUnavailable(std::string reason) {
   installedPolicyDispatcher() = {};
   installedMutatingDispatcher() = {};
   installedPolicyAdmitter() = unavailablePolicyAdmitter(reason);
+  installedPodUpdateValidator() = {};
   missingReason() = std::move(reason);
 }
 
@@ -97,6 +105,11 @@ MutatingPolicyDispatcher processMutatingPolicyDispatcher() {
 PolicyObjectAdmitter processPolicyObjectAdmitter() {
   std::lock_guard lock(installedMutex());
   return installedPolicyAdmitter();
+}
+
+PodUpdateValidator processPodUpdateValidator() {
+  std::lock_guard lock(installedMutex());
+  return installedPodUpdateValidator();
 }
 
 ProcessCel::ProcessCel() {
