@@ -64,6 +64,8 @@
 #include "harness/sim/cel.h"
 #include "harness/sim/check_command.h"
 #include "harness/sim/compare.h"
+#include "harness/sim/field_validation.h"
+#include "harness/sim/go_types.h"
 #include "harness/sim/html_report.h"
 #include "harness/sim/lint.h"
 #include "harness/sim/lint_input.h"

@@ -23,6 +23,7 @@
 #include "harness/sim/admission_metrics.h"
 #include "harness/sim/defaulting.h"
 #include "harness/sim/object_validation.h"
+#include "harness/sim/pod_update_validation.h"
 #include "harness/sim/webhook_source.h"
 #include "mutating_admission_policy.h"
 #include "reinvocation.h"
@@ -644,10 +645,17 @@ std::optional<Failure> AdmissionChain::Impl::validateObject(ChainRequest& run) {
   }
   if (request.operation == kOperationUpdate && request.subresource.empty() &&
       is(core::GroupResource{"", "pods"})) {
-    if (run.options.validate_pod_update) {
+    if (const PodUpdateValidator validate = installedPodUpdateValidator()) {
       // The pod strategy's whole update validation by Kubernetes' code: its 422 is the only one.
       try {
-        if (auto status = run.options.validate_pod_update(object, *attributes.old_object)) {
+        // store.go Update: an unconditional update (no resourceVersion) is given the stored
+        // object's before BeforeUpdate validates it.
+        nlohmann::json validated = object;
+        if (core::nestedString(validated, {"metadata", "resourceVersion"}).empty()) {
+          validated["metadata"]["resourceVersion"] =
+              core::nestedString(*attributes.old_object, {"metadata", "resourceVersion"});
+        }
+        if (auto status = validate(validated, *attributes.old_object)) {
           return fail(*std::move(status));
         }
         errors.clear();

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "harness/sim/cel.h"
+#include "harness/sim/go_types.h"
 
 namespace harness::sim::cel {
 

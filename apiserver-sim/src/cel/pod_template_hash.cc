@@ -3,6 +3,7 @@
 // unknown fields of a body (strict_decode.go).
 
 #include "harness/sim/cel.h"
+#include "harness/sim/go_types.h"
 
 #include "harness/go/base64.h"
 

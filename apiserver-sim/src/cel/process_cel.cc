@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "harness/sim/cel.h"
+#include "harness/sim/go_types.h"
 
 namespace harness::sim::cel {
 
@@ -39,11 +40,6 @@ PolicyObjectAdmitter& installedPolicyAdmitter() {
   return admitter;
 }
 
-PodUpdateValidator& installedPodUpdateValidator() {
-  static PodUpdateValidator validator;
-  return validator;
-}
-
 std::optional<std::string>& missingReason() {
   static std::optional<std::string> reason;
   return reason;
@@ -60,14 +56,14 @@ void install(std::shared_ptr<KubeCel> cel) {
     installedPolicyDispatcher() = {};
     installedMutatingDispatcher() = {};
     installedPolicyAdmitter() = {};
-    installedPodUpdateValidator() = {};
+    setPodUpdateValidator({});
     return;
   }
   core::setMatchConditionCompiler(matchConditionCompiler(cel));
   installedPolicyDispatcher() = validatingPolicyDispatcher(cel);
   installedMutatingDispatcher() = mutatingPolicyDispatcher(cel);
   installedPolicyAdmitter() = policyObjectAdmitter(cel);
-  installedPodUpdateValidator() = podUpdateValidator(cel);
+  setPodUpdateValidator(podUpdateValidator(cel));
   installedEvaluator() = matchConditionEvaluator(std::move(cel));
 }
 
@@ -78,7 +74,7 @@ void installUnavailable(std::string reason) {
   installedPolicyDispatcher() = {};
   installedMutatingDispatcher() = {};
   installedPolicyAdmitter() = unavailablePolicyAdmitter(reason);
-  installedPodUpdateValidator() = {};
+  setPodUpdateValidator({});
   missingReason() = std::move(reason);
 }
 
@@ -105,11 +101,6 @@ MutatingPolicyDispatcher processMutatingPolicyDispatcher() {
 PolicyObjectAdmitter processPolicyObjectAdmitter() {
   std::lock_guard lock(installedMutex());
   return installedPolicyAdmitter();
-}
-
-PodUpdateValidator processPodUpdateValidator() {
-  std::lock_guard lock(installedMutex());
-  return installedPodUpdateValidator();
 }
 
 ProcessCel::ProcessCel() {

@@ -29,6 +29,7 @@
 #include "harness/core/json_patch.h"
 #include "harness/core/strategic_merge.h"
 #include "harness/core/yaml.h"
+#include "harness/sim/field_validation.h"
 #include "harness/go/fmt.h"
 #include "harness/go/strconv.h"
 #include "selectors.h"

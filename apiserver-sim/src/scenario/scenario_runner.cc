@@ -171,7 +171,6 @@ core::Result<std::unique_ptr<ScenarioEnvironment>> ScenarioEnvironment::start(
   chain_options.validating_policies = cel::processValidatingPolicyDispatcher();
   chain_options.mutating_policies = cel::processMutatingPolicyDispatcher();
   chain_options.admit_policy_object = cel::processPolicyObjectAdmitter();
-  chain_options.validate_pod_update = cel::processPodUpdateValidator();
   impl->caller.setAuthentication(options.webhook_authentication);
   impl->chain = std::make_unique<AdmissionChain>(impl->store, impl->caller, impl->metrics,
                                                  std::move(chain_options));

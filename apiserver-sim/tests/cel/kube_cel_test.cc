@@ -14,6 +14,7 @@
 #include "harness/core/webhook_config.h"
 #include "harness/process/kube_bin_dir.h"
 #include "harness/sim/cel.h"
+#include "harness/sim/go_types.h"
 #include "harness/testing/support.h"
 
 namespace harness::sim::cel {

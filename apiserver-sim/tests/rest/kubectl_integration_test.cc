@@ -14,6 +14,8 @@
 #include "harness/sim/admission_chain.h"
 #include "harness/sim/caller.h"
 #include "harness/sim/cel.h"
+#include "harness/sim/field_validation.h"
+#include "harness/sim/go_types.h"
 #include "harness/sim/rest_api.h"
 #include "harness/sim/store.h"
 #include "harness/testing/support.h"

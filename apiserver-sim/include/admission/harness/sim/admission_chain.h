@@ -174,14 +174,6 @@ struct ChainOptions {
   // Create/update of Validating/MutatingAdmissionPolicy(Binding) objects (validation, defaults); without
   // one they are stored unchecked.
   PolicyObjectAdmitter admit_policy_object;
-  // The pod strategy's update validation by Kubernetes' code (kube-cel validatePodUpdate,
-  // cel::podUpdateValidator): nullopt when valid, else the 422 Status, which replaces the
-  // simulator's own errors for a Pod UPDATE; throws when it cannot tell (answered 500). Without
-  // one the simulator's own validation answers; its spec error lists the changed fields where
-  // kube-apiserver prints apimachinery's diff of the internal PodSpecs (said once on stderr).
-  std::function<std::optional<core::Status>(const nlohmann::json& pod,
-                                            const nlohmann::json& old_pod)>
-      validate_pod_update;
   // Plays kube-controller-manager's serviceaccounts controller: a namespace created through the
   // chain gets its "default" ServiceAccount at once (on a cluster, a moment later), so that the
   // ServiceAccount plugin admits the pods a client creates there next.

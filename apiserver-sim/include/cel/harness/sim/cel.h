@@ -17,11 +17,9 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "harness/core/object.h"
 #include "harness/core/result.h"
 #include "harness/core/webhook_config.h"
 #include "harness/sim/admission_policy.h"
@@ -162,26 +160,6 @@ PodTemplateHasher podTemplateHasher(std::shared_ptr<KubeCel> cel);
 // message), another when kube-cel failed.
 std::function<core::Result<nlohmann::json>(const std::string& body)> protobufDecoder(
     std::shared_ptr<KubeCel> cel);
-
-// The pod registry strategy's update validation by kube-cel (op validatePodUpdate:
-// rest.ValidateUpdate with pod.Strategy, whose core is ValidatePodUpdate in
-// pkg/apis/core/validation): nullopt when `pod` is a valid update of `old_pod`, else the 422
-// Status kube-apiserver answers (its Forbidden spec error ends with apimachinery's diff of the two
-// internal PodSpecs, which only the Go types give). Throws when kube-cel cannot tell.
-using PodUpdateValidator = std::function<std::optional<core::Status>(
-    const nlohmann::json& pod, const nlohmann::json& old_pod)>;
-PodUpdateValidator podUpdateValidator(std::shared_ptr<KubeCel> cel);
-// The installed one; empty without kube-cel.
-PodUpdateValidator processPodUpdateValidator();
-
-// fieldValidation's strict decoding by kube-cel (op strictDecode: the JSON StrictSerializer of
-// legacyscheme's CodecFactory, as create.go and update.go decode a body): the unknown and
-// duplicate fields of `body` for the endpoint's `kind` (`unknown field "spec.foo"`), empty when
-// there are none or when the body does not decode for another reason (the caller's decoder
-// answers those). Errors: kube-cel failed. (rest_api.h StrictFieldChecker.)
-std::function<core::Result<std::vector<std::string>>(const std::string& body,
-                                                     const core::GroupVersionKind& kind)>
-strictFieldChecker(std::shared_ptr<KubeCel> cel);
 
 // The JSON kube-cel reads for admission.Attributes.
 nlohmann::json attributesJson(const AdmissionAttributes& attributes);

@@ -24,14 +24,12 @@
 #include <filesystem>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include <functional>
 
 #include <nlohmann/json.hpp>
 
 #include "harness/core/metrics.h"
-#include "harness/core/object.h"
 #include "harness/core/result.h"
 #include "harness/net/certificates.h"
 #include "harness/net/http.h"
@@ -76,18 +74,6 @@ struct RestApiOptions {
 // protobuf bodies are answered 415, naming the media types accepted.
 using ProtobufDecoder = std::function<core::Result<nlohmann::json>(const std::string& body)>;
 void setProtobufDecoder(ProtobufDecoder decoder);
-
-// fieldValidation's strict decoding (k8s.io/apiserver pkg/endpoints/handlers/create.go,
-// update.go: with Strict or Warn, the default, the body is decoded by the StrictSerializer): the
-// unknown and duplicate fields of a JSON create or update body as Kubernetes' Go type of `kind`
-// sees them (`unknown field "spec.foo"`, `duplicate field "metadata.name"`), none when the body
-// has none. With Strict they are the 400 `<Kind> in version "<v>" cannot be handled as a <Kind>:
-// strict decoding error: ...` (transformDecodeError), with Warn one Warning each. The simulator
-// installs kube-cel's (op strictDecode) when it runs; without a checker (the default) fields are
-// not checked, which is said once on stderr.
-using StrictFieldChecker = std::function<core::Result<std::vector<std::string>>(
-    const std::string& body, const core::GroupVersionKind& kind)>;
-void setStrictFieldChecker(StrictFieldChecker checker);
 
 class RestApiHandler {
  public:
