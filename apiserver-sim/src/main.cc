@@ -64,6 +64,8 @@
 #include "harness/sim/cel.h"
 #include "harness/sim/check_command.h"
 #include "harness/sim/compare.h"
+#include "harness/sim/field_validation.h"
+#include "harness/sim/go_types.h"
 #include "harness/sim/html_report.h"
 #include "harness/sim/lint.h"
 #include "harness/sim/lint_input.h"
@@ -589,6 +591,8 @@ int serveCommand(const ServeArgs& args) {
         sim::setProtobufDecoder(sim::cel::protobufDecoder(kube_cel));
         // status.typeChecking of ValidatingAdmissionPolicies, by Kubernetes' TypeChecker.
         controller_options.policy_status = sim::cel::policyStatusWriter(kube_cel);
+        // fieldValidation (Strict, Warn): unknown fields as Kubernetes' Go types see them.
+        sim::setStrictFieldChecker(sim::cel::strictFieldChecker(kube_cel));
         // pod-template-hash as Kubernetes computes it (controller.ComputeHash, in Go).
         controller_options.pod_template_hash =
             [hasher = sim::cel::podTemplateHasher(kube_cel)](
@@ -624,6 +628,7 @@ int serveCommand(const ServeArgs& args) {
       }
       if (controllers) controllers->stop();
       sim::setProtobufDecoder({});
+      sim::setStrictFieldChecker({});
       (*environment)->stop();
     }
   }

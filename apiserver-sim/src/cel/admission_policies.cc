@@ -1,6 +1,7 @@
 // Admission policies through kube-cel: create/update of policies and bindings, the
 // ValidatingAdmissionPolicy plugin's decision and the MutatingAdmissionPolicy plugin's pass per
-// request (kube/cmd/kube-cel/policies.go, mutating_policies.go, policy_objects.go).
+// request (kube/cmd/kube-cel/policies.go, mutating_policies.go, policy_objects.go); and the other
+// registry strategy run by Kubernetes' code, a Pod update's validation (pod_update.go).
 
 #include <stdexcept>
 
@@ -8,6 +9,7 @@
 
 #include "harness/core/object.h"
 #include "harness/sim/cel.h"
+#include "harness/sim/go_types.h"
 
 namespace harness::sim::cel {
 
@@ -191,6 +193,20 @@ PolicyObjectAdmitter unavailablePolicyAdmitter(std::string reason) {
                                       const nlohmann::json*, const core::UserInfo*)
              -> std::variant<nlohmann::json, core::Status> {
     throw std::runtime_error(fmt::format("a {} needs CEL: {}", kind, reason));
+  };
+}
+
+PodUpdateValidator podUpdateValidator(std::shared_ptr<KubeCel> cel) {
+  return [cel = std::move(cel)](const nlohmann::json& pod,
+                                const nlohmann::json& old_pod) -> std::optional<core::Status> {
+    auto response =
+        cel->call({{"op", "validatePodUpdate"}, {"object", pod}, {"oldObject", old_pod}});
+    if (!response) throw std::runtime_error(response.error().message);
+    if (auto it = response->find("status"); it != response->end()) {
+      if (!it->is_object()) throw std::runtime_error("kube-cel answered a status that is no object");
+      return decodeStatus(*it);
+    }
+    return std::nullopt;
   };
 }
 

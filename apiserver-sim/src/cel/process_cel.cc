@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "harness/sim/cel.h"
+#include "harness/sim/go_types.h"
 
 namespace harness::sim::cel {
 
@@ -61,6 +62,7 @@ void install(std::shared_ptr<KubeCel> cel) {
     installedMutatingDispatcher() = {};
     installedPolicyAdmitter() = {};
     installedPolicyMetrics() = {};
+    setPodUpdateValidator({});
     return;
   }
   installedPolicyMetrics() = policyMetricsText(cel);
@@ -68,6 +70,7 @@ void install(std::shared_ptr<KubeCel> cel) {
   installedPolicyDispatcher() = validatingPolicyDispatcher(cel);
   installedMutatingDispatcher() = mutatingPolicyDispatcher(cel);
   installedPolicyAdmitter() = policyObjectAdmitter(cel);
+  setPodUpdateValidator(podUpdateValidator(cel));
   installedEvaluator() = matchConditionEvaluator(std::move(cel));
 }
 
@@ -79,6 +82,7 @@ void installUnavailable(std::string reason) {
   installedMutatingDispatcher() = {};
   installedPolicyAdmitter() = unavailablePolicyAdmitter(reason);
   installedPolicyMetrics() = {};
+  setPodUpdateValidator({});
   missingReason() = std::move(reason);
 }
 

@@ -15,6 +15,8 @@
 // applied configuration is strategically merged into the stored object, or becomes the object
 // when there is none (operation CREATE, 201). Fields an apply would remove are kept.
 
+#include <algorithm>
+#include <iostream>
 #include <mutex>
 #include <set>
 
@@ -27,6 +29,7 @@
 #include "harness/core/json_patch.h"
 #include "harness/core/strategic_merge.h"
 #include "harness/core/yaml.h"
+#include "harness/sim/field_validation.h"
 #include "harness/go/fmt.h"
 #include "harness/go/strconv.h"
 #include "selectors.h"
@@ -124,6 +127,66 @@ ProtobufDecoder& installedProtobufDecoder() {
 ProtobufDecoder protobufDecoder() {
   std::lock_guard lock(protobufDecoderMutex());
   return installedProtobufDecoder();
+}
+
+std::mutex& strictFieldCheckerMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+StrictFieldChecker& installedStrictFieldChecker() {
+  static StrictFieldChecker checker;
+  return checker;
+}
+
+StrictFieldChecker strictFieldChecker() {
+  std::lock_guard lock(strictFieldCheckerMutex());
+  return installedStrictFieldChecker();
+}
+
+// fieldValidation on a decoded create/update body (create.go, update.go): with Strict (or Warn,
+// the default when the query has none: rest.go fieldValidation) the body's unknown and duplicate
+// fields, as Go's type sees them, are the 400 of transformDecodeError (Strict) or Warnings (Warn).
+// JSON bodies only (kubectl's): YAML's strict errors are worded by its own decoder, and
+// protobuf has no unknown fields to report.
+std::optional<core::Status> checkFields(const Call& call, const nlohmann::json& options,
+                                        const nlohmann::json& object,
+                                        std::vector<std::string>& warnings) {
+  const std::string directive = options.value("fieldValidation", std::string("Warn"));
+  if (directive == "Ignore") return std::nullopt;
+  if (rest::negotiateInput(call.http->headers.get("Content-Type"), true) !=
+      rest::BodyFormat::kJson) {
+    return std::nullopt;
+  }
+  const StrictFieldChecker checker = strictFieldChecker();
+  if (!checker) {
+    // Said when a client asks (kubectl's Strict), not for the server's default.
+    if (!options.contains("fieldValidation")) return std::nullopt;
+    static std::once_flag once;
+    std::call_once(once, [] {
+      std::cerr << "apiserver-sim: unknown and duplicate fields are not detected (fieldValidation "
+                   "Strict and Warn need kube-cel: bash scripts/build-kube.sh)\n";
+    });
+    return std::nullopt;
+  }
+  auto errors = checker(call.http->body, call.main.kind);
+  if (!errors) return core::newInternalError(errors.error().message);
+  if (errors->empty()) return std::nullopt;
+  if (directive == "Warn") {
+    warnings.insert(warnings.end(), errors->begin(), errors->end());
+    return std::nullopt;
+  }
+  // runtime.strictDecodingError.Error(); the kind and version are the body's (decodeObject
+  // filled them in as the decoder defaults them).
+  std::string list;
+  for (const auto& error : *errors) list += (list.empty() ? "" : ", ") + error;
+  const std::string api_version = object.value("apiVersion", std::string());
+  const auto slash = api_version.rfind('/');
+  return core::newBadRequest(fmt::format(
+      "{} in version \"{}\" cannot be handled as a {}: strict decoding error: {}",
+      object.value("kind", std::string()),
+      slash == std::string::npos ? api_version : api_version.substr(slash + 1),
+      call.main.kind.kind, list));
 }
 
 // Decodes a POST/PUT body into the requested version's object.
@@ -344,6 +407,23 @@ rest::Decoded<nlohmann::json> writeOptions(const Call& call, const std::string& 
   return out;
 }
 
+// The decoder's warnings come before admission's (the request context's warning recorder keeps
+// the order they were added; duplicates once).
+AdmissionResult withWarningsFirst(const std::vector<std::string>& first, AdmissionResult result) {
+  if (first.empty()) return result;
+  std::vector<std::string> warnings;
+  for (const auto& w : first) {
+    if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
+  }
+  for (auto& w : result.warnings) {
+    if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) {
+      warnings.push_back(std::move(w));
+    }
+  }
+  result.warnings = std::move(warnings);
+  return result;
+}
+
 nlohmann::json optionsAs(nlohmann::json options, const std::string& kind) {
   options["kind"] = kind;
   options.erase("force");
@@ -375,12 +455,21 @@ void setProtobufDecoder(ProtobufDecoder decoder) {
   installedProtobufDecoder() = std::move(decoder);
 }
 
+void setStrictFieldChecker(StrictFieldChecker checker) {
+  std::lock_guard lock(strictFieldCheckerMutex());
+  installedStrictFieldChecker() = std::move(checker);
+}
+
 net::Response RestApiHandler::Impl::create(const Call& call) {
   auto options = writeOptions(call, "CreateOptions");
   if (options.error) return rest::statusResponse(*options.error);
   auto decoded = decodeObject(call);
   if (decoded.error) return rest::statusResponse(*decoded.error);
   nlohmann::json object = std::move(*decoded.value);
+  std::vector<std::string> field_warnings;
+  if (auto error = checkFields(call, *options.value, object, field_warnings)) {
+    return rest::statusResponse(*error);
+  }
   if (auto error = ensureNamespace(call.namespace_name, object)) {
     return rest::statusResponse(*error);
   }
@@ -389,7 +478,7 @@ net::Response RestApiHandler::Impl::create(const Call& call) {
   request.object = std::move(object);
   request.dry_run = options.value->contains("dryRun");
   request.options = std::move(*options.value);
-  return writeResponse(call, chain.handle(request));
+  return writeResponse(call, withWarningsFirst(field_warnings, chain.handle(request)));
 }
 
 net::Response RestApiHandler::Impl::update(const Call& call) {
@@ -398,6 +487,10 @@ net::Response RestApiHandler::Impl::update(const Call& call) {
   auto decoded = decodeObject(call);
   if (decoded.error) return rest::statusResponse(*decoded.error);
   nlohmann::json object = std::move(*decoded.value);
+  std::vector<std::string> field_warnings;
+  if (auto error = checkFields(call, *options.value, object, field_warnings)) {
+    return rest::statusResponse(*error);
+  }
   if (auto error = checkName(object, call.info.name, call.namespace_name)) {
     return rest::statusResponse(*error);
   }
@@ -427,7 +520,7 @@ net::Response RestApiHandler::Impl::update(const Call& call) {
   request.object = std::move(object);
   request.dry_run = options.value->contains("dryRun");
   request.options = std::move(*options.value);
-  return writeResponse(call, chain.handle(request));
+  return writeResponse(call, withWarningsFirst(field_warnings, chain.handle(request)));
 }
 
 net::Response RestApiHandler::Impl::patch(const Call& call) {

@@ -151,7 +151,8 @@ json comparableView(const StepResult& step, const std::vector<std::string>& unob
   const AdmissionResult& result = *step.admission;
   view["code"] = result.code;
   view["reason"] = result.status ? result.status->reason : "";
-  view["message"] = result.status ? withoutUids(result.status->message) : "";
+  view["message"] =
+      result.status ? withoutGeneratedVolumeNames(withoutUids(result.status->message)) : "";
   view["object"] =
       result.object ? withoutGeneratedName(withoutServerSetFields(*result.object)) : json();
   view["warnings"] = result.warnings;

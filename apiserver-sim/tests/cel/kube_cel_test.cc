@@ -14,6 +14,7 @@
 #include "harness/core/webhook_config.h"
 #include "harness/process/kube_bin_dir.h"
 #include "harness/sim/cel.h"
+#include "harness/sim/go_types.h"
 #include "harness/testing/support.h"
 
 namespace harness::sim::cel {
@@ -169,6 +170,41 @@ TEST_F(RealKubeCelTest, PodTemplateHashIsKubernetesComputeHash) {
   auto bad = hasher(nlohmann::json::array({1}), std::nullopt);
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.error().message, HasSubstr("not a PodTemplateSpec"));
+}
+
+TEST_F(RealKubeCelTest, PodUpdatesAreValidatedByValidatePodUpdateWithItsSpecDiff) {
+  const nlohmann::json old_pod = nlohmann::json::parse(R"({
+    "apiVersion": "v1", "kind": "Pod",
+    "metadata": {"name": "web", "namespace": "a", "uid": "u1", "resourceVersion": "1",
+                 "creationTimestamp": "2026-01-01T00:00:00Z"},
+    "spec": {"serviceAccountName": "default",
+             "containers": [{"name": "app", "image": "nginx:1.27",
+                             "ports": [{"containerPort": 80}]}]}})");
+  auto validate = podUpdateValidator(cel_);
+  // Only the image and the labels change: valid.
+  nlohmann::json pod = old_pod;
+  pod["metadata"]["labels"] = {{"app", "web"}};
+  pod["spec"]["containers"][0]["image"] = "nginx:1.28";
+  EXPECT_EQ(validate(pod, old_pod), std::nullopt);
+  // A port removed: Forbidden, with apimachinery's diff of the internal PodSpecs (Go names).
+  pod["spec"]["containers"][0].erase("ports");
+  auto status = validate(pod, old_pod);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(status->code, 422);
+  EXPECT_EQ(status->reason, "Invalid");
+  EXPECT_THAT(status->message,
+              ::testing::StartsWith("Pod \"web\" is invalid: spec: Forbidden: pod updates may "
+                                    "not change fields other than `spec.containers[*].image`,"));
+  EXPECT_THAT(status->message, HasSubstr("\n-   \"Ports\": [\n-    {\n-     \"Name\": \"\",\n"));
+  EXPECT_THAT(status->message, HasSubstr("\n+   \"Ports\": null,\n"));
+  // The metadata rules come with it (ValidateObjectMetaUpdate).
+  pod = old_pod;
+  pod["metadata"]["uid"] = "u2";
+  status = validate(pod, old_pod);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_THAT(status->message, HasSubstr("metadata.uid: Invalid value: \"u2\": field is immutable"));
+  // What Go cannot decode is an error, not a verdict.
+  EXPECT_THROW(validate(nlohmann::json::array(), old_pod), std::runtime_error);
 }
 
 TEST_F(RealKubeCelTest, ProtobufBodiesDecodeWithKubernetesSerializerOrSayWhy) {

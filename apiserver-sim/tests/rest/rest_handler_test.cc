@@ -11,6 +11,7 @@
 #include "harness/core/metrics.h"
 #include "harness/sim/admission_chain.h"
 #include "harness/sim/caller.h"
+#include "harness/sim/field_validation.h"
 #include "harness/sim/rest_api.h"
 #include "harness/sim/store.h"
 
@@ -773,6 +774,57 @@ TEST_F(RestHandlerTest, ProtobufBodiesAreDecodedByTheInstalledDecoderOnly) {
             "the body of the request was in an unknown format - accepted media types include: "
             "application/json, application/yaml, application/vnd.kubernetes.protobuf");
   setProtobufDecoder({});
+}
+
+TEST_F(RestHandlerTest, FieldValidationAsksTheInstalledCheckerForJsonBodies) {
+  const std::string configmap =
+      R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"foo":1})";
+  const std::string path = "/api/v1/namespaces/default/configmaps";
+  // Without a checker: not checked, created.
+  auto response = send("POST", path + "?fieldValidation=Strict", configmap, "application/json");
+  ASSERT_EQ(response.status, 201) << response.body;
+  ASSERT_EQ(send("DELETE", path + "/c").status, 200);
+  std::vector<std::string> seen;
+  setStrictFieldChecker([&seen](const std::string& body, const core::GroupVersionKind& kind)
+                            -> core::Result<std::vector<std::string>> {
+    seen.push_back(kind.kind + " " + body);
+    if (body.find("fail") != std::string::npos) return core::makeError("kube-cel exited");
+    return std::vector<std::string>{"unknown field \"foo\"", "unknown field \"bar\""};
+  });
+  // Strict: transformDecodeError's 400 with the body's kind and version.
+  response = send("POST", path + "?fieldValidation=Strict", configmap, "application/json");
+  EXPECT_EQ(response.status, 400);
+  EXPECT_EQ(body(response)["message"],
+            "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: "
+            "unknown field \"foo\", unknown field \"bar\"");
+  EXPECT_EQ(seen, std::vector<std::string>{"ConfigMap " + configmap});
+  EXPECT_FALSE(store_.get({"", "configmaps"}, "default", "c").has_value());
+  // No fieldValidation is Warn: created, a Warning per field; the same on update.
+  response = send("POST", path, configmap, "application/json");
+  ASSERT_EQ(response.status, 201) << response.body;
+  EXPECT_EQ(response.headers.getAll("Warning"),
+            (std::vector<std::string>{R"(299 - "unknown field \"foo\"")",
+                                      R"(299 - "unknown field \"bar\"")"}));
+  response = send("PUT", path + "/c?fieldValidation=Warn", configmap, "application/json");
+  ASSERT_EQ(response.status, 200) << response.body;
+  EXPECT_EQ(response.headers.getAll("Warning").size(), 2u);
+  // Ignore, and YAML bodies, are not checked.
+  seen.clear();
+  EXPECT_EQ(send("PUT", path + "/c?fieldValidation=Ignore", configmap, "application/json").status,
+            200);
+  EXPECT_EQ(send("PUT", path + "/c?fieldValidation=Strict",
+                 "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\nfoo: 1\n",
+                 "application/yaml")
+                .status,
+            200);
+  EXPECT_TRUE(seen.empty());
+  // A checker that fails is a 500, not a silent pass.
+  response = send("POST", path + "?fieldValidation=Strict",
+                  R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fail"}})",
+                  "application/json");
+  EXPECT_EQ(response.status, 500);
+  EXPECT_EQ(body(response)["message"], "Internal error occurred: kube-cel exited");
+  setStrictFieldChecker({});
 }
 
 TEST_F(RestHandlerTest, CreateOfAnExistingObjectIsAlreadyExists) {

@@ -47,6 +47,13 @@ package main
 //	     controller.ComputeHash of the template (pod_template_hash.go).
 //	{"op":"decodeProtobuf","data":"<base64 of the body>"}
 //	  -> {"object":{...}} the body's object as JSON, or {"decodeError":"..."} (protobuf.go).
+//	{"op":"validatePodUpdate","object":{v1 Pod},"oldObject":{v1 Pod}}
+//	  -> {} or {"status":{...}} the 422 of the pod strategy's update validation
+//	     (rest.ValidateUpdate with pod.Strategy: ValidatePodUpdate; pod_update.go).
+//	{"op":"strictDecode","data":"<base64 of the body>","contentType":"application/json",
+//	 "invocationKind":{the endpoint's group, version, kind}}
+//	  -> {} | {"strictErrors":["unknown field \"spec.foo\"",...],"message":"<the Strict 400>"}
+//	     | {"decodeError":"..."}: fieldValidation's strict decoding of a body (strict_decode.go).
 //
 // A request that cannot be decoded or names an unknown op gets {"error":"..."}; the stream goes on.
 
@@ -64,7 +71,7 @@ type request struct {
 	InvocationKind *groupVersionKind `json:"invocationKind,omitempty"`
 	Attributes     *attributesJSON   `json:"attributes,omitempty"`
 	Rules          []authorizerRule  `json:"rules,omitempty"`
-	// admitPolicyObject
+	// admitPolicyObject (object and oldObject also for validatePodUpdate)
 	Kind      string          `json:"kind,omitempty"`
 	Object    json.RawMessage `json:"object,omitempty"`
 	OldObject json.RawMessage `json:"oldObject,omitempty"`
@@ -82,8 +89,9 @@ type request struct {
 	Resources []servedResourceJSON `json:"resources,omitempty"`
 	// podTemplateHash
 	CollisionCount *int32 `json:"collisionCount,omitempty"`
-	// decodeProtobuf
-	Data []byte `json:"data,omitempty"`
+	// decodeProtobuf, strictDecode
+	Data        []byte `json:"data,omitempty"`
+	ContentType string `json:"contentType,omitempty"`
 }
 
 type conditionJSON struct {
@@ -215,9 +223,13 @@ func (s *server) dispatch(req *request) (map[string]any, error) {
 		return podTemplateHash(req.Object, req.CollisionCount)
 	case "decodeProtobuf":
 		return decodeProtobuf(req.Data)
+	case "validatePodUpdate":
+		return validatePodUpdate(req.Object, req.OldObject)
+	case "strictDecode":
+		return strictDecode(req.Data, req.ContentType, req.InvocationKind)
 	case "":
 		return nil, fmt.Errorf("request has no op")
 	default:
-		return nil, fmt.Errorf("unknown op %q (version, compileMatchConditions, evaluateMatchConditions, admitPolicyObject, dispatchValidatingPolicies, dispatchMutatingPolicies, releaseMutatingPolicies, setAuthorizer, typeCheckValidatingPolicy, policyMetrics, podTemplateHash, decodeProtobuf)", req.Op)
+		return nil, fmt.Errorf("unknown op %q (version, compileMatchConditions, evaluateMatchConditions, admitPolicyObject, dispatchValidatingPolicies, dispatchMutatingPolicies, releaseMutatingPolicies, setAuthorizer, typeCheckValidatingPolicy, policyMetrics, podTemplateHash, decodeProtobuf, validatePodUpdate, strictDecode)", req.Op)
 	}
 }
