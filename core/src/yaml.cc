@@ -1,5 +1,7 @@
 #include "harness/core/yaml.h"
 
+#include "harness/core/yaml_reference.h"
+
 // Upstream behaviour followed here:
 //   * go-yaml v2 as vendored by sigs.k8s.io/yaml (goyaml.v2/resolve.go: resolve, the resolve map,
 //     yamlStyleFloat, parseTimestamp; decode.go: scalar, mapping, merge, alias, the excessive

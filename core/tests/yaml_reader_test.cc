@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/core/yaml.h"
+#include "harness/core/yaml_reference.h"
 
 namespace harness::core {
 namespace {

@@ -47,12 +47,6 @@ Result<std::vector<nlohmann::json>> parseYamlDocuments(std::string_view text);
 // documents are an error.
 Result<nlohmann::json> parseYaml(std::string_view text);
 
-namespace detail {
-// parseYamlDocuments' YAML path read by yaml-cpp alone. parseYamlDocuments reads with libfyaml
-// and falls back to this on any error (so that messages are yaml-cpp's); tests compare the two.
-Result<std::vector<nlohmann::json>> parseYamlDocumentsWithYamlCpp(std::string_view text);
-}  // namespace detail
-
 // kubectl-style block YAML (go-yaml v2 emitter conventions): 2-space indentation, sequences under
 // a key not indented ("key:\n- a"), keys in nlohmann's (byte) order, `{}` / `[]` for empty
 // collections, strings quoted when a plain scalar would read back as something else ("true",
