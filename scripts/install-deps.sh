@@ -10,6 +10,7 @@ packages=(
   libboost1.81-dev            # Beast, Asio, URL (replaces 1.74)
   libssl-dev openssl          # TLS, and the openssl CLI used by scripts/gen-certs.sh
   nlohmann-json3-dev libyaml-cpp-dev
+  libfyaml-dev                # the fast path of core::parseYaml (yaml-cpp words the errors)
   zlib1g-dev                  # gzip-compressed audit logs (audit/src/log.cc)
   libsimdjson-dev             # the fast path of core::parseJson (nlohmann words the errors)
   libre2-dev                  # Go's regexp (harness/go/regexp.h): Sprig's regex functions, scenario regexes

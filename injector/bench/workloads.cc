@@ -179,6 +179,18 @@ std::map<std::string, Workload> workloads(Fixture& f) {
         *response = f.istio->handle((*variants)[(*next)++ % variants->size()]);
       },
       verify_response};
+  // The same for Linkerd: each pod template new to linkerd::PatchCache, so the patch is built.
+  auto linkerd_variants = std::make_shared<std::vector<harness::net::Request>>();
+  for (const auto& variant : *variants) {
+    linkerd_variants->push_back(webhookRequest("/inject/linkerd", variant.body));
+  }
+  auto linkerd_next = std::make_shared<std::size_t>(0);
+  w["linkerd_request_new_workload"] = {
+      "LinkerdWebhook::handle as linkerd_request, each request from another workload",
+      [&f, linkerd_variants, linkerd_next, response] {
+        *response = f.linkerd->handle((*linkerd_variants)[(*linkerd_next)++ % linkerd_variants->size()]);
+      },
+      verify_response};
   static const auto settings = inj::loadIstioSettings(istioConfig());
   if (!settings) die(settings.error().message);
   inj::istio::AdmissionInput input;
