@@ -163,6 +163,11 @@ BindingDecision decideBinding(bool validating, const json& policy, const json& b
         inputFor(cluster, attributes, policy, binding), attributes, {request, false});
     if (options.mutating_policies.release) options.mutating_policies.release(request);
     out.warnings = outcome.warnings;
+    if (outcome.object) {
+      // As the chain keeps it (mutating_admission_policy.cc): decoded, defaulted, Go-encoded.
+      applyDefaults(*outcome.object);
+      normalizeLikeGoEncoding(*outcome.object);
+    }
     if (outcome.status) {
       out.decision = "deny";
       out.message = outcome.status->message;
@@ -252,9 +257,12 @@ PolicyNarration explainPolicies(bool validating, const ClusterSnapshot& cluster,
   PolicyNarration out;
   const auto& kinds = kindsOf(validating);
   const std::string word = validating ? "validating" : "mutating";
-  // The plugins see the object as decoded: scheme defaults applied.
+  // The plugins see the object as decoded: scheme defaults applied, Go's encoding.
   AdmissionAttributes attributes = sent;
-  if (attributes.object) applyDefaults(*attributes.object);
+  if (attributes.object) {
+    applyDefaults(*attributes.object);
+    normalizeLikeGoEncoding(*attributes.object);
+  }
   const bool can_evaluate =
       validating ? static_cast<bool>(options.validating_policies)
                  : options.validating_policies && static_cast<bool>(options.mutating_policies);

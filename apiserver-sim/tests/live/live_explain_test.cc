@@ -307,9 +307,10 @@ TEST_F(LiveExplainPolicyTest, PoliciesInAdmissionOrderWithTheirDecisions) {
   EXPECT_THAT(text, HasSubstr("add /metadata/labels/mutated-by\n"));
   const auto vap = text.find(
       "  validating admission policy require-team (binding require-team; failurePolicy Fail; "
-      "validationActions Deny): matched -> denied (422): ValidatingAdmissionPolicy "
-      "'require-team' with binding 'require-team' denied request: pods need a team label\n");
+      "validationActions Deny): matched -> denied (422): pods ");
   ASSERT_NE(vap, std::string::npos) << text;
+  EXPECT_THAT(text, HasSubstr(" is forbidden: ValidatingAdmissionPolicy 'require-team' with "
+                              "binding 'require-team' denied request: pods need a team label\n"));
   EXPECT_THAT(text, HasSubstr("  validating admission policy never-bound: no "
                               "ValidatingAdmissionPolicyBinding names it: never evaluated\n"));
   // AllOrderedPlugins: MutatingAdmissionPolicy, MutatingAdmissionWebhook,
