@@ -53,59 +53,6 @@ items:
   - {apiVersion: v1, kind: Namespace, metadata: {name: app-linkerd, annotations: {linkerd.io/inject: enabled}}}
 )";
 
-// A ValidatingAdmissionPolicy that denies pods without a team label in namespaces labelled
-// policy=enforced, a MutatingAdmissionPolicy that labels them, and a policy no binding names.
-constexpr char kPolicies[] = R"(apiVersion: v1
-kind: Namespace
-metadata: {name: app-policy, labels: {policy: enforced}}
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata: {name: require-team}
-spec:
-  matchConstraints:
-    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]
-  validations:
-    - expression: "has(object.metadata.labels) && 'team' in object.metadata.labels"
-      message: pods need a team label
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata: {name: require-team}
-spec:
-  policyName: require-team
-  validationActions: [Deny]
-  matchResources:
-    namespaceSelector: {matchLabels: {policy: enforced}}
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata: {name: never-bound}
-spec:
-  matchConstraints:
-    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]
-  validations: [{expression: "false"}]
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingAdmissionPolicy
-metadata: {name: add-label}
-spec:
-  matchConstraints:
-    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]
-  matchConditions:
-    - {name: enforced, expression: "namespaceObject.metadata.labels['policy'] == 'enforced'"}
-  reinvocationPolicy: Never
-  mutations:
-    - patchType: ApplyConfiguration
-      applyConfiguration:
-        expression: 'Object{metadata: Object.metadata{labels: {"mutated-by": "add-label"}}}'
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingAdmissionPolicyBinding
-metadata: {name: add-label}
-spec: {policyName: add-label}
-)";
-
 class LiveClusterRealTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -222,7 +169,10 @@ TEST_F(LiveClusterRealTest, LintAndExplainReadTheLiveCluster) {
   // denies the Pod with the same message a server-side dry-run create gets; the
   // MutatingAdmissionPolicy's label is on the Pod a create in a namespace without the
   // ValidatingAdmissionPolicy's binding stores.
-  apply("policies.yaml", kPolicies);
+  auto policies_applied = kubectl(
+      {"apply", "-f",
+       (testing::sourceDir() / "apiserver-sim/tests/live/testdata/policies.yaml").string()});
+  ASSERT_EQ(policies_applied.status, 0) << policies_applied.err;
   // kubectl refuses -n other than the file's namespace: the same Pod without one.
   auto pod_object = core::parseYaml(testing::readFile(pod));
   ASSERT_TRUE(pod_object.ok());

@@ -214,9 +214,11 @@ class LiveExplainPolicyTest : public LiveExplainTest {
     cel_ = std::move(started).value();
     auto admit = cel::policyObjectAdmitter(cel_);
     std::map<std::string, std::vector<json>> stored;
-    auto documents = core::parseYamlDocuments(kPolicies);
+    auto documents = core::parseYamlDocuments(testing::readFile(
+        testing::sourceDir() / "apiserver-sim/tests/live/testdata/policies.yaml"));
     ASSERT_TRUE(documents.ok()) << documents.error().message;
     for (const auto& document : *documents) {
+      if (!isAdmissionPolicyObject(document)) continue;  // the Namespace, added below
       const std::string kind = document["kind"];
       auto admitted = admit(kind, document, nullptr);
       ASSERT_TRUE(std::holds_alternative<json>(admitted))
@@ -246,53 +248,6 @@ class LiveExplainPolicyTest : public LiveExplainTest {
     options.mutating_policies = cel::mutatingPolicyDispatcher(cel_);
     return explainCreate(*snapshot, pod(ns), ns, options);
   }
-
-  static constexpr const char* kPolicies = R"(apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata: {name: require-team}
-spec:
-  matchConstraints:
-    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]
-  validations:
-    - expression: "has(object.metadata.labels) && 'team' in object.metadata.labels"
-      message: pods need a team label
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata: {name: require-team}
-spec:
-  policyName: require-team
-  validationActions: [Deny]
-  matchResources:
-    namespaceSelector: {matchLabels: {policy: enforced}}
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata: {name: never-bound}
-spec:
-  matchConstraints:
-    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]
-  validations: [{expression: "false"}]
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingAdmissionPolicy
-metadata: {name: add-label}
-spec:
-  matchConstraints:
-    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]
-  matchConditions:
-    - {name: enforced, expression: "namespaceObject.metadata.labels['policy'] == 'enforced'"}
-  reinvocationPolicy: Never
-  mutations:
-    - patchType: ApplyConfiguration
-      applyConfiguration:
-        expression: 'Object{metadata: Object.metadata{labels: {"mutated-by": "add-label"}}}'
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingAdmissionPolicyBinding
-metadata: {name: add-label}
-spec: {policyName: add-label}
-)";
 
   std::shared_ptr<cel::KubeCel> cel_;
 };
