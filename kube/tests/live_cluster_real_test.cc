@@ -209,7 +209,9 @@ TEST_F(LiveClusterRealTest, LintAndExplainReadTheLiveCluster) {
                         "app-linkerd", "-o", "json"});
   ASSERT_EQ(unmatched.status, 0) << unmatched.err;
   for (const auto& entry : json::parse(unmatched.out)["policies"]) {
-    if (entry["policy"] != "never-bound") EXPECT_EQ(entry["decision"], "not-matched") << entry;
+    if (entry["policy"] != "never-bound") {
+      EXPECT_EQ(entry["decision"], "not-matched") << entry;
+    }
   }
   auto admitted = kubectl({"create", "--dry-run=server", "-f", pod_anywhere.string(), "-n", "app-linkerd",
                            "-o", "json"});
