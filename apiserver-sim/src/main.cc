@@ -848,6 +848,8 @@ int liveExplainCommand(const RunArgs& args) {
   options.explain.only_called = args.only_called;
   if (cel.available()) {
     options.evaluator = sim::cel::processMatchConditionEvaluator();
+    options.validating_policies = sim::cel::processValidatingPolicyDispatcher();
+    options.mutating_policies = sim::cel::processMutatingPolicyDispatcher();
   } else {
     options.cel_unavailable_reason = cel.status();
   }
@@ -919,18 +921,20 @@ int lintCommand(const LintArgs& args) {
   } else {
     options.cel_unavailable_reason = cel.status();
   }
+  options.validate_policy = sim::cel::processPolicyObjectAdmitter();
   const auto findings = lint::lint(loaded->input, options);
+  const std::size_t policies = loaded->input.policies.size();
   std::size_t webhooks = 0;
   for (const auto& configuration : loaded->input.configurations) {
     webhooks += configuration.configuration.webhooks.size();
   }
   const std::size_t configurations = loaded->input.configurations.size();
   if (args.output == "json") {
-    std::cout << lint::renderJson(findings, configurations, webhooks)
+    std::cout << lint::renderJson(findings, configurations, webhooks, policies)
                      .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
               << "\n";
   } else {
-    std::cout << lint::renderText(findings, configurations, webhooks);
+    std::cout << lint::renderText(findings, configurations, webhooks, policies);
   }
   std::cout.flush();
   return lint::exitCode(findings, lint::parseSeverity(args.fail_on));

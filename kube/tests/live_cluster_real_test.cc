@@ -6,6 +6,7 @@
 // binaries of scripts/build-kube.sh are not built.
 
 #include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -163,6 +164,99 @@ TEST_F(LiveClusterRealTest, LintAndExplainReadTheLiveCluster) {
   auto pods = kubectl({"get", "pods", "-A", "-o", "json"});
   ASSERT_EQ(pods.status, 0) << pods.err;
   EXPECT_TRUE(json::parse(pods.out)["items"].empty());
+
+  // Admission policies: explain's decision is kube-apiserver's. The ValidatingAdmissionPolicy
+  // denies the Pod with the same message a server-side dry-run create gets; the
+  // MutatingAdmissionPolicy's label is on the Pod a create in a namespace without the
+  // ValidatingAdmissionPolicy's binding stores.
+  auto policies_applied = kubectl(
+      {"apply", "-f",
+       (testing::sourceDir() / "apiserver-sim/tests/live/testdata/policies.yaml").string()});
+  ASSERT_EQ(policies_applied.status, 0) << policies_applied.err;
+  // kubectl refuses -n other than the file's namespace: the same Pod without one.
+  auto pod_object = core::parseYaml(testing::readFile(pod));
+  ASSERT_TRUE(pod_object.ok());
+  (*pod_object)["metadata"].erase("namespace");
+  const fs::path pod_anywhere = scratch_ / "pod-anywhere.yaml";
+  testing::writeFile(pod_anywhere, core::toYaml(*pod_object));
+  auto policy_json = sim({"explain", "--kubeconfig", kubeconfig, "-f", pod.string(), "-n",
+                          "app-policy", "-o", "json"});
+  ASSERT_EQ(policy_json.status, 0) << policy_json.out << policy_json.err;
+  const json policy_doc = json::parse(policy_json.out);
+  EXPECT_EQ(policy_doc["deniedByPolicy"], true) << policy_json.out;
+  std::map<std::string, json> policies;
+  for (const auto& entry : policy_doc["policies"]) policies[entry["policy"]] = entry;
+  ASSERT_EQ(policies["require-team"]["decision"], "deny") << policy_json.out;
+  EXPECT_EQ(policies["add-label"]["decision"], "mutate") << policy_json.out;
+  EXPECT_EQ(policies["never-bound"]["decision"], "unbound") << policy_json.out;
+  const std::string message = policies["require-team"]["message"];
+  // kube-apiserver names a generateName Pod before validating admission, so the message's
+  // `pods "<name>" is forbidden: ` differs; the policy's part is the same.
+  const auto policy_part = message.find("ValidatingAdmissionPolicy 'require-team'");
+  ASSERT_NE(policy_part, std::string::npos) << message;
+  auto denied = kubectl({"create", "--dry-run=server", "-f", pod_anywhere.string(), "-n", "app-policy"});
+  EXPECT_NE(denied.status, 0) << denied.out;
+  EXPECT_THAT(denied.err, HasSubstr(message.substr(policy_part)));
+  EXPECT_THAT(denied.err, HasSubstr("Error from server (Invalid)"));
+  auto policy_text = sim({"explain", "--kubeconfig", kubeconfig, "-f", pod.string(), "-n",
+                          "app-policy", "--no-color"});
+  ASSERT_EQ(policy_text.status, 0) << policy_text.err;
+  EXPECT_THAT(policy_text.out, HasSubstr("validating admission policy require-team (binding "
+                                         "require-team; failurePolicy Fail; validationActions "
+                                         "Deny): matched -> denied (422): " + message + "\n"));
+  // In app-linkerd neither binding matches, and kube-apiserver admits the Pod unlabelled.
+  auto unmatched = sim({"explain", "--kubeconfig", kubeconfig, "-f", pod.string(), "-n",
+                        "app-linkerd", "-o", "json"});
+  ASSERT_EQ(unmatched.status, 0) << unmatched.err;
+  for (const auto& entry : json::parse(unmatched.out)["policies"]) {
+    if (entry["policy"] != "never-bound") {
+      EXPECT_EQ(entry["decision"], "not-matched") << entry;
+    }
+  }
+  auto admitted = kubectl({"create", "--dry-run=server", "-f", pod_anywhere.string(), "-n", "app-linkerd",
+                           "-o", "json"});
+  ASSERT_EQ(admitted.status, 0) << admitted.err;
+  EXPECT_FALSE(json::parse(admitted.out)["metadata"]["labels"].contains("mutated-by"));
+  // The mutation explain shows is the one kube-apiserver makes: with the validating binding
+  // gone, the dry-run create in app-policy stores the label.
+  auto unbound = kubectl({"delete", "validatingadmissionpolicybinding", "require-team"});
+  ASSERT_EQ(unbound.status, 0) << unbound.err;
+  auto mutated = kubectl({"create", "--dry-run=server", "-f", pod_anywhere.string(), "-n", "app-policy",
+                          "-o", "json"});
+  ASSERT_EQ(mutated.status, 0) << mutated.err;
+  EXPECT_EQ(json::parse(mutated.out)["metadata"]["labels"]["mutated-by"], "add-label");
+  EXPECT_EQ(policies["add-label"]["patch"][0]["path"], "/metadata/labels/mutated-by")
+      << policies["add-label"];
+  // lint reads the policies too: the unbound one and the binding's policy.
+  auto policy_lint = sim({"lint", "--kubeconfig", kubeconfig, "-o", "json"});
+  std::vector<std::string> policy_findings;
+  for (const auto& finding : json::parse(policy_lint.out)["findings"]) {
+    policy_findings.push_back(finding["rule"].get<std::string>() + " " +
+                              finding["configuration"].get<std::string>());
+  }
+  EXPECT_THAT(policy_findings, ::testing::Contains("policy-without-binding never-bound"));
+  EXPECT_THAT(policy_findings, ::testing::Contains("policy-without-binding require-team"));
+  EXPECT_THAT(policy_findings, ::testing::Not(::testing::Contains("policy-without-binding add-label")));
+
+  // tls-server-name (client-go TLSClientConfig.ServerName): the name verified against
+  // kube-apiserver's serving certificate, which names kubernetes.default.svc but not
+  // wrong.example.
+  auto with_server_name = [&](const std::string& name) {
+    auto config = core::parseYaml(testing::readFile(plane_->kubeconfig()));
+    EXPECT_TRUE(config.ok());
+    (*config)["clusters"][0]["cluster"]["tls-server-name"] = name;
+    const fs::path file = plane_->workDir() / ("kubeconfig-" + name);
+    testing::writeFile(file, core::toYaml(*config));
+    return file.string();
+  };
+  auto named = sim({"lint", "--kubeconfig", with_server_name("kubernetes.default.svc"), "-o",
+                    "json", "--fail-on", "none"});
+  EXPECT_EQ(named.status, 0) << named.err;
+  auto wrong = sim({"lint", "--kubeconfig", with_server_name("wrong.example")});
+  EXPECT_EQ(wrong.status, 2) << wrong.out;
+  EXPECT_THAT(wrong.err, HasSubstr("tls: failed to verify certificate: x509: certificate is "
+                                   "valid for "));
+  EXPECT_THAT(wrong.err, HasSubstr(", not wrong.example"));
 
   // A context that is not in the kubeconfig: one line naming it.
   auto bad = sim({"explain", "--kubeconfig", kubeconfig, "--context", "nope", "-f", pod.string()});

@@ -203,7 +203,16 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     if (!tls_setup_error.empty()) co_return Failure{ClientErrorKind::kTls, tls_setup_error};
     conn->tls = std::make_unique<TlsStream>(std::move(stream), tls);
     SSL* native = conn->tls->native_handle();
-    if (!url.host_is_ip) SSL_set_tlsext_host_name(native, url.host.c_str());
+    // The name the certificate must carry: options.server_name when set (net/http
+    // transport.go: the URL's host only when tls.Config.ServerName is empty).
+    const std::string& verify_host = options.server_name.empty() ? url.host : options.server_name;
+    bool verify_is_ip = url.host_is_ip;
+    if (!options.server_name.empty()) {
+      beast::error_code not_ip;
+      asio::ip::make_address(options.server_name, not_ip);
+      verify_is_ip = !not_ip;
+    }
+    if (!verify_is_ip) SSL_set_tlsext_host_name(native, verify_host.c_str());
     struct Verification {
       X509* leaf = nullptr;
       ~Verification() {
@@ -215,10 +224,10 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
       X509_VERIFY_PARAM* param = SSL_get0_param(native);
       X509_VERIFY_PARAM_set_hostflags(
           param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS | X509_CHECK_FLAG_NEVER_CHECK_SUBJECT);
-      if (url.host_is_ip) {
-        X509_VERIFY_PARAM_set1_ip_asc(param, url.host.c_str());
+      if (verify_is_ip) {
+        X509_VERIFY_PARAM_set1_ip_asc(param, verify_host.c_str());
       } else {
-        X509_VERIFY_PARAM_set1_host(param, url.host.c_str(), 0);
+        X509_VERIFY_PARAM_set1_host(param, verify_host.c_str(), 0);
       }
       conn->tls->set_verify_mode(ssl::verify_peer);
       conn->tls->set_verify_callback(
@@ -243,8 +252,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
       if (!options.insecure_skip_verify && verify != X509_V_OK) {
         co_return Failure{ClientErrorKind::kTls,
                           "tls: failed to verify certificate: " +
-                              detail::describeVerifyFailure(verify, verification->leaf, url.host,
-                                                            url.host_is_ip)};
+                              detail::describeVerifyFailure(verify, verification->leaf, verify_host,
+                                                            verify_is_ip)};
       }
       if (hec == asio::error::eof || hec == ssl::error::stream_truncated) {
         co_return Failure{ClientErrorKind::kTls, "EOF"};

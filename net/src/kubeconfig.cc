@@ -350,6 +350,7 @@ ClientOptions clientOptionsFor(const KubeConnection& connection, std::string use
   options.client_certificate_pem = connection.client_certificate_pem;
   options.client_key_pem = connection.client_key_pem;
   options.insecure_skip_verify = connection.insecure_skip_verify;
+  options.server_name = connection.tls_server_name;
   options.user_agent = std::move(user_agent);
   return options;
 }

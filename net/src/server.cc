@@ -544,7 +544,8 @@ struct Server::Impl {
   template <class Stream>
   asio::awaitable<void> serveRequests(Stream& stream, beast::flat_buffer& buffer,
                                       ConnectionControl& control, const std::string& peer,
-                                      bool tls, std::optional<std::string> client_subject) {
+                                      bool tls, std::optional<std::string> client_subject,
+                                      std::optional<std::string> sni = std::nullopt) {
     auto& lowest = beast::get_lowest_layer(stream);
     for (;;) {
       if (stopping) co_return;
@@ -580,6 +581,7 @@ struct Server::Impl {
       auto& beast_request = parser.get();
       Request request = toRequest(beast_request, peer, tls);
       request.client_certificate_subject = client_subject;
+      request.tls_server_name = sni;
       const bool is_large = large.count(request.body.size());
       Reply reply = co_await handleOnWorker(std::move(request), is_large);
       large.count(reply.response.body.size());
@@ -668,7 +670,12 @@ struct Server::Impl {
       }
       X509_free(cert);
     }
-    co_await self->serveRequests(tls_stream, buffer, *control, peer, true, subject);
+    std::optional<std::string> sni;
+    if (const char* name =
+            SSL_get_servername(tls_stream.native_handle(), TLSEXT_NAMETYPE_host_name)) {
+      sni = name;
+    }
+    co_await self->serveRequests(tls_stream, buffer, *control, peer, true, subject, sni);
     // TLS close_notify; only stream_truncated is an expected error here (Beast example). A
     // stopping server does not wait long for the peer's close_notify: an idle pooled client
     // connection is not read by its owner and would never answer.

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "harness/net/client.h"
+#include "harness/net/kubeconfig.h"
 #include "harness/net/server.h"
 #include "harness/testing/support.h"
 
@@ -31,6 +32,7 @@ class TlsServerTest : public ::testing::Test {
       Response res = Response::text(200, r.method + " " + r.target + " " + r.body);
       res.headers.set("X-Peer-Tls", r.tls ? "yes" : "no");
       if (r.client_certificate_subject) res.headers.set("X-Client", *r.client_certificate_subject);
+      if (r.tls_server_name) res.headers.set("X-Sni", *r.tls_server_name);
       return res;
     });
     router.exact("/slow",
@@ -185,6 +187,57 @@ TEST_F(TlsServerTest, VerifiesAServiceNameWhileConnectingToLoopback) {
             "Post \"" + by_ip.url +
                 "\": tls: failed to verify certificate: x509: cannot validate certificate for "
                 "127.0.0.1 because it doesn't contain any IP SANs");
+}
+
+// A kubeconfig's tls-server-name (client-go rest.TLSClientConfig.ServerName): the server at
+// https://127.0.0.1:<port> has a certificate naming only apiserver.example; the client sends
+// that name as SNI and verifies the certificate for it, not for the URL's host.
+TEST_F(TlsServerTest, KubeconfigTlsServerNameIsSentAsSniAndVerified) {
+  ScratchDir named{"named"};
+  CertificateRequest request;
+  request.dns_names = {"apiserver.example"};
+  request.ip_addresses = {};
+  generateCertificates(named.path(), request);
+  ServerOptions options;
+  options.tls = TlsServerConfig{(named / "tls.crt").string(), (named / "tls.key").string()};
+  startServer(options);
+  auto kubeconfig = [&](const std::string& server_name) {
+    const auto path = named / ("kubeconfig-" + server_name);
+    harness::testing::writeFile(
+        path, "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: k\n"
+              "  cluster:\n    server: https://127.0.0.1:" +
+                  std::to_string(server_->port()) +
+                  "\n    certificate-authority: ca.crt\n" +
+                  (server_name.empty() ? "" : "    tls-server-name: " + server_name + "\n") +
+                  "contexts:\n- name: c\n  context: {cluster: k}\n");
+    auto connection = loadKubeconfig(path);
+    EXPECT_TRUE(connection.ok()) << connection.error().message;
+    return clientOptionsFor(*connection, "test");
+  };
+  ClientRequest get;
+  get.method = "GET";
+  get.url = url("/echo");
+  get.deadline = std::chrono::steady_clock::now() + 10s;
+
+  HttpClient named_client(kubeconfig("apiserver.example"));
+  auto res = named_client.sendSync(get);
+  ASSERT_TRUE(res.ok()) << res.error_message;
+  EXPECT_EQ(res.status, 200);
+  EXPECT_EQ(res.headers.get("X-Sni").value_or("<none>"), "apiserver.example");
+
+  // Without it the URL's host is verified (and, an IP address, not sent as SNI).
+  HttpClient plain_client(kubeconfig(""));
+  auto by_ip = plain_client.sendSync(get);
+  EXPECT_EQ(by_ip.error_message,
+            "Get \"" + get.url +
+                "\": tls: failed to verify certificate: x509: cannot validate certificate for "
+                "127.0.0.1 because it doesn't contain any IP SANs");
+  // A name the certificate does not carry fails, naming it (crypto/x509 HostnameError).
+  HttpClient wrong_client(kubeconfig("other.example"));
+  auto wrong = wrong_client.sendSync(get);
+  EXPECT_EQ(wrong.error_message, "Get \"" + get.url +
+                                     "\": tls: failed to verify certificate: x509: certificate "
+                                     "is valid for apiserver.example, not other.example");
 }
 
 TEST_F(TlsServerTest, PicksUpARenewedCertificateWithoutRestart) {

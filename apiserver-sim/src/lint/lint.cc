@@ -18,6 +18,7 @@
 
 #include "harness/core/object.h"
 #include "harness/sim/selector_overlap.h"
+#include "policy_rules.h"
 #include "harness/sim/webhook_source.h"
 
 namespace harness::sim::lint {
@@ -711,7 +712,15 @@ std::optional<Severity> parseSeverity(std::string_view text) {
   return std::nullopt;
 }
 
-const std::vector<RuleInfo>& rules() { return kRules; }
+const std::vector<RuleInfo>& rules() {
+  static const std::vector<RuleInfo> all = [] {
+    std::vector<RuleInfo> out = kRules;
+    const auto& policy = detail::policyRules();
+    out.insert(out.end(), policy.begin(), policy.end());
+    return out;
+  }();
+  return all;
+}
 
 std::vector<Finding> lint(const LintInput& input, const LintOptions& options) {
   std::vector<Finding> findings;
@@ -746,6 +755,7 @@ std::vector<Finding> lint(const LintInput& input, const LintOptions& options) {
   checkReinvocation(mutating, probes, findings);
   checkObjectSelectors(all, findings);
   checkMatchConditions(all, options, findings);
+  detail::checkPolicies(input, options, findings);
 
   std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
     return a.severity > b.severity;
@@ -754,12 +764,14 @@ std::vector<Finding> lint(const LintInput& input, const LintOptions& options) {
 }
 
 std::string renderText(const std::vector<Finding>& findings, std::size_t configurations,
-                       std::size_t webhooks) {
+                       std::size_t webhooks, std::size_t policies) {
   std::string out;
   std::map<Severity, std::size_t> counts;
   for (const auto& finding : findings) {
     ++counts[finding.severity];
-    std::string subject = finding.webhook.empty()
+    std::string subject = !finding.object_kind.empty()
+                              ? fmt::format("{} {}", finding.object_kind, finding.configuration)
+                          : finding.webhook.empty()
                               ? fmt::format("{} {}", core::kindName(finding.kind),
                                             finding.configuration)
                               : fmt::format("{} webhook {} ({} {})", kindWord(finding.kind),
@@ -776,22 +788,28 @@ std::string renderText(const std::vector<Finding>& findings, std::size_t configu
     out += "  fix: " + finding.fix + "\n\n";
   }
   out += fmt::format(
-      "{} configuration{}, {} webhook{}: {} error{}, {} warning{}, {} info\n", configurations,
-      configurations == 1 ? "" : "s", webhooks, webhooks == 1 ? "" : "s", counts[Severity::kError],
+      "{} configuration{}, {} webhook{}{}: {} error{}, {} warning{}, {} info\n", configurations,
+      configurations == 1 ? "" : "s", webhooks, webhooks == 1 ? "" : "s",
+      policies == 0 ? std::string()
+                    : fmt::format(", {} admission policy object{}", policies,
+                                  policies == 1 ? "" : "s"),
+      counts[Severity::kError],
       counts[Severity::kError] == 1 ? "" : "s", counts[Severity::kWarning],
       counts[Severity::kWarning] == 1 ? "" : "s", counts[Severity::kInfo]);
   return out;
 }
 
 nlohmann::json renderJson(const std::vector<Finding>& findings, std::size_t configurations,
-                          std::size_t webhooks) {
+                          std::size_t webhooks, std::size_t policies) {
   nlohmann::json list = nlohmann::json::array();
   std::map<Severity, std::size_t> counts;
   for (const auto& finding : findings) {
     ++counts[finding.severity];
     list.push_back({{"rule", finding.rule},
                     {"severity", std::string(toString(finding.severity))},
-                    {"kind", std::string(core::kindName(finding.kind))},
+                    {"kind", finding.object_kind.empty()
+                                 ? std::string(core::kindName(finding.kind))
+                                 : finding.object_kind},
                     {"configuration", finding.configuration},
                     {"webhook", finding.webhook},
                     {"related", finding.related},
@@ -803,6 +821,7 @@ nlohmann::json renderJson(const std::vector<Finding>& findings, std::size_t conf
           {"summary",
            {{"configurations", configurations},
             {"webhooks", webhooks},
+            {"policies", policies},
             {"error", counts[Severity::kError]},
             {"warning", counts[Severity::kWarning]},
             {"info", counts[Severity::kInfo]}}}};

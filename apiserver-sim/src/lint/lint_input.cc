@@ -3,6 +3,7 @@
 #include "harness/sim/lint_input.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -14,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/json.h"
+#include "harness/core/object.h"
 #include "harness/core/yaml.h"
 #include "harness/net/client.h"
 
@@ -70,6 +72,39 @@ core::Result<void> addConfiguration(const json& document, const std::string& sou
 }
 
 core::Result<void> addFile(const fs::path& path, bool named, LoadedInput& loaded);
+
+core::Result<void> addPolicyObject(const json& document, const std::string& source,
+                                   LoadedInput& loaded) {
+  const std::string kind = stringOr(document, "kind");
+  const std::string name = stringOr(field(document, "metadata"), "name");
+  if (name.empty()) return core::makeError(source + ": " + kind + ": metadata.name is empty");
+  if (!field(document, "spec").is_object()) {
+    return core::makeError(source + ": " + kind + " " + name + ": spec: expected a map");
+  }
+  for (const auto& existing : loaded.input.policies) {
+    if (stringOr(existing.object, "kind") == kind &&
+        stringOr(field(existing.object, "metadata"), "name") == name) {
+      return core::makeError(fmt::format("{}: {} \"{}\" is also defined in {}", source, kind,
+                                         name, existing.source));
+    }
+  }
+  loaded.input.policies.push_back({document, source});
+  return {};
+}
+
+// The GVK's list path on the REST API ("/api/v1/configmaps"), nullopt for a kind apiserver-sim
+// does not know the resource of (a custom resource).
+std::optional<std::string> listPathOf(const std::string& api_version, const std::string& kind) {
+  const auto slash = api_version.find('/');
+  const core::GroupVersionKind gvk{
+      slash == std::string::npos ? std::string() : api_version.substr(0, slash),
+      slash == std::string::npos ? api_version : api_version.substr(slash + 1), kind};
+  auto info = core::findResourceForKind(gvk);
+  if (!info) return std::nullopt;
+  const auto& r = info->resource;
+  return r.group.empty() ? fmt::format("/api/{}/{}", r.version, r.resource)
+                         : fmt::format("/apis/{}/{}/{}", r.group, r.version, r.resource);
+}
 
 core::Result<void> addScenario(const json& document, const std::string& source,
                                LoadedInput& loaded, const fs::path& base_dir) {
@@ -139,6 +174,7 @@ core::Result<void> addDocument(const json& document, const std::string& source,
   if (kind == "MutatingWebhookConfiguration" || kind == "ValidatingWebhookConfiguration") {
     return addConfiguration(document, source, loaded);
   }
+  if (isAdmissionPolicyObject(document)) return addPolicyObject(document, source, loaded);
   if (kind == "Scenario" && api_version == kScenarioApiVersion) {
     return addScenario(document, source, loaded, base_dir);
   }
@@ -155,6 +191,13 @@ core::Result<void> addDocument(const json& document, const std::string& source,
   }
   const json& metadata = field(document, "metadata");
   const std::string name = stringOr(metadata, "name");
+  if (!kind.empty() && !api_version.empty() && !name.empty()) {
+    // Any object can be a policy's param: kept by kind, namespace and name with its labels.
+    auto labels = labelMap(field(metadata, "labels"), source + ": metadata.labels");
+    if (!labels.ok()) return labels.error();
+    loaded.input.facts.objects[fmt::format("{}/{}/{}/{}", api_version, kind,
+                                           stringOr(metadata, "namespace"), name)] = *labels;
+  }
   if (kind == "Namespace" && api_version == "v1" && !name.empty()) {
     auto labels = labelMap(field(metadata, "labels"), source + ": metadata.labels");
     if (!labels.ok()) return labels.error();
@@ -285,6 +328,50 @@ core::Result<LoadedInput> loadCluster(const net::KubeConnection& connection) {
       if (!added.ok()) return added.error();
     }
   }
+  // Admission policies and bindings; a cluster that does not serve a kind (older than its GA:
+  // ValidatingAdmissionPolicy v1.30, MutatingAdmissionPolicy v1.36) has none of it.
+  for (const char* kind : {"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
+                           "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"}) {
+    std::string resource = kind;
+    std::transform(resource.begin(), resource.end(), resource.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    resource = resource.ends_with("policy") ? resource.substr(0, resource.size() - 1) + "ies"
+                                            : resource + "s";
+    const std::string path = "/apis/admissionregistration.k8s.io/v1/" + resource;
+    auto listed = client.get(path);
+    if (!listed.ok()) return listed.error().within(where);
+    if (!*listed) continue;
+    const json& items = field(**listed, "items");
+    if (!items.is_array()) continue;
+    for (json item : items) {
+      item["apiVersion"] = "admissionregistration.k8s.io/v1";
+      item["kind"] = kind;
+      const std::string name = stringOr(field(item, "metadata"), "name");
+      auto added = addDocument(item, fmt::format("{} {}/{}", where, kind, name), loaded);
+      if (!added.ok()) return added.error();
+    }
+  }
+  // The objects of every paramKind, for the bindings' paramRefs.
+  std::set<std::string> param_kinds;
+  for (const auto& policy : loaded.input.policies) {
+    const json& param_kind = field(field(policy.object, "spec"), "paramKind");
+    const std::string kind = stringOr(param_kind, "kind");
+    if (kind.empty() || !param_kinds.insert(stringOr(param_kind, "apiVersion") + "|" + kind).second) {
+      continue;
+    }
+    const std::string api_version = stringOr(param_kind, "apiVersion");
+    auto path = listPathOf(api_version, kind);
+    if (!path) continue;  // a custom resource: its params are unknown (the rule says so)
+    auto params = client.list(*path);
+    if (!params.ok()) return params.error().within(where);
+    for (auto& item : *params) {
+      item["apiVersion"] = api_version;
+      item["kind"] = kind;
+      auto added = addDocument(item, fmt::format("{} {}", where, *path), loaded);
+      if (!added.ok()) return added.error();
+    }
+  }
+  loaded.input.facts.complete = true;
   auto namespaces = client.list("/api/v1/namespaces");
   if (!namespaces.ok()) return namespaces.error().within(where);
   for (auto& item : *namespaces) {

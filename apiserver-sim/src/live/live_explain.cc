@@ -21,6 +21,7 @@
 #include "harness/process/child_process.h"
 #include "harness/sim/injector_process.h"
 #include "harness/sim/webhook_source.h"
+#include "live_policies.h"
 
 namespace harness::sim::live {
 
@@ -201,6 +202,9 @@ core::Result<ClusterSnapshot> readCluster(const ClusterGet& get, const std::stri
       snapshot.configurations.push_back(std::move(*parsed));
     }
   }
+  if (auto policies = detail::readPolicies(get, snapshot); !policies.ok()) {
+    return policies.error();
+  }
   auto ns = get("/api/v1/namespaces/" + namespace_name);
   if (!ns.ok()) return ns.error().within(snapshot.source);
   if (*ns) {
@@ -302,8 +306,18 @@ core::Result<LiveExplanation> explainCreate(const ClusterSnapshot& cluster, cons
               {"cluster", cluster.source},
               {"namespace", namespace_name}};
   json webhooks = json::array();
+  json policies = json::array();
   std::size_t hidden = 0;
+  std::size_t hidden_policies = 0;
+  bool denied_by_policy = false;
   for (const auto kind : {core::WebhookKind::kMutating, core::WebhookKind::kValidating}) {
+    // The policy plugin runs before the webhooks of its phase (AllOrderedPlugins).
+    auto narrated = detail::explainPolicies(kind == core::WebhookKind::kValidating, cluster,
+                                            attributes, options);
+    out.text += indentText(narrated.text, "  ");
+    hidden_policies += narrated.hidden;
+    denied_by_policy = denied_by_policy || narrated.denied;
+    for (auto& entry : narrated.entries) policies.push_back(std::move(entry));
     for (const auto& hook : orderHooks(stored, kind)) {
       MatchRecord record;
       record.kind = kind;
@@ -364,6 +378,12 @@ core::Result<LiveExplanation> explainCreate(const ClusterSnapshot& cluster, cons
     out.text += fmt::format("  ({} more webhook decision{} not shown: --webhook, --only-called)\n",
                             hidden, hidden == 1 ? "" : "s");
   }
+  if (hidden_policies > 0) {
+    out.text += fmt::format("  ({} more policy decision{} not shown: --webhook, --only-called)\n",
+                            hidden_policies, hidden_policies == 1 ? "" : "s");
+  }
+  out.json["policies"] = std::move(policies);
+  out.json["deniedByPolicy"] = denied_by_policy;
   out.json["webhooks"] = std::move(webhooks);
   out.json["wouldInject"] = out.would_inject;
   return out;

@@ -18,6 +18,7 @@
 #include "harness/sim/lint_input.h"
 #include "harness/sim/selector_overlap.h"
 #include "harness/testing/support.h"
+#include "lint_test_support.h"
 
 
 namespace harness::sim::lint {
@@ -25,27 +26,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-LoadedInput load(const std::string& yaml) {
-  LoadedInput loaded;
-  auto documents = core::parseYamlDocuments(yaml);
-  EXPECT_TRUE(documents.ok()) << documents.error().message;
-  if (!documents.ok()) return loaded;
-  for (const auto& document : *documents) {
-    auto added = addDocument(document, "test.yaml", loaded);
-    EXPECT_TRUE(added.ok()) << added.error().message;
-  }
-  return loaded;
-}
+using testing_support::load;
+using testing_support::withRule;
 
 std::vector<Finding> lintYaml(const std::string& yaml, const LintOptions& options = {}) {
   return lint(load(yaml).input, options);
-}
-
-std::vector<Finding> withRule(const std::vector<Finding>& findings, const std::string& rule) {
-  std::vector<Finding> out;
-  std::copy_if(findings.begin(), findings.end(), std::back_inserter(out),
-               [&](const Finding& f) { return f.rule == rule; });
-  return out;
 }
 
 // A MutatingWebhookConfiguration with one webhook on pod CREATE; `extra` is appended to the

@@ -5,13 +5,17 @@
 // kube/tests/live_cluster_real_test.cc.
 
 #include <filesystem>
+#include <algorithm>
 #include <map>
 #include <string>
+#include <variant>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness/core/yaml.h"
+#include "harness/process/kube_bin_dir.h"
+#include "harness/sim/cel.h"
 #include "harness/sim/live_explain.h"
 #include "harness/testing/support.h"
 
@@ -193,6 +197,119 @@ TEST_F(LiveExplainTest, AMissingConfigMapOrNamespaceIsSaid) {
   ASSERT_TRUE(missing.ok()) << missing.error().message;
   EXPECT_THAT(missing->text, HasSubstr("namespace nowhere: does not exist"));
   EXPECT_THAT(missing->text, HasSubstr("namespaces \"nowhere\" not found"));
+}
+
+
+// Admission policies, as the cluster stores them (upstream's defaults, by kube-cel), narrated in
+// admission order: the MutatingAdmissionPolicy before the mutating webhooks, the
+// ValidatingAdmissionPolicy before the validating webhooks, each binding matched or not by the
+// plugin's own matcher and decided by its own dispatcher.
+class LiveExplainPolicyTest : public LiveExplainTest {
+ protected:
+  void SetUp() override {
+    const fs::path binary = process::kubeBinDir() / "kube-cel";
+    if (auto reason = testing::notBuiltReason(binary); !reason.empty()) GTEST_SKIP() << reason;
+    auto started = cel::KubeCel::start(binary, scratch_ / "kube-cel.log");
+    ASSERT_TRUE(started.ok()) << started.error().message;
+    cel_ = std::move(started).value();
+    auto admit = cel::policyObjectAdmitter(cel_);
+    std::map<std::string, std::vector<json>> stored;
+    auto documents = core::parseYamlDocuments(testing::readFile(
+        testing::sourceDir() / "apiserver-sim/tests/live/testdata/policies.yaml"));
+    ASSERT_TRUE(documents.ok()) << documents.error().message;
+    for (const auto& document : *documents) {
+      if (!isAdmissionPolicyObject(document)) continue;  // the Namespace, added below
+      const std::string kind = document["kind"];
+      auto admitted = admit(kind, document, nullptr);
+      ASSERT_TRUE(std::holds_alternative<json>(admitted))
+          << std::get<core::Status>(admitted).message;
+      std::string resource = kind;
+      std::transform(resource.begin(), resource.end(), resource.begin(), ::tolower);
+      resource = resource.ends_with("policy") ? resource.substr(0, resource.size() - 1) + "ies"
+                                              : resource + "s";
+      stored[resource].push_back(std::get<json>(admitted));
+    }
+    for (auto& [resource, items] : stored) {
+      cluster_.add("/apis/admissionregistration.k8s.io/v1/" + resource, json{{"items", items}});
+    }
+    cluster_.add("/api/v1/namespaces/app-policy",
+                 namespaceObject("app-policy", {{"policy", "enforced"},
+                                                {"kubernetes.io/metadata.name", "app-policy"}}));
+  }
+
+  core::Result<LiveExplanation> explainWithPolicies(const std::string& ns) {
+    auto snapshot = readCluster(cluster_.get(), ns, "fake cluster");
+    if (!snapshot.ok()) return snapshot.error();
+    LiveExplainOptions options;
+    options.injector_binary = HARNESS_INJECTOR_BINARY;
+    options.work_dir = scratch_.path();
+    options.evaluator = cel::matchConditionEvaluator(cel_);
+    options.validating_policies = cel::validatingPolicyDispatcher(cel_);
+    options.mutating_policies = cel::mutatingPolicyDispatcher(cel_);
+    return explainCreate(*snapshot, pod(ns), ns, options);
+  }
+
+  std::shared_ptr<cel::KubeCel> cel_;
+};
+
+TEST_F(LiveExplainPolicyTest, PoliciesInAdmissionOrderWithTheirDecisions) {
+  auto explained = explainWithPolicies("app-policy");
+  ASSERT_TRUE(explained.ok()) << explained.error().message;
+  const std::string& text = explained->text;
+  const auto map = text.find("  mutating admission policy add-label (binding add-label; "
+                             "failurePolicy Fail): matched -> mutates the object:\n");
+  ASSERT_NE(map, std::string::npos) << text;
+  EXPECT_THAT(text, HasSubstr("add /metadata/labels/mutated-by\n"));
+  const auto vap = text.find(
+      "  validating admission policy require-team (binding require-team; failurePolicy Fail; "
+      "validationActions Deny): matched -> denied (422): pods ");
+  ASSERT_NE(vap, std::string::npos) << text;
+  EXPECT_THAT(text, HasSubstr(" is forbidden: ValidatingAdmissionPolicy 'require-team' with "
+                              "binding 'require-team' denied request: pods need a team label\n"));
+  EXPECT_THAT(text, HasSubstr("  validating admission policy never-bound: no "
+                              "ValidatingAdmissionPolicyBinding names it: never evaluated\n"));
+  // AllOrderedPlugins: MutatingAdmissionPolicy, MutatingAdmissionWebhook,
+  // ValidatingAdmissionPolicy, ValidatingAdmissionWebhook.
+  const auto first_webhook = text.find("mutating webhook ");
+  const auto last_webhook = text.rfind("mutating webhook ");
+  ASSERT_NE(first_webhook, std::string::npos);
+  EXPECT_LT(map, first_webhook);
+  EXPECT_GT(vap, last_webhook);
+  EXPECT_EQ(explained->json["deniedByPolicy"], true);
+  std::map<std::string, std::string> decisions;
+  for (const auto& entry : explained->json["policies"]) {
+    decisions[entry["policy"].get<std::string>()] = entry["decision"];
+  }
+  EXPECT_EQ(decisions, (std::map<std::string, std::string>{
+                           {"add-label", "mutate"}, {"never-bound", "unbound"},
+                           {"require-team", "deny"}}));
+
+  // Elsewhere neither binding matches (the binding's namespaceSelector; the matchCondition).
+  auto elsewhere = explainWithPolicies("app-istio");
+  ASSERT_TRUE(elsewhere.ok()) << elsewhere.error().message;
+  EXPECT_THAT(elsewhere->text,
+              HasSubstr("validating admission policy require-team (binding require-team; "
+                        "failurePolicy Fail; validationActions Deny): not matched: its "
+                        "matchConstraints, the binding's matchResources or matchConditions "
+                        "exclude this request\n"));
+  EXPECT_THAT(elsewhere->text, HasSubstr("mutating admission policy add-label (binding "
+                                         "add-label; failurePolicy Fail): not matched"));
+  EXPECT_EQ(elsewhere->json["deniedByPolicy"], false);
+}
+
+TEST_F(LiveExplainTest, PoliciesWithoutCelAreListedNotEvaluated) {
+  cluster_.add("/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies",
+               json{{"items", json::array({{{"metadata", {{"name", "p"}}},
+                                            {"spec", {{"failurePolicy", "Ignore"}}}}})}});
+  cluster_.add("/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings",
+               json{{"items", json::array({{{"metadata", {{"name", "b"}}},
+                                            {"spec", {{"policyName", "p"},
+                                                      {"validationActions", {"Warn"}}}}}})}});
+  auto explained = explain("app-istio");
+  ASSERT_TRUE(explained.ok()) << explained.error().message;
+  EXPECT_THAT(explained->text,
+              HasSubstr("validating admission policy p (binding b; failurePolicy Ignore; "
+                        "validationActions Warn): not evaluated (no CEL in this test)\n"));
 }
 
 }  // namespace

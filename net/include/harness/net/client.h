@@ -23,6 +23,11 @@ struct ClientOptions {
   std::string client_certificate_pem;
   std::string client_key_pem;
   bool insecure_skip_verify = false;
+  // Sent as SNI and verified against the server's certificate instead of the URL's host (a
+  // kubeconfig's tls-server-name): client-go rest.TLSClientConfig.ServerName becomes
+  // crypto/tls Config.ServerName, and net/http uses the URL's host only when it is empty. An IP
+  // address is verified against the IP SANs and not sent as SNI (crypto/tls hostnameInSNI).
+  std::string server_name;
   int threads = 1;                        // I/O threads owned by the client
   std::size_t max_idle_per_endpoint = 100;  // Go's MaxIdleConnsPerHost for the webhook client
   std::size_t response_body_limit = 64 * 1024 * 1024;

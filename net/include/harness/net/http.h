@@ -42,6 +42,8 @@ struct Request {
   bool tls = false;
   // Subject of a verified client certificate, when the server verifies clients.
   std::optional<std::string> client_certificate_subject;
+  // The server name the client asked for in the TLS handshake (SNI), when it sent one.
+  std::optional<std::string> tls_server_name;
 
   // The value of query parameter `name` ("timeout" -> "10s"), without percent-decoding.
   [[nodiscard]] std::optional<std::string> queryParam(std::string_view name) const;

@@ -21,6 +21,7 @@
 
 #include "harness/core/label_selector.h"
 #include "harness/core/webhook_config.h"
+#include "harness/sim/admission_policy.h"
 #include "harness/sim/matching.h"
 
 namespace harness::sim::lint {
@@ -42,6 +43,9 @@ struct Finding {
   std::string message;               // what is wrong and why it matters
   std::string fix;                   // what to change
   std::string source;                // where the configuration came from (file, or the cluster)
+  // For findings about an admission policy or binding: its kind ("ValidatingAdmissionPolicy",
+  // "MutatingAdmissionPolicyBinding", ...); `configuration` is then its name.
+  std::string object_kind;
 };
 
 // What lint knows about the cluster besides the configurations.
@@ -52,6 +56,19 @@ struct ClusterFacts {
   // Labels of the pods behind a Service ("<namespace>/<name>": its spec.selector, which every pod
   // it routes to carries), from Services or the pod templates of Deployments that match them.
   std::map<std::string, core::Labels> service_pod_labels;
+  // Every other object read, by "<apiVersion>/<kind>/<namespace>/<name>" (namespace empty when
+  // cluster-scoped), with its labels: the params a policy binding's paramRef can select.
+  std::map<std::string, core::Labels> objects;
+  // True when the facts are a live cluster's: an object not in `objects` does not exist (from
+  // files it may exist in the cluster the files are applied to).
+  bool complete = false;
+};
+
+// An admission policy object (ValidatingAdmissionPolicy, MutatingAdmissionPolicy or a binding of
+// either, admissionregistration.k8s.io/v1) and where it was read from.
+struct SourcedPolicyObject {
+  nlohmann::json object;
+  std::string source;
 };
 
 // A configuration and where it was read from.
@@ -62,6 +79,7 @@ struct SourcedConfiguration {
 
 struct LintInput {
   std::vector<SourcedConfiguration> configurations;
+  std::vector<SourcedPolicyObject> policies;
   ClusterFacts facts;
 };
 
@@ -72,6 +90,10 @@ struct LintOptions {
   // CEL for matchConditions (kube-cel); empty: the rule says it was skipped and why.
   MatchConditionEvaluator evaluator;
   std::string cel_unavailable_reason;
+  // kube-apiserver's create-time validation of policy objects (kube-cel: the registry strategy
+  // of k8s.io/kubernetes pkg/registry/admissionregistration); empty: the rule checks the fields
+  // users most often get wrong (validationActions, parameterNotFoundAction) itself.
+  PolicyObjectAdmitter validate_policy;
 };
 
 // Every rule of rules(), on the configurations after v1 defaulting (as the apiserver stores
@@ -86,11 +108,12 @@ struct RuleInfo {
 const std::vector<RuleInfo>& rules();
 
 // The text report: one block per finding, then a summary line.
+// `policies`: the admission policy objects read (policies and bindings), counted when any.
 std::string renderText(const std::vector<Finding>& findings, std::size_t configurations,
-                       std::size_t webhooks);
+                       std::size_t webhooks, std::size_t policies = 0);
 // {"findings": [...], "summary": {"configurations", "webhooks", "error", "warning", "info"}}.
 nlohmann::json renderJson(const std::vector<Finding>& findings, std::size_t configurations,
-                          std::size_t webhooks);
+                          std::size_t webhooks, std::size_t policies = 0);
 
 // 1 when any finding has at least `threshold`'s severity, else 0; `threshold` nullopt ("none")
 // always gives 0.

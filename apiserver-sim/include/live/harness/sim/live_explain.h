@@ -20,6 +20,7 @@
 
 #include "harness/core/result.h"
 #include "harness/core/webhook_config.h"
+#include "harness/sim/admission_policy.h"
 #include "harness/sim/explain.h"
 #include "harness/sim/matching.h"
 
@@ -33,14 +34,20 @@ struct ClusterSnapshot {
   std::map<std::string, nlohmann::json> namespaces;
   // "<namespace>/<name>" -> ConfigMap, for the injectors' configuration.
   std::map<std::string, nlohmann::json> config_maps;
+  // Admission policies and bindings (ValidatingAdmissionPolicy, MutatingAdmissionPolicy and
+  // their bindings, as stored, with apiVersion and kind), and the objects of every paramKind
+  // they name, as the policy plugins' informers hold them.
+  std::vector<nlohmann::json> policy_objects;
+  std::vector<PolicyParamKind> params;
 };
 
 // Reads from a cluster: an object by REST path, nullopt on 404.
 using ClusterGet =
     std::function<core::Result<std::optional<nlohmann::json>>(const std::string& path)>;
 
-// The snapshot for explaining `object` in `namespace_name`: the configurations, that Namespace,
-// and the ConfigMaps of the Linkerd and Istio injectors the configurations call.
+// The snapshot for explaining `object` in `namespace_name`: the configurations, the admission
+// policies and bindings with their params (a kind the cluster does not serve has none), that
+// Namespace, and the ConfigMaps of the Linkerd and Istio injectors the configurations call.
 core::Result<ClusterSnapshot> readCluster(const ClusterGet& get, const std::string& namespace_name,
                                           std::string source);
 
@@ -61,6 +68,10 @@ struct LiveExplainOptions {
   std::string cel_unavailable_reason;
   std::filesystem::path injector_binary;  // empty: findInjectorBinary()
   std::filesystem::path work_dir;         // for the injector's input files (exists)
+  // The policy plugins' decisions (kube-cel); empty: policies are listed and not evaluated, with
+  // cel_unavailable_reason.
+  ValidatingPolicyDispatcher validating_policies;
+  MutatingPolicyDispatcher mutating_policies;
 };
 
 struct LiveExplanation {
@@ -69,7 +80,13 @@ struct LiveExplanation {
   bool would_inject = false;  // an injector webhook would be called and its decision is inject
 };
 
-// Narrates the CREATE of `object` in `namespace_name` (the object's own namespace wins).
+// Narrates the CREATE of `object` in `namespace_name` (the object's own namespace wins), in the
+// order kube-apiserver's admission meets each step (k8s.io/kubernetes
+// pkg/kubeapiserver/options/plugins.go AllOrderedPlugins): MutatingAdmissionPolicy, the mutating
+// webhooks, ValidatingAdmissionPolicy, the validating webhooks. Each policy binding: matched or
+// not (its matchConstraints, the binding's matchResources and matchConditions, decided by the
+// plugin's own matcher through a probe policy), then the plugin's decision on the object as sent
+// (denied with its message, warnings, the mutation as a diff).
 core::Result<LiveExplanation> explainCreate(const ClusterSnapshot& cluster,
                                             const nlohmann::json& object,
                                             const std::string& namespace_name,
