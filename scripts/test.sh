@@ -16,6 +16,18 @@ start=$(date +%s)
 bash scripts/build.sh "$preset"
 echo "test.sh: build took $(( $(date +%s) - start ))s"
 bash scripts/build-kube.sh
+# The tests against Istio's own TestInjection read Istio's trees from the Go module cache (their
+# CTest fixture never downloads; the versions injector/CMakeLists.txt names): fetch them here;
+# a second run finds them cached.
+istio_versions=(v0.0.0-20260423205519-b01690e6db7d v0.0.0-20260827124520-eed52ebb66ad)
+if command -v go >/dev/null 2>&1; then
+  if ! (cd injector/tests/istio/chart_render && go mod download &&
+        for v in "${istio_versions[@]}"; do go mod download "istio.io/istio@$v"; done) \
+      >/tmp/harness-istio-modules.log 2>&1; then
+    echo "test.sh: Istio's modules could not be fetched (/tmp/harness-istio-modules.log);" \
+         "the tests against Istio's TestInjection skip"
+  fi
+fi
 root=$(pwd)
 # ASan's frames (red zones around every local) are several times larger than the default
 # build's: handling JSON nested 10,000 deep (Go's encoding/json limit, which the chain and the

@@ -116,7 +116,8 @@ void checkValidation(const std::vector<PolicyObject>& objects, const LintOptions
     std::vector<std::string> errors;
     if (options.validate_policy) {
       try {
-        auto admitted = options.validate_policy(object.kind, object.sourced->object, nullptr);
+        auto admitted = options.validate_policy(object.kind, object.sourced->object, nullptr,
+                                               nullptr);
         if (auto* status = std::get_if<core::Status>(&admitted)) errors.push_back(status->message);
       } catch (const std::exception& e) {
         errors = basicValidation(object);

@@ -220,7 +220,7 @@ class LiveExplainPolicyTest : public LiveExplainTest {
     for (const auto& document : *documents) {
       if (!isAdmissionPolicyObject(document)) continue;  // the Namespace, added below
       const std::string kind = document["kind"];
-      auto admitted = admit(kind, document, nullptr);
+      auto admitted = admit(kind, document, nullptr, nullptr);
       ASSERT_TRUE(std::holds_alternative<json>(admitted))
           << std::get<core::Status>(admitted).message;
       std::string resource = kind;
