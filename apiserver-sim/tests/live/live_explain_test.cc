@@ -284,7 +284,7 @@ TEST_F(LiveExplainPolicyTest, PoliciesInAdmissionOrderWithTheirDecisions) {
                            {"add-label", "mutate"}, {"never-bound", "unbound"},
                            {"require-team", "deny"}}));
 
-  // Elsewhere neither binding matches (the binding's namespaceSelector; the matchCondition).
+  // Elsewhere neither binding matches (their namespaceSelectors).
   auto elsewhere = explainWithPolicies("app-istio");
   ASSERT_TRUE(elsewhere.ok()) << elsewhere.error().message;
   EXPECT_THAT(elsewhere->text,

@@ -96,16 +96,17 @@ std::string scalarV(const nlohmann::json& v) {
   }
 }
 
-}  // namespace
-
-std::string sprintV(const nlohmann::json& v) {
+// fmt's walk of a decoded value: maps as map[k:v ...] (nlohmann keeps keys sorted, as fmt
+// prints map keys), slices as [a b], each scalar by `scalar`.
+template <typename Scalar>
+std::string sprintComposite(const nlohmann::json& v, const Scalar& scalar) {
   if (v.is_object()) {
     std::string out = "map[";
     bool first = true;
     for (const auto& [key, member] : v.items()) {
       if (!first) out.push_back(' ');
       first = false;
-      out += key + ":" + sprintV(member);
+      out += key + ":" + sprintComposite(member, scalar);
     }
     return out + "]";
   }
@@ -113,36 +114,24 @@ std::string sprintV(const nlohmann::json& v) {
     std::string out = "[";
     for (std::size_t i = 0; i < v.size(); ++i) {
       if (i) out.push_back(' ');
-      out += sprintV(v[i]);
+      out += sprintComposite(v[i], scalar);
     }
     return out + "]";
   }
-  return scalarV(v);
+  return scalar(v);
 }
 
-std::string sprintS(const nlohmann::json& v) {
-  if (v.is_object()) {
-    std::string out = "map[";
-    bool first = true;
-    for (const auto& [key, member] : v.items()) {
-      if (!first) out.push_back(' ');
-      first = false;
-      out += key + ":" + sprintS(member);
-    }
-    return out + "]";
-  }
-  if (v.is_array()) {
-    std::string out = "[";
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      if (i) out.push_back(' ');
-      out += sprintS(v[i]);
-    }
-    return out + "]";
-  }
+std::string sprintSScalar(const nlohmann::json& v) {
   const DecodedType type = decodedTypeOf(v);
   if (type == DecodedType::kString) return v.get<std::string>();
   if (type == DecodedType::kNil) return "%!s(<nil>)";
   return "%!s(" + decodedTypeName(type) + "=" + scalarV(v) + ")";
 }
+
+}  // namespace
+
+std::string sprintV(const nlohmann::json& v) { return sprintComposite(v, scalarV); }
+
+std::string sprintS(const nlohmann::json& v) { return sprintComposite(v, sprintSScalar); }
 
 }  // namespace harness::go
