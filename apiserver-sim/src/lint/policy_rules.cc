@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <variant>
 
 #include <fmt/format.h>
@@ -34,6 +35,8 @@ const std::vector<RuleInfo> kPolicyRules = {
     {"policy-param-not-found", "a binding's paramRef selects no param object"},
     {"policy-params-unset", "a policy with paramKind bound without paramRef: `params` is null"},
     {"policy-fail-open", "an enforcing validating policy with failurePolicy Ignore"},
+    {"policy-match-condition-namespace",
+     "a policy's matchCondition reads namespaceObject, which is null there"},
 };
 
 struct PolicyObject {
@@ -298,6 +301,52 @@ void checkFailOpen(const std::vector<PolicyObject>& objects, std::vector<Finding
   }
 }
 
+// Whether `expression` names the identifier `name` (not as part of a longer identifier).
+bool namesIdentifier(const std::string& expression, std::string_view name) {
+  auto identifierChar = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  };
+  for (auto at = expression.find(name); at != std::string::npos;
+       at = expression.find(name, at + 1)) {
+    const auto end = at + name.size();
+    if ((at == 0 || !identifierChar(expression[at - 1])) &&
+        (end == expression.size() || !identifierChar(expression[end]))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The policy plugins evaluate matchConditions with no namespace: k8s.io/apiserver
+// pkg/admission/plugin/webhook/matchconditions/matcher.go Match passes nil to the filter's
+// ForInput, so `namespaceObject` is declared (it compiles) but null, and
+// `namespaceObject.metadata...` is an evaluation error that the failurePolicy decides.
+void checkMatchConditionNamespace(const std::vector<PolicyObject>& objects,
+                                  std::vector<Finding>& out) {
+  for (const auto& policy : objects) {
+    if (policy.binding) continue;
+    const json& conditions = policy.spec().value("matchConditions", json::array());
+    if (!conditions.is_array()) continue;
+    for (std::size_t i = 0; i < conditions.size(); ++i) {
+      const std::string expression = core::nestedString(conditions[i], {"expression"});
+      if (!namesIdentifier(expression, "namespaceObject")) continue;
+      Finding finding = findingFor(policy, "policy-match-condition-namespace", Severity::kWarning);
+      finding.message = fmt::format(
+          "spec.matchConditions[{}] ({}) reads namespaceObject, but matchConditions are evaluated "
+          "without the namespace: it is null there, so the condition fails and failurePolicy {} "
+          "decides every request it meets",
+          i, core::nestedString(conditions[i], {"name"}),
+          core::nestedString(policy.spec(), {"failurePolicy"}).empty()
+              ? std::string("Fail")
+              : core::nestedString(policy.spec(), {"failurePolicy"}));
+      finding.fix =
+          "select namespaces with the binding's matchResources.namespaceSelector, or test "
+          "namespaceObject in a validation or mutation, where it is set";
+      out.push_back(std::move(finding));
+    }
+  }
+}
+
 }  // namespace
 
 const std::vector<RuleInfo>& policyRules() { return kPolicyRules; }
@@ -317,6 +366,7 @@ void checkPolicies(const LintInput& input, const LintOptions& options, std::vect
   if (!input.facts.complete) checkValidation(objects, options, out);
   checkBindings(objects, input.facts, out);
   checkFailOpen(objects, out);
+  checkMatchConditionNamespace(objects, out);
 }
 
 }  // namespace harness::sim::lint::detail

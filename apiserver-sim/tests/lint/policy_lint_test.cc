@@ -183,6 +183,28 @@ TEST(PolicyLintTest, AnEnforcingPolicyThatFailsOpen) {
                   .empty());
 }
 
+// The matchConditions of a policy see namespaceObject as null (upstream's matchconditions.Matcher
+// passes no namespace): a condition reading it fails on every request.
+TEST(PolicyLintTest, AMatchConditionReadingTheNamespaceObject) {
+  const std::string reads_namespace =
+      "  matchConditions:\n"
+      "    - {name: enforced, expression: \"namespaceObject.metadata.labels['policy'] == 'x'\"}\n";
+  auto found = withRule(lintYaml(policy("p", reads_namespace) + binding("b", "p")),
+                        "policy-match-condition-namespace");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].severity, Severity::kWarning);
+  EXPECT_THAT(found[0].message, HasSubstr("spec.matchConditions[0] (enforced) reads "
+                                          "namespaceObject"));
+  EXPECT_THAT(found[0].message, HasSubstr("failurePolicy Fail decides every request"));
+  // A longer identifier, or the namespace read in a validation, is fine.
+  const std::string other =
+      "  matchConditions:\n    - {name: n, expression: \"!has(object.namespaceObjectX)\"}\n"
+      "  variables: [{name: ns, expression: \"namespaceObject\"}]\n";
+  EXPECT_TRUE(withRule(lintYaml(policy("p", other) + binding("b", "p")),
+                       "policy-match-condition-namespace")
+                  .empty());
+}
+
 TEST(PolicyLintTest, ReportsNameThePolicyObjects) {
   auto loaded = load(policy("require-labels"));
   const auto findings = lint(loaded.input, {});
