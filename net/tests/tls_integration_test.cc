@@ -58,6 +58,17 @@ class TlsServerTest : public ::testing::Test {
     ASSERT_TRUE(started.ok()) << started.error().message;
   }
 
+  // Starts the server with a certificate (made in `dir`) naming only `dns_name`, no IP address.
+  void startServerNamedOnly(const ScratchDir& dir, const std::string& dns_name) {
+    CertificateRequest request;
+    request.dns_names = {dns_name};
+    request.ip_addresses = {};
+    generateCertificates(dir.path(), request);
+    ServerOptions options;
+    options.tls = TlsServerConfig{(dir / "tls.crt").string(), (dir / "tls.key").string()};
+    startServer(options);
+  }
+
   std::string url(const std::string& path, const std::string& host = "127.0.0.1") const {
     return "https://" + host + ":" + std::to_string(server_->port()) + path;
   }
@@ -165,13 +176,7 @@ TEST_F(TlsServerTest, RejectsAWrongHostName) {
 
 TEST_F(TlsServerTest, VerifiesAServiceNameWhileConnectingToLoopback) {
   ScratchDir svc{"svc"};
-  CertificateRequest request;
-  request.dns_names = {"injector.linkerd.svc"};
-  request.ip_addresses = {};
-  generateCertificates(svc.path(), request);
-  ServerOptions options;
-  options.tls = TlsServerConfig{(svc / "tls.crt").string(), (svc / "tls.key").string()};
-  startServer(options);
+  startServerNamedOnly(svc, "injector.linkerd.svc");
   ClientOptions client_options;
   client_options.ca_pem = readFile(svc / "ca.crt");
   HttpClient client(client_options);
@@ -194,13 +199,7 @@ TEST_F(TlsServerTest, VerifiesAServiceNameWhileConnectingToLoopback) {
 // that name as SNI and verifies the certificate for it, not for the URL's host.
 TEST_F(TlsServerTest, KubeconfigTlsServerNameIsSentAsSniAndVerified) {
   ScratchDir named{"named"};
-  CertificateRequest request;
-  request.dns_names = {"apiserver.example"};
-  request.ip_addresses = {};
-  generateCertificates(named.path(), request);
-  ServerOptions options;
-  options.tls = TlsServerConfig{(named / "tls.crt").string(), (named / "tls.key").string()};
-  startServer(options);
+  startServerNamedOnly(named, "apiserver.example");
   auto kubeconfig = [&](const std::string& server_name) {
     const auto path = named / ("kubeconfig-" + server_name);
     harness::testing::writeFile(
