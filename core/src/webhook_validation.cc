@@ -12,6 +12,7 @@
 
 #include <openssl/x509.h>
 
+#include "harness/core/process_slot.h"
 #include "harness/core/webhook_config.h"
 #include "harness/go/base64.h"
 #include "harness/go/fmt.h"
@@ -548,9 +549,9 @@ FieldErrors validateAdmissionReviewVersions(const std::vector<std::string>& vers
 // Go's strings.TrimSpace for the expression check.
 bool isBlank(std::string_view s) { return go::trimSpace(s).empty(); }
 
-MatchConditionCompiler& matchConditionCompiler() {
-  static MatchConditionCompiler compiler;
-  return compiler;
+ProcessSlot<MatchConditionCompiler>& matchConditionCompiler() {
+  static ProcessSlot<MatchConditionCompiler> slot;
+  return slot;
 }
 
 // The compile errors of each condition's trimmed expression (nullopt: compiles, blank, or no
@@ -558,7 +559,7 @@ MatchConditionCompiler& matchConditionCompiler() {
 std::vector<std::optional<ExpressionError>> compileExpressions(
     const std::vector<MatchCondition>& conditions, const std::vector<std::string>& stored) {
   std::vector<std::optional<ExpressionError>> results(conditions.size());
-  const auto& compiler = matchConditionCompiler();
+  const auto compiler = matchConditionCompiler().get();
   if (!compiler) return results;
   std::vector<std::string> expressions;
   std::vector<std::size_t> positions;
@@ -747,7 +748,7 @@ Options updateOptions(const WebhookConfiguration& config, const WebhookConfigura
 }  // namespace
 
 void setMatchConditionCompiler(MatchConditionCompiler compiler) {
-  matchConditionCompiler() = std::move(compiler);
+  matchConditionCompiler().set(std::move(compiler));
 }
 
 FieldErrors validateFullyQualifiedName(const std::string& path, std::string_view name) {

@@ -631,11 +631,25 @@ std::optional<Failure> AdmissionChain::Impl::validateObject(ChainRequest& run) {
   if (isAdmissionPolicyObject(object) && run.options.admit_policy_object &&
       request.subresource.empty()) {
     // The registry strategy of the policy kinds, by Kubernetes' code (its validation covers the
-    // metadata too: its 422 is the only one).
+    // metadata too: its 422 is the only one). A binding's paramRef check reads its policy from
+    // storage (validatingadmissionpolicybinding/storage/storage.go DefaultPolicyGetter).
+    const std::string kind = object.value("kind", "");
+    std::optional<nlohmann::json> bound_policy;
+    if (kind == kValidatingAdmissionPolicyBindingKind ||
+        kind == kMutatingAdmissionPolicyBindingKind) {
+      const std::string policy_name = core::nestedString(object, {"spec", "policyName"});
+      if (!policy_name.empty()) {
+        bound_policy = store.get(
+            {std::string(core::kAdmissionRegistrationGroup),
+             kind == kValidatingAdmissionPolicyBindingKind ? "validatingadmissionpolicies"
+                                                           : "mutatingadmissionpolicies"},
+            "", policy_name);
+      }
+    }
+    const PolicyObjectWriter writer{attributes.user_info, bound_policy ? &*bound_policy : nullptr};
     try {
       auto admitted = run.options.admit_policy_object(
-          object.value("kind", ""), object,
-          attributes.old_object ? &*attributes.old_object : nullptr, &attributes.user_info);
+          kind, object, attributes.old_object ? &*attributes.old_object : nullptr, &writer);
       if (auto* status = std::get_if<core::Status>(&admitted)) return fail(*status);
       object = std::get<nlohmann::json>(std::move(admitted));
       errors.clear();

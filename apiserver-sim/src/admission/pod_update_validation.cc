@@ -2,32 +2,23 @@
 
 #include "harness/sim/pod_update_validation.h"
 
-#include <mutex>
+#include "harness/core/process_slot.h"
 
 namespace harness::sim {
 
 namespace {
 
-std::mutex& validatorMutex() {
-  static std::mutex mutex;
-  return mutex;
-}
-
-PodUpdateValidator& validatorSlot() {
-  static PodUpdateValidator validator;
-  return validator;
+core::ProcessSlot<PodUpdateValidator>& validatorSlot() {
+  static core::ProcessSlot<PodUpdateValidator> slot;
+  return slot;
 }
 
 }  // namespace
 
 void setPodUpdateValidator(PodUpdateValidator validator) {
-  std::lock_guard lock(validatorMutex());
-  validatorSlot() = std::move(validator);
+  validatorSlot().set(std::move(validator));
 }
 
-PodUpdateValidator installedPodUpdateValidator() {
-  std::lock_guard lock(validatorMutex());
-  return validatorSlot();
-}
+PodUpdateValidator installedPodUpdateValidator() { return validatorSlot().get(); }
 
 }  // namespace harness::sim

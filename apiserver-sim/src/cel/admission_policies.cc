@@ -145,16 +145,18 @@ PolicyObjectAdmitter policyObjectAdmitter(std::shared_ptr<KubeCel> cel) {
   return [cel = std::move(cel), resources = servedResources()](
              std::string_view kind, const nlohmann::json& object,
              const nlohmann::json* old_object,
-             const core::UserInfo* user) -> std::variant<nlohmann::json, core::Status> {
+             const PolicyObjectWriter* writer) -> std::variant<nlohmann::json, core::Status> {
     nlohmann::json request = {{"op", "admitPolicyObject"},
                               {"kind", kind},
                               {"object", object},
                               {"oldObject", old_object ? *old_object : nlohmann::json()}};
-    if (user) {
-      // The policies' paramKind authorization (registry strategies' authz.go) needs the user
-      // and the resource the paramKind is served as.
-      request["userInfo"] = userInfoJson(*user);
+    if (writer) {
+      // The policies' paramKind and the bindings' paramRef authorization (the registry
+      // strategies' authz.go) need the user, the resource the paramKind is served as and, for a
+      // binding, the bound policy.
+      request["userInfo"] = userInfoJson(writer->user);
       request["resources"] = resources;
+      if (writer->bound_policy) request["policy"] = *writer->bound_policy;
     }
     auto response = cel->call(request);
     if (!response) throw std::runtime_error(response.error().message);
@@ -190,7 +192,7 @@ std::function<std::string()> policyMetricsText(std::shared_ptr<KubeCel> cel) {
 
 PolicyObjectAdmitter unavailablePolicyAdmitter(std::string reason) {
   return [reason = std::move(reason)](std::string_view kind, const nlohmann::json&,
-                                      const nlohmann::json*, const core::UserInfo*)
+                                      const nlohmann::json*, const PolicyObjectWriter*)
              -> std::variant<nlohmann::json, core::Status> {
     throw std::runtime_error(fmt::format("a {} needs CEL: {}", kind, reason));
   };

@@ -17,10 +17,6 @@
 #include "harness/process/kube_bin_dir.h"
 #include "harness/sim/cel.h"
 
-#ifndef HARNESS_SOURCE_DIR_DEFAULT
-#define HARNESS_SOURCE_DIR_DEFAULT "."
-#endif
-
 namespace harness::sim::cel {
 
 namespace fs = std::filesystem;

@@ -3,11 +3,11 @@
 
 #include <unistd.h>
 
-#include <mutex>
 #include <system_error>
 
 #include <fmt/format.h>
 
+#include "harness/core/process_slot.h"
 #include "harness/sim/cel.h"
 #include "harness/sim/go_types.h"
 
@@ -15,106 +15,69 @@ namespace harness::sim::cel {
 
 namespace {
 
-std::mutex& installedMutex() {
-  static std::mutex mutex;
-  return mutex;
-}
+// What install sets, replaced as a whole so that a request never reads half of one installation.
+struct Installed {
+  MatchConditionEvaluator evaluator;
+  ValidatingPolicyDispatcher validating;
+  MutatingPolicyDispatcher mutating;
+  PolicyObjectAdmitter admitter;
+  std::function<std::string()> metrics;
+  std::optional<std::string> unavailable_reason;
+};
 
-MatchConditionEvaluator& installedEvaluator() {
-  static MatchConditionEvaluator evaluator;
-  return evaluator;
-}
-
-ValidatingPolicyDispatcher& installedPolicyDispatcher() {
-  static ValidatingPolicyDispatcher dispatcher;
-  return dispatcher;
-}
-
-MutatingPolicyDispatcher& installedMutatingDispatcher() {
-  static MutatingPolicyDispatcher dispatcher;
-  return dispatcher;
-}
-
-PolicyObjectAdmitter& installedPolicyAdmitter() {
-  static PolicyObjectAdmitter admitter;
-  return admitter;
-}
-
-std::function<std::string()>& installedPolicyMetrics() {
-  static std::function<std::string()> metrics;
-  return metrics;
-}
-
-std::optional<std::string>& missingReason() {
-  static std::optional<std::string> reason;
-  return reason;
+core::ProcessSlot<Installed>& installed() {
+  static core::ProcessSlot<Installed> slot;
+  return slot;
 }
 
 }  // namespace
 
 void install(std::shared_ptr<KubeCel> cel) {
-  std::lock_guard lock(installedMutex());
-  missingReason().reset();
   if (!cel) {
     core::setMatchConditionCompiler({});
-    installedEvaluator() = {};
-    installedPolicyDispatcher() = {};
-    installedMutatingDispatcher() = {};
-    installedPolicyAdmitter() = {};
-    installedPolicyMetrics() = {};
     setPodUpdateValidator({});
+    installed().set({});
     return;
   }
-  installedPolicyMetrics() = policyMetricsText(cel);
   core::setMatchConditionCompiler(matchConditionCompiler(cel));
-  installedPolicyDispatcher() = validatingPolicyDispatcher(cel);
-  installedMutatingDispatcher() = mutatingPolicyDispatcher(cel);
-  installedPolicyAdmitter() = policyObjectAdmitter(cel);
   setPodUpdateValidator(podUpdateValidator(cel));
-  installedEvaluator() = matchConditionEvaluator(std::move(cel));
+  Installed next;
+  next.metrics = policyMetricsText(cel);
+  next.validating = validatingPolicyDispatcher(cel);
+  next.mutating = mutatingPolicyDispatcher(cel);
+  next.admitter = policyObjectAdmitter(cel);
+  next.evaluator = matchConditionEvaluator(std::move(cel));
+  installed().set(std::move(next));
 }
 
 void installUnavailable(std::string reason) {
-  std::lock_guard lock(installedMutex());
   core::setMatchConditionCompiler(unavailableCompiler(reason));
-  installedEvaluator() = {};
-  installedPolicyDispatcher() = {};
-  installedMutatingDispatcher() = {};
-  installedPolicyAdmitter() = unavailablePolicyAdmitter(reason);
-  installedPolicyMetrics() = {};
   setPodUpdateValidator({});
-  missingReason() = std::move(reason);
+  Installed next;
+  next.admitter = unavailablePolicyAdmitter(reason);
+  next.unavailable_reason = std::move(reason);
+  installed().set(std::move(next));
 }
 
 std::optional<std::string> unavailableReason() {
-  std::lock_guard lock(installedMutex());
-  return missingReason();
+  return installed().get(&Installed::unavailable_reason);
 }
 
 MatchConditionEvaluator processMatchConditionEvaluator() {
-  std::lock_guard lock(installedMutex());
-  return installedEvaluator();
+  return installed().get(&Installed::evaluator);
 }
 
 ValidatingPolicyDispatcher processValidatingPolicyDispatcher() {
-  std::lock_guard lock(installedMutex());
-  return installedPolicyDispatcher();
+  return installed().get(&Installed::validating);
 }
 
 MutatingPolicyDispatcher processMutatingPolicyDispatcher() {
-  std::lock_guard lock(installedMutex());
-  return installedMutatingDispatcher();
+  return installed().get(&Installed::mutating);
 }
 
-PolicyObjectAdmitter processPolicyObjectAdmitter() {
-  std::lock_guard lock(installedMutex());
-  return installedPolicyAdmitter();
-}
+PolicyObjectAdmitter processPolicyObjectAdmitter() { return installed().get(&Installed::admitter); }
 
-std::function<std::string()> processPolicyMetrics() {
-  std::lock_guard lock(installedMutex());
-  return installedPolicyMetrics();
-}
+std::function<std::string()> processPolicyMetrics() { return installed().get(&Installed::metrics); }
 
 ProcessCel::ProcessCel() {
   std::error_code ec;

@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <iostream>
-#include <mutex>
 #include <set>
 
 #include <fmt/format.h>
@@ -27,6 +26,7 @@
 #include "harness/core/field_errors.h"
 #include "harness/core/json.h"
 #include "harness/core/json_patch.h"
+#include "harness/core/process_slot.h"
 #include "harness/core/strategic_merge.h"
 #include "harness/core/yaml.h"
 #include "harness/sim/field_validation.h"
@@ -114,35 +114,19 @@ core::Status unrecognized(const Call& call, const std::string& reason, const std
       call.main.kind.kind, reason, summarizeData(body)));
 }
 
-std::mutex& protobufDecoderMutex() {
-  static std::mutex mutex;
-  return mutex;
+core::ProcessSlot<ProtobufDecoder>& protobufDecoderSlot() {
+  static core::ProcessSlot<ProtobufDecoder> slot;
+  return slot;
 }
 
-ProtobufDecoder& installedProtobufDecoder() {
-  static ProtobufDecoder decoder;
-  return decoder;
+ProtobufDecoder protobufDecoder() { return protobufDecoderSlot().get(); }
+
+core::ProcessSlot<StrictFieldChecker>& strictFieldCheckerSlot() {
+  static core::ProcessSlot<StrictFieldChecker> slot;
+  return slot;
 }
 
-ProtobufDecoder protobufDecoder() {
-  std::lock_guard lock(protobufDecoderMutex());
-  return installedProtobufDecoder();
-}
-
-std::mutex& strictFieldCheckerMutex() {
-  static std::mutex mutex;
-  return mutex;
-}
-
-StrictFieldChecker& installedStrictFieldChecker() {
-  static StrictFieldChecker checker;
-  return checker;
-}
-
-StrictFieldChecker strictFieldChecker() {
-  std::lock_guard lock(strictFieldCheckerMutex());
-  return installedStrictFieldChecker();
-}
+StrictFieldChecker strictFieldChecker() { return strictFieldCheckerSlot().get(); }
 
 // fieldValidation on a decoded create/update body (create.go, update.go): with Strict (or Warn,
 // the default when the query has none: rest.go fieldValidation) the body's unknown and duplicate
@@ -451,13 +435,11 @@ void stripDirectives(nlohmann::json& value) {
 }  // namespace
 
 void setProtobufDecoder(ProtobufDecoder decoder) {
-  std::lock_guard lock(protobufDecoderMutex());
-  installedProtobufDecoder() = std::move(decoder);
+  protobufDecoderSlot().set(std::move(decoder));
 }
 
 void setStrictFieldChecker(StrictFieldChecker checker) {
-  std::lock_guard lock(strictFieldCheckerMutex());
-  installedStrictFieldChecker() = std::move(checker);
+  strictFieldCheckerSlot().set(std::move(checker));
 }
 
 net::Response RestApiHandler::Impl::create(const Call& call) {

@@ -449,7 +449,9 @@ TEST_F(RealKubeCelTest, PolicyParamKindIsAuthorizedForTheRequestingUser) {
              "validations": [{"expression": "true"}]}})");
   const core::UserInfo jane{"jane", "", {"developers", "system:authenticated"}, {}};
   const core::UserInfo admin{"admin", "", {"system:masters", "system:authenticated"}, {}};
-  auto refused = admit("ValidatingAdmissionPolicy", policy, nullptr, &jane);
+  const PolicyObjectWriter jane_writes{jane};
+  const PolicyObjectWriter admin_writes{admin};
+  auto refused = admit("ValidatingAdmissionPolicy", policy, nullptr, &jane_writes);
   ASSERT_TRUE(std::holds_alternative<core::Status>(refused));
   EXPECT_EQ(std::get<core::Status>(refused).code, 422);
   EXPECT_EQ(std::get<core::Status>(refused).message,
@@ -458,7 +460,7 @@ TEST_F(RealKubeCelTest, PolicyParamKindIsAuthorizedForTheRequestingUser) {
             "have \"get\" permission on all objects of the referenced paramKind (kind=ConfigMap, "
             "apiVersion=v1)");
   EXPECT_TRUE(std::holds_alternative<nlohmann::json>(
-      admit("ValidatingAdmissionPolicy", policy, nullptr, &admin)));
+      admit("ValidatingAdmissionPolicy", policy, nullptr, &admin_writes)));
   EXPECT_TRUE(std::holds_alternative<nlohmann::json>(
       admit("ValidatingAdmissionPolicy", policy, nullptr, nullptr)));
 
@@ -471,7 +473,57 @@ TEST_F(RealKubeCelTest, PolicyParamKindIsAuthorizedForTheRequestingUser) {
                             {"decision", "Allow"}}}}});
   ASSERT_TRUE(set.ok()) << set.error().message;
   EXPECT_TRUE(std::holds_alternative<nlohmann::json>(
-      admit("ValidatingAdmissionPolicy", policy, nullptr, &jane)));
+      admit("ValidatingAdmissionPolicy", policy, nullptr, &jane_writes)));
+}
+
+// The bindings' paramRef authorization (validatingadmissionpolicybinding/authz.go): "get" on the
+// named param of the bound policy's paramKind resource; without the bound policy, the message
+// says the permission was asked for every resource. The policy goes to kube-cel with the writer.
+TEST_F(RealKubeCelTest, BindingParamRefIsAuthorizedAgainstTheBoundPolicy) {
+  auto admit = policyObjectAdmitter(cel_);
+  const nlohmann::json policy = nlohmann::json::parse(R"({
+    "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+    "metadata": {"name": "limits"},
+    "spec": {"paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+             "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+               "operations": ["CREATE"], "resources": ["pods"]}]},
+             "validations": [{"expression": "true"}]}})");
+  const nlohmann::json binding = nlohmann::json::parse(R"({
+    "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+    "metadata": {"name": "limits-team"},
+    "spec": {"policyName": "limits", "validationActions": ["Deny"],
+             "paramRef": {"name": "team-limits", "namespace": "team",
+                          "parameterNotFoundAction": "Deny"}}})");
+  const core::UserInfo jane{"jane", "", {"developers"}, {}};
+  const std::string prefix =
+      "ValidatingAdmissionPolicyBinding.admissionregistration.k8s.io \"limits-team\" is invalid: "
+      "spec.paramRef: Forbidden: ";
+  auto message = [&](const PolicyObjectWriter& writer) {
+    auto admitted = admit("ValidatingAdmissionPolicyBinding", binding, nullptr, &writer);
+    return std::holds_alternative<core::Status>(admitted)
+               ? std::get<core::Status>(admitted).message
+               : std::string();
+  };
+  EXPECT_EQ(message({jane, &policy}),
+            prefix + "user &{jane  [developers] map[]} does not have \"get\" permission on the "
+                     "object referenced by paramRef");
+  EXPECT_EQ(message({jane, nullptr}),
+            prefix + "unable to get policy limits to determine minimum required permissions and "
+                     "user &{jane  [developers] map[]} does not have \"get\" permission for all "
+                     "groups, versions and resources");
+
+  // Allowed once jane may get that one ConfigMap; asking for every resource is still refused.
+  auto set = cel_->call({{"op", "setAuthorizer"},
+                         {"rules",
+                          {{{"users", {"jane"}},
+                            {"verbs", {"get"}},
+                            {"resources", {"configmaps"}},
+                            {"names", {"team-limits"}},
+                            {"namespaces", {"team"}},
+                            {"decision", "Allow"}}}}});
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  EXPECT_EQ(message({jane, &policy}), "");
+  EXPECT_NE(message({jane, nullptr}), "");
 }
 
 TEST_F(RealKubeCelTest, MutatingPoliciesApplyAndKeepTheirReinvocationStatePerRequest) {

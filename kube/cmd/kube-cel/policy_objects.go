@@ -11,7 +11,12 @@ package main
 // the requesting user must be allowed to "get" every object of the paramKind's resource, unless
 // in system:masters; a Forbidden error on spec.paramKind) is made with the simulator's authorizer
 // (authz.go here) for the user the simulator names; without a user it is not made. The bindings'
-// paramRef authorization is not made.
+// Validate and ValidateUpdate are their strategies' own too, so their paramRef authorization
+// (validatingadmissionpolicybinding/authz.go, mutatingadmissionpolicybinding/authz.go: "get" on
+// the named param, "list" without a name, on the bound policy's paramKind resource, or on every
+// resource when the policy is missing; a Forbidden error on spec.paramRef) is made the same way,
+// with the bound policy the simulator sends ("policy", as stored) as the strategies'
+// PolicyGetter: absent, it is NotFound as storage's Get says.
 
 import (
 	"context"
@@ -37,7 +42,9 @@ import (
 	"k8s.io/kubernetes/pkg/apis/admissionregistration"
 	"k8s.io/kubernetes/pkg/apis/admissionregistration/validation"
 	"k8s.io/kubernetes/pkg/registry/admissionregistration/mutatingadmissionpolicy"
+	"k8s.io/kubernetes/pkg/registry/admissionregistration/mutatingadmissionpolicybinding"
 	"k8s.io/kubernetes/pkg/registry/admissionregistration/validatingadmissionpolicy"
+	"k8s.io/kubernetes/pkg/registry/admissionregistration/validatingadmissionpolicybinding"
 )
 
 const (
@@ -148,13 +155,19 @@ func (s *server) admitPolicyObject(req *request) (map[string]any, error) {
 				validateHasSuffix: true,
 			}.prepareAndValidate)
 	case kindBinding:
+		getter := boundPolicy{stored: req.Policy}
 		return admitObject(kind, rawObject, rawOld, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{},
 			&admissionregistrationv1.ValidatingAdmissionPolicyBinding{},
 			&admissionregistration.ValidatingAdmissionPolicyBinding{}, &admissionregistration.ValidatingAdmissionPolicyBinding{},
 			strategy[*admissionregistration.ValidatingAdmissionPolicyBinding]{
-				spec:           func(b *admissionregistration.ValidatingAdmissionPolicyBinding) any { return b.Spec },
-				validate:       validation.ValidateValidatingAdmissionPolicyBinding,
-				validateUpdate: validation.ValidateValidatingAdmissionPolicyBindingUpdate,
+				spec: func(b *admissionregistration.ValidatingAdmissionPolicyBinding) any { return b.Spec },
+				validate: func(b *admissionregistration.ValidatingAdmissionPolicyBinding) field.ErrorList {
+					return validatingadmissionpolicybinding.NewStrategy(authz, getter, resolver).Validate(ctx, b)
+				},
+				validateUpdate: func(b, o *admissionregistration.ValidatingAdmissionPolicyBinding) field.ErrorList {
+					return validatingadmissionpolicybinding.NewStrategy(authz, getter, resolver).ValidateUpdate(ctx, b, o)
+				},
+				validateHasSuffix: true,
 			}.prepareAndValidate)
 	case kindMutatingPolicy:
 		// mutatingadmissionpolicy/strategy.go: no status.
@@ -172,13 +185,19 @@ func (s *server) admitPolicyObject(req *request) (map[string]any, error) {
 				validateHasSuffix: true,
 			}.prepareAndValidate)
 	case kindMutatingBinding:
+		getter := boundPolicy{stored: req.Policy}
 		return admitObject(kind, rawObject, rawOld, &admissionregistrationv1.MutatingAdmissionPolicyBinding{},
 			&admissionregistrationv1.MutatingAdmissionPolicyBinding{},
 			&admissionregistration.MutatingAdmissionPolicyBinding{}, &admissionregistration.MutatingAdmissionPolicyBinding{},
 			strategy[*admissionregistration.MutatingAdmissionPolicyBinding]{
-				spec:           func(b *admissionregistration.MutatingAdmissionPolicyBinding) any { return b.Spec },
-				validate:       validation.ValidateMutatingAdmissionPolicyBinding,
-				validateUpdate: validation.ValidateMutatingAdmissionPolicyBindingUpdate,
+				spec: func(b *admissionregistration.MutatingAdmissionPolicyBinding) any { return b.Spec },
+				validate: func(b *admissionregistration.MutatingAdmissionPolicyBinding) field.ErrorList {
+					return mutatingadmissionpolicybinding.NewStrategy(authz, getter, resolver).Validate(ctx, b)
+				},
+				validateUpdate: func(b, o *admissionregistration.MutatingAdmissionPolicyBinding) field.ErrorList {
+					return mutatingadmissionpolicybinding.NewStrategy(authz, getter, resolver).ValidateUpdate(ctx, b, o)
+				},
+				validateHasSuffix: true,
 			}.prepareAndValidate)
 	default:
 		return nil, fmt.Errorf("admitPolicyObject: kind %q is not %s, %s, %s or %s", kind, kindPolicy, kindBinding,
@@ -236,6 +255,44 @@ func admitObject(kind string, rawObject, rawOld json.RawMessage, v1Object, v1Old
 	}
 	out.GetObjectKind().SetGroupVersionKind(admissionregistrationv1.SchemeGroupVersion.WithKind(kind))
 	return map[string]any{"object": out}, nil
+}
+
+// boundPolicy is the binding strategies' PolicyGetter (storage's Get in kube-apiserver,
+// validatingadmissionpolicybinding/storage/storage.go DefaultPolicyGetter): the policy the
+// simulator found under the binding's policyName, decoded as storage decodes it; absent, the
+// NotFound error storage's Get returns.
+type boundPolicy struct{ stored json.RawMessage }
+
+func (g boundPolicy) internal(resource, name string, v1 runtime.Object, internal metav1.Object) error {
+	if len(g.stored) == 0 || string(g.stored) == "null" {
+		return apierrors.NewNotFound(schema.GroupResource{Group: admissionregistration.GroupName, Resource: resource}, name)
+	}
+	if err := decodeV1(g.stored, v1); err != nil {
+		return fmt.Errorf("policy: %v", err)
+	}
+	if err := toInternal(v1, internal.(runtime.Object)); err != nil {
+		return fmt.Errorf("policy: %v", err)
+	}
+	if internal.GetName() != name {
+		return apierrors.NewNotFound(schema.GroupResource{Group: admissionregistration.GroupName, Resource: resource}, name)
+	}
+	return nil
+}
+
+func (g boundPolicy) GetValidatingAdmissionPolicy(_ context.Context, name string) (*admissionregistration.ValidatingAdmissionPolicy, error) {
+	policy := &admissionregistration.ValidatingAdmissionPolicy{}
+	if err := g.internal(resourceOf[kindPolicy], name, &admissionregistrationv1.ValidatingAdmissionPolicy{}, policy); err != nil {
+		return nil, err
+	}
+	return policy, nil
+}
+
+func (g boundPolicy) GetMutatingAdmissionPolicy(_ context.Context, name string) (*admissionregistration.MutatingAdmissionPolicy, error) {
+	policy := &admissionregistration.MutatingAdmissionPolicy{}
+	if err := g.internal(resourceOf[kindMutatingPolicy], name, &admissionregistrationv1.MutatingAdmissionPolicy{}, policy); err != nil {
+		return nil, err
+	}
+	return policy, nil
 }
 
 // restMapperResolver is the strategies' resolver.ResourceResolver (discovery in kube-apiserver)

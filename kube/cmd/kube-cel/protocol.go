@@ -17,10 +17,11 @@ package main
 //	     declared, no params, the matchConditions cost budget).
 //	{"op":"admitPolicyObject","kind":"ValidatingAdmissionPolicy"|"ValidatingAdmissionPolicyBinding"|
 //	 "MutatingAdmissionPolicy"|"MutatingAdmissionPolicyBinding",
-//	 "object":{...},"oldObject":{...}|null,"userInfo":{...}?,"resources":[...]?}
+//	 "object":{...},"oldObject":{...}|null,"userInfo":{...}?,"resources":[...]?,"policy":{...}?}
 //	  -> {"object":{...}} the object as the registry stores it (v1 defaults, PrepareForCreate/
 //	     Update), or {"status":{...}} the 422 of its validation (policy_objects.go), with the
-//	     policies' paramKind authorization for userInfo over the served resources.
+//	     policies' paramKind and the bindings' paramRef authorization for userInfo over the
+//	     served resources (a binding's policy: the one its policyName names, as stored).
 //	{"op":"dispatchValidatingPolicies","policies":[...],"bindings":[...],"params":[{"apiVersion",
 //	 "kind","resource","namespaced","objects":[...]}],"namespace":{...}|null,"equivalents":[...],
 //	 "attributes":{...}}
@@ -87,6 +88,8 @@ type request struct {
 	// resources
 	UserInfo  *userInfoJSON        `json:"userInfo,omitempty"`
 	Resources []servedResourceJSON `json:"resources,omitempty"`
+	// admitPolicyObject of a binding: the policy its policyName names, as stored (absent: none)
+	Policy json.RawMessage `json:"policy,omitempty"`
 	// podTemplateHash
 	CollisionCount *int32 `json:"collisionCount,omitempty"`
 	// decodeProtobuf, strictDecode

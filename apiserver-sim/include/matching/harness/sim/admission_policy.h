@@ -93,13 +93,21 @@ struct MutatingPolicyDispatcher {
   explicit operator bool() const { return static_cast<bool>(dispatch); }
 };
 
+// Who writes a policy object, for the registry strategies' authorization: the policies'
+// paramKind check and the bindings' paramRef check ask the authorizer about `user`; a binding's
+// check reads the policy its spec.policyName names (`bound_policy`, as stored; null when there is
+// none, which upstream's check treats as "every resource").
+struct PolicyObjectWriter {
+  const core::UserInfo& user;
+  const nlohmann::json* bound_policy = nullptr;
+};
+
 // Create/update of a policy or binding as the registry does it: the object to store (defaulted,
-// generation set), or the 422 Status. `old_object` null on create. `user`: the requesting user,
-// whom the policies' paramKind authorization checks (null for the starting state: no check).
-// Throws when it cannot tell.
+// generation set), or the 422 Status. `old_object` null on create. `writer` null for the starting
+// state (no authorization check). Throws when it cannot tell.
 using PolicyObjectAdmitter = std::function<std::variant<nlohmann::json, core::Status>(
     std::string_view kind, const nlohmann::json& object, const nlohmann::json* old_object,
-    const core::UserInfo* user)>;
+    const PolicyObjectWriter* writer)>;
 
 // Whether `object` is a Validating/MutatingAdmissionPolicy or its binding, of
 // admissionregistration.k8s.io/v1.
