@@ -145,10 +145,10 @@ std::string sequenceDiagram(const json& explain) {
     }
     return Message{1, lane, label, answer, -1, false, false};
   };
-  auto policyMessages = [&](const char* kind, const char* detail) {
+  auto policyMessages = [&](const char* kind, const char* lane_name) {
     for (const auto& policy : policies) {
       if (!isPolicyOf(policy, kind)) continue;
-      const std::size_t lane = laneOf(kind, detail);
+      const std::size_t lane = laneOf(lane_name, kind);
       messages.push_back({1, lane, "binding " + policy.value("binding", std::string()),
                           policy.value("policy", std::string()) + ": " + policyAnswer(policy),
                           -1, policy.value("decision", "") == "deny", false});
@@ -168,7 +168,7 @@ std::string sequenceDiagram(const json& explain) {
       any_plugin = true;
     }
     // The MutatingAdmissionPolicy plugin runs after the in-tree ones, before the webhooks.
-    if (round == 0) policyMessages("MutatingAdmissionPolicy", "in-process, CEL");
+    if (round == 0) policyMessages("MutatingAdmissionPolicy", "mutating policies");
     for (const auto& webhook : webhooks) {
       if (webhook.value("kind", "") != "mutating" || webhook.value("round", 0) != round) {
         continue;
@@ -177,7 +177,7 @@ std::string sequenceDiagram(const json& explain) {
         messages.push_back(
             callMessage(webhook, fmt::format("round {}: AdmissionReview", round)));
       } else if (live && webhook.value("decision", "") == "Call") {
-        messages.push_back(wouldCall(webhook, "would be called (not sent)"));
+        messages.push_back(wouldCall(webhook, "would call (not sent)"));
       }
     }
   }
@@ -185,13 +185,13 @@ std::string sequenceDiagram(const json& explain) {
   const std::size_t validation = laneOf("validation", "object, in-tree validating");
   const std::string stage = result.value("stage", "");
   messages.push_back({1, validation, "validate", "", -1, stage == "validation", false});
-  policyMessages("ValidatingAdmissionPolicy", "in-process, CEL");
+  policyMessages("ValidatingAdmissionPolicy", "validating policies");
   for (const auto& webhook : webhooks) {
     if (webhook.value("kind", "") != "validating") continue;
     if (webhook.contains("call")) {
       messages.push_back(callMessage(webhook, "AdmissionReview (parallel)"));
     } else if (live && webhook.value("decision", "") == "Call") {
-      messages.push_back(wouldCall(webhook, "would be called (parallel)"));
+      messages.push_back(wouldCall(webhook, "would call (parallel)"));
     }
   }
   const bool allowed = result.value("allowed", false);

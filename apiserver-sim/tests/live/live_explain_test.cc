@@ -498,11 +498,11 @@ TEST_F(LiveExplainPolicyTest, TheLiveReportDrawsTheExplanation) {
   ASSERT_EQ(report.scenarios[0].steps.size(), 1u);
   EXPECT_EQ(report.scenarios[0].steps[0].status, StepStatus::kFailed);  // require-team denies
   const std::string html = renderHtmlReport(report, "live");
-  EXPECT_THAT(html, HasSubstr(">would be called (not sent)</text>"));
+  EXPECT_THAT(html, HasSubstr(">would call (not sent)</text>"));
   EXPECT_THAT(html, HasSubstr(">linkerd injector: "));
-  EXPECT_THAT(html, HasSubstr(">MutatingAdmissionPolicy</text>"));
+  EXPECT_THAT(html, HasSubstr(">mutating policies</text>"));
   EXPECT_THAT(html, HasSubstr(">add-label: mutates the object</text>"));
-  EXPECT_THAT(html, HasSubstr(">ValidatingAdmissionPolicy</text>"));
+  EXPECT_THAT(html, HasSubstr(">validating policies</text>"));
   EXPECT_THAT(html, HasSubstr(">require-team: denied (422)</text>"));
   EXPECT_THAT(html, HasSubstr("would be denied by ValidatingAdmissionPolicy require-team"));
   EXPECT_THAT(html, Not(HasSubstr(">persist, audit</text>")));
