@@ -259,16 +259,7 @@ core::Result<LiveExplanation> explainCreate(const ClusterSnapshot& cluster, cons
   attributes.object = object;
   attributes.object->erase("status");
 
-  NamespaceLabelsLookup lookup =
-      [&](const std::string& name) -> std::variant<core::StringMap, core::Status> {
-    auto it = cluster.namespaces.find(name);
-    if (it == cluster.namespaces.end()) {
-      return core::newNotFound(core::GroupResource{"", "namespaces"}, name);
-    }
-    auto labels = core::labelsOf(it->second);
-    if (!labels.ok()) return core::newInternalError(labels.error().message);
-    return core::StringMap(labels->begin(), labels->end());
-  };
+  const NamespaceLabelsLookup lookup = detail::namespaceLabels(cluster);
 
   std::vector<core::WebhookConfiguration> stored = cluster.configurations;
   for (auto& configuration : stored) core::applyV1Defaults(configuration);

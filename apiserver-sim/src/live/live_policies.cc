@@ -268,16 +268,7 @@ Exclusion excludingClause(const json& match_resources, const std::string& part,
 Exclusion excludedBy(const json& policy, const json& binding, const ClusterSnapshot& cluster,
                      const AdmissionAttributes& attributes, const LiveExplainOptions& options) {
   const std::string policy_name = nameOf(policy);
-  NamespaceLabelsLookup lookup =
-      [&](const std::string& name) -> std::variant<core::StringMap, core::Status> {
-    auto it = cluster.namespaces.find(name);
-    if (it == cluster.namespaces.end()) {
-      return core::newNotFound(core::GroupResource{"", "namespaces"}, name);
-    }
-    auto labels = core::labelsOf(it->second);
-    if (!labels.ok()) return core::newInternalError(labels.error().message);
-    return core::StringMap(labels->begin(), labels->end());
-  };
+  const NamespaceLabelsLookup lookup = namespaceLabels(cluster);
   auto named = [&](Exclusion found, const std::string& what) {
     if (found.clause.empty()) {
       found.summary = what + " excludes this request (apiserver-sim's reading of its clauses "
@@ -435,6 +426,18 @@ core::Result<std::vector<json>> listKind(const ClusterGet& get, const std::strin
 }
 
 }  // namespace
+
+NamespaceLabelsLookup namespaceLabels(const ClusterSnapshot& cluster) {
+  return [&cluster](const std::string& name) -> std::variant<core::StringMap, core::Status> {
+    auto it = cluster.namespaces.find(name);
+    if (it == cluster.namespaces.end()) {
+      return core::newNotFound(core::GroupResource{"", "namespaces"}, name);
+    }
+    auto labels = core::labelsOf(it->second);
+    if (!labels.ok()) return core::newInternalError(labels.error().message);
+    return core::StringMap(labels->begin(), labels->end());
+  };
+}
 
 core::Result<void> readPolicies(const ClusterGet& get, ClusterSnapshot& snapshot) {
   for (const auto& kinds : kKinds) {
