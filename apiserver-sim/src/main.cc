@@ -20,6 +20,9 @@
 //   apiserver-sim audit assert LOG... EXPECTATIONS
 //   apiserver-sim audit sink --log FILE [--port N] [--tls-cert F --tls-key F] [--client-ca F]
 //   apiserver-sim audit LOG [--compare OTHER_LOG]   (= chains / compare)
+//   apiserver-sim explain --kubeconfig FILE [--context C] -f OBJECT [-n NS] [-o json]
+//   apiserver-sim report (PATH... | --audit-log LOG... | --kubeconfig FILE -f OBJECT)
+//                        [--out FILE]
 //   apiserver-sim lint (PATH... | --kubeconfig FILE [--context C]) [-o text|json]
 //                      [--fail-on error|warning|info|none] [--request-timeout S]
 //   apiserver-sim check-idempotence (--injector P | --stub FILE | --stub-mutator M | --url URL)
@@ -337,6 +340,14 @@ int watchLoop(const RunArgs& args, const std::function<std::optional<sim::RunRep
   }
 }
 
+// Colour for a terminal, unless NO_COLOR (https://no-color.org: present and not empty) or
+// --no-color; never in a JSON or JUnit document.
+bool colorOutput(const RunArgs& args) {
+  const char* no_color = std::getenv("NO_COLOR");
+  return args.output == "table" && !args.no_color && (no_color == nullptr || *no_color == '\0') &&
+         isatty(1) == 1;
+}
+
 int runCommand(const RunArgs& args) {
   const sim::cel::ProcessCel cel;  // before the scenarios load: their matchConditions compile
   std::optional<harness::audit::LogWriter> audit_log;  // thread-safe: one line per event
@@ -346,11 +357,7 @@ int runCommand(const RunArgs& args) {
   options.explain_options.verbose = args.verbose;
   options.explain_options.webhook_filter = args.webhook_filter;
   options.explain_options.only_called = args.only_called;
-  // Colour for a terminal, unless NO_COLOR (https://no-color.org: present and not empty) or
-  // --no-color; never in a JSON or JUnit document.
-  const char* no_color = std::getenv("NO_COLOR");
-  options.explain_options.color = args.output == "table" && !args.no_color &&
-                                  (no_color == nullptr || *no_color == '\0') && isatty(1) == 1;
+  options.explain_options.color = colorOutput(args);
   options.explain_step_filter = args.step_filter;
   for (const auto* filter : {&args.webhook_filter, &args.step_filter}) {
     if (auto check = harness::go::Regexp::compile(*filter); !check) {
@@ -797,32 +804,39 @@ int auditReportCommand(const std::vector<std::string>& logs, const AuditArgs& ar
   return writeHtmlReport(*report, out_file, bad_lines == 0 ? 0 : kExitBadInput);
 }
 
-// `explain --kubeconfig FILE [--context C] -f OBJECT`: the live cluster's webhooks and injectors
-// narrated for the object, nothing created (live_explain.h). Exit 0 explained, 2 bad input or a
-// cluster that cannot be read.
-int liveExplainCommand(const RunArgs& args) {
+// `explain --kubeconfig FILE [--context C] -f OBJECT` (and `report --kubeconfig`): the live
+// cluster's webhooks, policies and injectors narrated for the object, nothing created
+// (live_explain.h); nullopt, with the error printed, on bad input or a cluster that cannot be read.
+std::optional<sim::live::LiveExplanation> explainLive(const RunArgs& args,
+                                                      const std::string& command) {
   namespace live = sim::live;
+  const std::string prefix = "apiserver-sim " + command + ": ";
   if (args.object_file.empty()) {
-    std::cerr << "apiserver-sim explain --kubeconfig: -f OBJECT is required\n";
-    return kExitBadInput;
+    std::cerr << prefix << "--kubeconfig needs -f OBJECT\n";
+    return std::nullopt;
+  }
+  if (auto check = harness::go::Regexp::compile(args.webhook_filter); !check) {
+    std::cerr << prefix << "bad regex \"" << args.webhook_filter << "\": "
+              << check.error().message << "\n";
+    return std::nullopt;
   }
   auto connection = harness::net::loadKubeconfig(args.kubeconfig, args.context);
   if (!connection.ok()) {
-    std::cerr << "apiserver-sim explain: " << connection.error().message << "\n";
-    return kExitBadInput;
+    std::cerr << prefix << connection.error().message << "\n";
+    return std::nullopt;
   }
   std::ifstream in(args.object_file, std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();
   if (!in) {
-    std::cerr << "apiserver-sim explain: cannot read " << args.object_file << "\n";
-    return kExitBadInput;
+    std::cerr << prefix << "cannot read " << args.object_file << "\n";
+    return std::nullopt;
   }
   auto object = harness::core::parseYaml(text.str());
   if (!object.ok() || !object->is_object()) {
-    std::cerr << "apiserver-sim explain: " << args.object_file << ": "
+    std::cerr << prefix << args.object_file << ": "
               << (object.ok() ? std::string("not an object") : object.error().message) << "\n";
-    return kExitBadInput;
+    return std::nullopt;
   }
   std::string namespace_name = args.namespace_name;
   if (!namespace_name.empty()) {
@@ -837,8 +851,8 @@ int liveExplainCommand(const RunArgs& args) {
       [&client](const std::string& path) { return client.get(path); }, namespace_name,
       client.describe());
   if (!snapshot.ok()) {
-    std::cerr << "apiserver-sim explain: " << snapshot.error().message << "\n";
-    return kExitBadInput;
+    std::cerr << prefix << snapshot.error().message << "\n";
+    return std::nullopt;
   }
   const sim::cel::ProcessCel cel;
   if (!cel.available()) sim::cel::install(nullptr);
@@ -846,6 +860,7 @@ int liveExplainCommand(const RunArgs& args) {
   options.explain.verbose = args.verbose;
   options.explain.webhook_filter = args.webhook_filter;
   options.explain.only_called = args.only_called;
+  options.explain.color = colorOutput(args);
   if (cel.available()) {
     options.evaluator = sim::cel::processMatchConditionEvaluator();
     options.validating_policies = sim::cel::processValidatingPolicyDispatcher();
@@ -858,15 +873,22 @@ int liveExplainCommand(const RunArgs& args) {
   std::string pattern = (fs::temp_directory_path(ec) / "apiserver-sim-explain-XXXXXX").string();
   if (mkdtemp(pattern.data()) == nullptr) {
     std::cerr << "apiserver-sim: cannot create a temporary directory\n";
-    return kExitBadInput;
+    return std::nullopt;
   }
   options.work_dir = pattern;
   auto explained = live::explainCreate(*snapshot, *object, namespace_name, options);
   fs::remove_all(options.work_dir, ec);
   if (!explained.ok()) {
-    std::cerr << "apiserver-sim explain: " << explained.error().message << "\n";
-    return kExitBadInput;
+    std::cerr << prefix << explained.error().message << "\n";
+    return std::nullopt;
   }
+  return std::move(*explained);
+}
+
+// `explain --kubeconfig`: exit 0 explained, 2 bad input or a cluster that cannot be read.
+int liveExplainCommand(const RunArgs& args) {
+  auto explained = explainLive(args, "explain");
+  if (!explained) return kExitBadInput;
   if (args.output == "json") {
     std::cout << explained->json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
               << "\n";
@@ -875,6 +897,15 @@ int liveExplainCommand(const RunArgs& args) {
   }
   std::cout.flush();
   return 0;
+}
+
+// `report --kubeconfig FILE -f OBJECT`: the live explanation as the HTML report; exit 0 written
+// (whatever the policies decide: nothing was sent), 2 bad input, a cluster that cannot be read or
+// a file that cannot be written.
+int liveReportCommand(const RunArgs& args, const std::string& out_file) {
+  auto explained = explainLive(args, "report");
+  if (!explained) return kExitBadInput;
+  return writeHtmlReport(sim::live::liveReport(*explained, args.object_file), out_file, 0);
 }
 
 struct LintArgs {
@@ -1123,8 +1154,9 @@ int main(int argc, char** argv) {
   RunArgs report_args;
   std::string report_out = "report.html";
   auto* report = app.add_subcommand(
-      "report", "Run scenarios and write one self-contained HTML file: a sequence diagram per "
-                "request, the decision table, the patches as diffs");
+      "report", "Run scenarios (or read audit logs, or explain an object against a live cluster) "
+                "and write one self-contained HTML file: a sequence diagram per request, the "
+                "decision table, the patches as diffs");
   report->add_option("paths", report_args.paths, "Scenario files or folders");
   AuditArgs report_audit_args;
   std::vector<std::string> report_logs;
@@ -1149,6 +1181,16 @@ int main(int argc, char** argv) {
   report->add_option("--webhook", report_args.webhook_filter, "Only these webhooks (regex)");
   report->add_option("--step", report_args.step_filter, "Only these steps (regex)");
   report->add_flag("--only-called", report_args.only_called, "Only the webhooks called");
+  report->add_option("--kubeconfig", report_args.kubeconfig,
+                     "Instead of scenarios: explain -f OBJECT against a live cluster (as explain "
+                     "--kubeconfig: nothing is created, no webhook is called) and draw it");
+  report->add_option("--context", report_args.context,
+                     "With --kubeconfig: the kubeconfig context (default: current)");
+  report->add_option("-f,--filename", report_args.object_file,
+                     "With --kubeconfig: the object to explain the CREATE of (YAML or JSON)");
+  report->add_option("-n", report_args.namespace_name,
+                     "With --kubeconfig: the namespace to explain the object in (default: the "
+                     "object's, else the context's)");
 
   LintArgs lint_args;
   auto* lint = app.add_subcommand(
@@ -1238,11 +1280,15 @@ int main(int argc, char** argv) {
     }
     if (lint->parsed()) return lintCommand(lint_args);
     if (report->parsed()) {
-      if (report_logs.empty() == report_args.paths.empty()) {
-        std::cerr << "apiserver-sim report: give scenario files or folders, or --audit-log "
-                     "LOG...\n";
+      const int sources = static_cast<int>(!report_logs.empty()) +
+                          static_cast<int>(!report_args.paths.empty()) +
+                          static_cast<int>(!report_args.kubeconfig.empty());
+      if (sources != 1) {
+        std::cerr << "apiserver-sim report: give scenario files or folders, --audit-log LOG..., "
+                     "or --kubeconfig FILE -f OBJECT\n";
         return kExitBadInput;
       }
+      if (!report_args.kubeconfig.empty()) return liveReportCommand(report_args, report_out);
       if (!report_logs.empty()) {
         return auditReportCommand(report_logs, report_audit_args, report_out);
       }

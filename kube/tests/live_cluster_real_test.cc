@@ -21,6 +21,7 @@
 #include "harness/kube/control_plane.h"
 #include "harness/process/kube_bin_dir.h"
 #include "harness/testing/support.h"
+#include "../../apiserver-sim/tests/scenario/headless_chromium.h"
 
 #if !defined(HARNESS_APISERVER_SIM_BINARY) || !defined(HARNESS_INJECTOR_BINARY)
 #error "set by kube/CMakeLists.txt"
@@ -32,6 +33,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace std::chrono_literals;
 
 constexpr char kPolicyWebhook[] = R"(apiVersion: admissionregistration.k8s.io/v1
@@ -55,6 +57,66 @@ items:
   - {apiVersion: v1, kind: Namespace, metadata: {name: app-istio, labels: {istio-injection: enabled}}}
   - {apiVersion: v1, kind: Namespace, metadata: {name: app-linkerd, annotations: {linkerd.io/inject: enabled}}}
 )";
+
+// A custom resource kind for policy params, and a policy reading it: at most
+// params.spec.maxContainers containers in namespaces labelled limits=enforced; a second binding
+// names a param that does not exist (and matches no namespace).
+constexpr char kLimitsCrd[] = R"(apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: limits.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: limits, singular: limit, kind: Limit}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec: {type: object, properties: {maxContainers: {type: integer}}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: app-limits, labels: {limits: enforced}}
+)";
+
+constexpr char kLimitsPolicy[] = R"yaml(apiVersion: example.com/v1
+kind: Limit
+metadata: {name: strict, namespace: app-limits}
+spec: {maxContainers: 0}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: max-containers}
+spec:
+  paramKind: {apiVersion: example.com/v1, kind: Limit}
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]
+  validations:
+    - expression: "size(object.spec.containers) <= params.spec.maxContainers"
+      messageExpression: "'at most ' + string(params.spec.maxContainers) + ' containers'"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: max-containers}
+spec:
+  policyName: max-containers
+  validationActions: [Deny]
+  paramRef: {name: strict, namespace: app-limits, parameterNotFoundAction: Deny}
+  matchResources: {namespaceSelector: {matchLabels: {limits: enforced}}}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: max-containers-missing}
+spec:
+  policyName: max-containers
+  validationActions: [Deny]
+  paramRef: {name: absent, namespace: app-limits, parameterNotFoundAction: Deny}
+  matchResources: {namespaceSelector: {matchLabels: {limits: none}}}
+)yaml";
 
 class LiveClusterRealTest : public ::testing::Test {
  protected:
@@ -230,6 +292,30 @@ TEST_F(LiveClusterRealTest, LintAndExplainReadTheLiveCluster) {
   EXPECT_THAT(policy_text.out, HasSubstr("validating admission policy require-team (binding "
                                          "require-team; failurePolicy Fail; validationActions "
                                          "Deny): matched -> denied (422): " + message + "\n"));
+  // report --kubeconfig: the same explanation drawn, and Chromium draws the page.
+  const fs::path live_report = scratch_ / "live-report.html";
+  auto reported = sim({"report", "--kubeconfig", kubeconfig, "-f", pod.string(), "-n",
+                       "app-policy", "--out", live_report.string()});
+  ASSERT_EQ(reported.status, 0) << reported.err;
+  const std::string html = testing::readFile(live_report);
+  EXPECT_THAT(html, HasSubstr("would be denied by ValidatingAdmissionPolicy require-team"));
+  EXPECT_THAT(html, HasSubstr(">require-team: denied (422)</text>"));
+  EXPECT_THAT(html, HasSubstr(">add-label: mutates the object</text>"));
+  EXPECT_THAT(html, HasSubstr(">would call (parallel)</text>"));  // the policy webhook
+  EXPECT_THAT(html, HasSubstr("<td>pods.policy.example.com</td>"));
+  if (const fs::path browser = sim::test::chromium(); !browser.empty()) {
+    const auto dom = sim::test::runChromium(browser, live_report, scratch_.path(), {"--dump-dom"});
+    ASSERT_EQ(dom.status, 0) << dom.err;
+    EXPECT_THAT(dom.out, HasSubstr("data-rendered=\"ok\""));
+    EXPECT_THAT(dom.err, Not(HasSubstr("Uncaught")));
+    const auto shot = sim::test::runChromium(
+        browser, live_report, scratch_.path(),
+        {"--window-size=1200,1400", "--screenshot=" + (scratch_ / "live-report.png").string()});
+    ASSERT_EQ(shot.status, 0) << shot.err;
+    EXPECT_GT(fs::file_size(scratch_ / "live-report.png"), 10'000u);
+  } else {
+    std::cerr << "chromium is not installed: the live report is not drawn\n";
+  }
   // In app-linkerd neither binding matches, and kube-apiserver admits the Pod unlabelled.
   auto unmatched = sim({"explain", "--kubeconfig", kubeconfig, "-f", pod.string(), "-n",
                         "app-linkerd", "-o", "json"});
@@ -239,6 +325,9 @@ TEST_F(LiveClusterRealTest, LintAndExplainReadTheLiveCluster) {
   for (const auto& entry : unmatched_doc["policies"]) {
     if (entry["policy"] != "never-bound") {
       EXPECT_EQ(entry["decision"], "not-matched") << entry;
+      // Both bindings select namespaces labelled policy=enforced.
+      EXPECT_EQ(entry["excludedBy"]["part"], "matchResources") << entry;
+      EXPECT_EQ(entry["excludedBy"]["clause"], "namespaceSelector") << entry;
     }
   }
   // The policy webhook (failurePolicy Fail, no Service behind it) would refuse every Pod that
@@ -273,6 +362,54 @@ TEST_F(LiveClusterRealTest, LintAndExplainReadTheLiveCluster) {
   EXPECT_THAT(policy_findings, ::testing::Contains("policy-without-binding require-team"));
   EXPECT_THAT(policy_findings,
               ::testing::Not(::testing::Contains("policy-without-binding add-label")));
+
+  // A policy whose paramKind is a custom resource (a CRD created here): explain finds its
+  // resource through discovery and evaluates it with the param, as kube-apiserver does; lint
+  // knows the kind's objects, so a binding naming a missing one is an error.
+  apply("limits-crd.yaml", kLimitsCrd);
+  auto established = kubectl({"wait", "--for=condition=Established", "--timeout=120s",
+                              "customresourcedefinition/limits.example.com"});
+  ASSERT_EQ(established.status, 0) << established.err;
+  apply("limits-policy.yaml", kLimitsPolicy);
+  auto limits_account = kubectl({"create", "serviceaccount", "default", "-n", "app-limits"});
+  ASSERT_EQ(limits_account.status, 0) << limits_account.err;
+  auto limited = sim({"explain", "--kubeconfig", kubeconfig, "-f", pod.string(), "-n",
+                      "app-limits", "-o", "json"});
+  ASSERT_EQ(limited.status, 0) << limited.err;
+  const json limited_doc = json::parse(limited.out);
+  std::map<std::string, json> limit_entries;
+  for (const auto& entry : limited_doc["policies"]) {
+    if (!entry["binding"].is_string()) continue;  // a policy no binding names
+    limit_entries[entry["policy"].get<std::string>() + "/" +
+                  entry["binding"].get<std::string>()] = entry;
+  }
+  const json& max_containers = limit_entries["max-containers/max-containers"];
+  ASSERT_EQ(max_containers["decision"], "deny") << limited.out;
+  const std::string limit_message = max_containers["message"];
+  EXPECT_THAT(limit_message, HasSubstr("denied request: at most 0 containers"));
+  EXPECT_EQ(limit_entries["max-containers/max-containers-missing"]["excludedBy"]["clause"],
+            "namespaceSelector")
+      << limited.out;
+  auto limit_denied = dryRunUntil("app-limits", [](const testing::CommandOutput& run) {
+    return run.err.find("max-containers") != std::string::npos;
+  });
+  EXPECT_NE(limit_denied.status, 0) << limit_denied.out;
+  EXPECT_THAT(limit_denied.err,
+              HasSubstr(limit_message.substr(limit_message.find("ValidatingAdmissionPolicy"))));
+  auto limit_lint = sim({"lint", "--kubeconfig", kubeconfig, "-o", "json"});
+  const json limit_lint_doc = json::parse(limit_lint.out);
+  std::map<std::string, json> param_findings;
+  for (const auto& finding : limit_lint_doc["findings"]) {
+    if (finding["rule"] == "policy-param-not-found") {
+      param_findings[finding["configuration"].get<std::string>()] = finding;
+    }
+  }
+  EXPECT_FALSE(param_findings.contains("max-containers")) << limit_lint.out;
+  ASSERT_TRUE(param_findings.contains("max-containers-missing")) << limit_lint.out;
+  EXPECT_EQ(param_findings["max-containers-missing"]["severity"], "error");
+  EXPECT_THAT(param_findings["max-containers-missing"]["message"].get<std::string>(),
+              HasSubstr("example.com/v1/Limit \"absent\" in namespace app-limits does not "
+                        "exist"));
 
   // tls-server-name (client-go TLSClientConfig.ServerName): the name verified against
   // kube-apiserver's serving certificate, which names kubernetes.default.svc but not

@@ -92,20 +92,6 @@ core::Result<void> addPolicyObject(const json& document, const std::string& sour
   return {};
 }
 
-// The GVK's list path on the REST API ("/api/v1/configmaps"), nullopt for a kind apiserver-sim
-// does not know the resource of (a custom resource).
-std::optional<std::string> listPathOf(const std::string& api_version, const std::string& kind) {
-  const auto slash = api_version.find('/');
-  const core::GroupVersionKind gvk{
-      slash == std::string::npos ? std::string() : api_version.substr(0, slash),
-      slash == std::string::npos ? api_version : api_version.substr(slash + 1), kind};
-  auto info = core::findResourceForKind(gvk);
-  if (!info) return std::nullopt;
-  const auto& r = info->resource;
-  return r.group.empty() ? fmt::format("/api/{}/{}", r.version, r.resource)
-                         : fmt::format("/apis/{}/{}/{}", r.group, r.version, r.resource);
-}
-
 core::Result<void> addScenario(const json& document, const std::string& source,
                                LoadedInput& loaded, const fs::path& base_dir) {
   const json& spec = field(document, "spec");
@@ -247,6 +233,40 @@ core::Result<LoadedInput> loadFiles(const std::vector<fs::path>& paths) {
   return loaded;
 }
 
+std::string listPath(const core::GroupVersionResource& resource) {
+  return resource.group.empty()
+             ? fmt::format("/api/{}/{}", resource.version, resource.resource)
+             : fmt::format("/apis/{}/{}/{}", resource.group, resource.version, resource.resource);
+}
+
+core::Result<std::optional<core::ResourceInfo>> resourceForKind(
+    const RestGet& get, const core::GroupVersionKind& kind) {
+  if (auto builtin = core::findResourceForKind(kind)) return builtin;
+  const std::string path = kind.group.empty()
+                               ? fmt::format("/api/{}", kind.version)
+                               : fmt::format("/apis/{}/{}", kind.group, kind.version);
+  auto discovered = get(path);
+  if (!discovered.ok()) return discovered.error();
+  if (!*discovered) return std::optional<core::ResourceInfo>{};  // group/version not served
+  const json& resources = field(**discovered, "resources");
+  if (!resources.is_array()) {
+    return core::makeError("GET " + path + ": resources: expected a list (an APIResourceList)");
+  }
+  for (const auto& entry : resources) {
+    const std::string name = stringOr(entry, "name");
+    // Subresources ("widgets/status") serve other kinds or the same one: only the resource.
+    if (name.empty() || name.find('/') != std::string::npos) continue;
+    if (stringOr(entry, "kind") != kind.kind) continue;
+    core::ResourceInfo info;
+    info.resource = core::GroupVersionResource{kind.group, kind.version, name};
+    info.kind = kind;
+    const json& namespaced = field(entry, "namespaced");
+    info.namespaced = namespaced.is_boolean() && namespaced.get<bool>();
+    return std::optional<core::ResourceInfo>{std::move(info)};
+  }
+  return std::optional<core::ResourceInfo>{};
+}
+
 struct ClusterClient::Impl {
   net::KubeConnection connection;
   net::HttpClient client;
@@ -360,14 +380,20 @@ core::Result<LoadedInput> loadCluster(const net::KubeConnection& connection) {
       continue;
     }
     const std::string api_version = stringOr(param_kind, "apiVersion");
-    auto path = listPathOf(api_version, kind);
-    if (!path) continue;  // a custom resource: its params are unknown (the rule says so)
-    auto params = client.list(*path);
+    auto gvk = core::GroupVersionKind::fromApiVersionKind(api_version, kind);
+    if (!gvk.ok()) continue;  // invalid-configuration says so
+    auto resource = resourceForKind(
+        [&client](const std::string& path) { return client.get(path); }, *gvk);
+    if (!resource.ok()) return resource.error().within(where);
+    loaded.input.facts.param_kinds_served[api_version + "/" + kind] = resource->has_value();
+    if (!*resource) continue;  // not served: no param of it exists (the rule says so)
+    const std::string path = listPath((*resource)->resource);
+    auto params = client.list(path);
     if (!params.ok()) return params.error().within(where);
     for (auto& item : *params) {
       item["apiVersion"] = api_version;
       item["kind"] = kind;
-      auto added = addDocument(item, fmt::format("{} {}", where, *path), loaded);
+      auto added = addDocument(item, fmt::format("{} {}", where, path), loaded);
       if (!added.ok()) return added.error();
     }
   }

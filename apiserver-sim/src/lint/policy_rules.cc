@@ -214,16 +214,15 @@ void checkBindings(const std::vector<PolicyObject>& objects, const ClusterFacts&
     }
     if (param_kind.empty() || !has_ref) continue;
     if (selectedParams(param_kind, *ref, facts) > 0) continue;
-    // A live cluster's params are all known, unless of a kind apiserver-sim cannot list.
+    // A live cluster's params are all known: every paramKind it serves was listed (custom
+    // resources through discovery, param_kinds_served); one it does not serve has none.
     const json& param_spec = policy->second->spec().at("paramKind");
-    const std::string param_api_version = core::nestedString(param_spec, {"apiVersion"});
-    const auto slash = param_api_version.find('/');
-    const bool complete =
-        facts.complete &&
-        core::findResourceForKind(core::GroupVersionKind{
-            slash == std::string::npos ? std::string() : param_api_version.substr(0, slash),
-            param_api_version.substr(slash == std::string::npos ? 0 : slash + 1),
-            core::nestedString(param_spec, {"kind"})});
+    const auto served = facts.param_kinds_served.find(param_kind);
+    const auto gvk = core::GroupVersionKind::fromApiVersionKind(
+        core::nestedString(param_spec, {"apiVersion"}), core::nestedString(param_spec, {"kind"}));
+    const bool complete = facts.complete && (served != facts.param_kinds_served.end() ||
+                                             (gvk.ok() && core::findResourceForKind(*gvk)));
+    const bool unserved = complete && served != facts.param_kinds_served.end() && !served->second;
     const bool deny = core::nestedString(*ref, {"parameterNotFoundAction"}) == "Deny";
     const bool fail_closed =
         core::nestedString(policy->second->spec(), {"failurePolicy"}) != "Ignore";
@@ -234,15 +233,30 @@ void checkBindings(const std::vector<PolicyObject>& objects, const ClusterFacts&
                                    core::nestedString(*ref, {"namespace"}).empty()
                                        ? ""
                                        : " in namespace " + core::nestedString(*ref, {"namespace"}),
-                                   complete         ? "does not exist"
-                                   : facts.complete ? "could not be looked up (a kind "
-                                                      "apiserver-sim cannot list)"
-                                                    : "is not among the files read");
+                                   unserved   ? "does not exist: the cluster does not "
+                                                "serve that kind (no API or "
+                                                "CustomResourceDefinition defines it)"
+                                   : complete ? "does not exist"
+                                              : "is not among the files read");
     Finding finding = findingFor(
         binding, "policy-param-not-found",
         !complete ? Severity::kInfo
                         : (deny && fail_closed ? Severity::kError : Severity::kWarning));
     finding.related = {policy->second->kind + "/" + policy_name};
+    if (unserved) {
+      // policy_source.go calculatePolicyData: the RESTMapping fails, the policy has the
+      // configuration error "failed to find resource referenced by paramKind", which its
+      // failurePolicy decides for every request it meets.
+      finding.severity = fail_closed ? Severity::kError : Severity::kWarning;
+      finding.message = fmt::format(
+          "{}: the policy cannot be evaluated (\"failed to find resource referenced by "
+          "paramKind\"), and failurePolicy {} every request the binding matches",
+          what, fail_closed ? "Fail denies" : "Ignore admits");
+      finding.fix = fmt::format("install the API or CustomResourceDefinition serving {}, or "
+                                "correct the policy's spec.paramKind", param_kind);
+      out.push_back(std::move(finding));
+      continue;
+    }
     if (deny) {
       finding.message = fmt::format(
           "{}: with parameterNotFoundAction Deny every request the binding matches fails with "

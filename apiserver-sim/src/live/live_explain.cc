@@ -259,16 +259,7 @@ core::Result<LiveExplanation> explainCreate(const ClusterSnapshot& cluster, cons
   attributes.object = object;
   attributes.object->erase("status");
 
-  NamespaceLabelsLookup lookup =
-      [&](const std::string& name) -> std::variant<core::StringMap, core::Status> {
-    auto it = cluster.namespaces.find(name);
-    if (it == cluster.namespaces.end()) {
-      return core::newNotFound(core::GroupResource{"", "namespaces"}, name);
-    }
-    auto labels = core::labelsOf(it->second);
-    if (!labels.ok()) return core::newInternalError(labels.error().message);
-    return core::StringMap(labels->begin(), labels->end());
-  };
+  const NamespaceLabelsLookup lookup = detail::namespaceLabels(cluster);
 
   std::vector<core::WebhookConfiguration> stored = cluster.configurations;
   for (auto& configuration : stored) core::applyV1Defaults(configuration);
@@ -387,6 +378,59 @@ core::Result<LiveExplanation> explainCreate(const ClusterSnapshot& cluster, cons
   out.json["webhooks"] = std::move(webhooks);
   out.json["wouldInject"] = out.would_inject;
   return out;
+}
+
+RunReport liveReport(const LiveExplanation& explanation, const std::string& object_file) {
+  const json& live = explanation.json;
+  json explain = {{"step", live.value("request", "")},
+                  {"request", live.value("request", "")},
+                  {"source", "live"},
+                  {"cluster", live.value("cluster", "")},
+                  {"plugins", json::array()},
+                  {"reinvocation", {{"ran", false}, {"triggeredBy", json::array()}}},
+                  {"wouldInject", explanation.would_inject}};
+  json webhooks = json::array();
+  for (json webhook : live.value("webhooks", json::array())) {
+    webhook["round"] = 0;  // no patch is applied: no reinvocation is foreseen
+    webhooks.push_back(std::move(webhook));
+  }
+  explain["webhooks"] = std::move(webhooks);
+  explain["policies"] = live.value("policies", json::array());
+  // Nothing is sent; a policy's denial is the one answer explain knows.
+  json result = {{"sent", false},
+                 {"allowed", true},
+                 {"code", 0},
+                 {"summary", "not sent: explain creates nothing and calls no webhook"}};
+  StepResult step;
+  step.name = live.value("request", "");
+  step.status = StepStatus::kPassed;
+  step.explanation = explanation.text;
+  for (const auto& policy : explain["policies"]) {
+    if (policy.value("decision", "") != "deny") continue;
+    const bool validating = policy.value("kind", "") == "ValidatingAdmissionPolicy";
+    result = {{"sent", false},
+              {"allowed", false},
+              {"code", policy.value("code", 0)},
+              {"message", policy.value("message", "")},
+              {"stage", validating ? "validation" : "mutating"},
+              {"summary", fmt::format("would be denied by {} {}", policy.value("kind", ""),
+                                      policy.value("policy", ""))}};
+    step.status = StepStatus::kFailed;
+    step.failures.push_back({"policy " + policy.value("policy", std::string()),
+                             policy.value("message", std::string()), ""});
+    break;
+  }
+  explain["result"] = std::move(result);
+  step.explanation_json = std::move(explain);
+  ScenarioResult scenario;
+  scenario.name = "live cluster " + live.value("cluster", std::string());
+  scenario.file = object_file;
+  scenario.description = "explain --kubeconfig: nothing was created and no webhook was called";
+  scenario.backend = "live";
+  scenario.steps.push_back(std::move(step));
+  RunReport report;
+  report.scenarios.push_back(std::move(scenario));
+  return report;
 }
 
 }  // namespace harness::sim::live

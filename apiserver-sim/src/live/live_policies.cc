@@ -11,6 +11,8 @@
 #include "live_policies.h"
 
 #include <algorithm>
+#include <optional>
+#include <variant>
 #include <exception>
 #include <regex>
 
@@ -20,6 +22,9 @@
 #include "harness/core/object.h"
 #include "harness/core/unstructured.h"
 #include "harness/sim/defaulting.h"
+#include "harness/sim/lint_input.h"
+#include "harness/sim/matching.h"
+#include "harness/sim/webhook_source.h"
 
 namespace harness::sim::live::detail {
 
@@ -61,8 +66,12 @@ json copyFields(const json& from, std::initializer_list<const char*> keys) {
   return out;
 }
 
-json probePolicy(const json& policy) {
-  json spec = copyFields(specOf(policy), {"matchConstraints", "matchConditions", "paramKind"});
+// The probe policy: `fields` of the policy's spec (a subset of matchConstraints,
+// matchConditions, paramKind), and one validation that is always false with the marker.
+json probePolicy(const json& policy, std::initializer_list<const char*> fields,
+                 std::optional<json> match_conditions = std::nullopt) {
+  json spec = copyFields(specOf(policy), fields);
+  if (match_conditions) spec["matchConditions"] = std::move(*match_conditions);
   spec["failurePolicy"] = "Fail";
   spec["validations"] = json::array({{{"expression", "false"}, {"message", kProbeMessage}}});
   return {{"apiVersion", kGroupVersion},
@@ -71,8 +80,9 @@ json probePolicy(const json& policy) {
           {"spec", std::move(spec)}};
 }
 
-json probeBinding(const json& binding, const std::string& policy_name) {
-  json spec = copyFields(specOf(binding), {"paramRef", "matchResources"});
+json probeBinding(const json& binding, const std::string& policy_name,
+                  std::initializer_list<const char*> fields) {
+  json spec = copyFields(specOf(binding), fields);
   spec["policyName"] = policy_name;
   spec["validationActions"] = json::array({"Deny"});
   return {{"apiVersion", kGroupVersion},
@@ -107,11 +117,221 @@ std::string joinStrings(const json& list) {
   return fmt::format("{}", fmt::join(out, ", "));
 }
 
+// What excluded a binding that does not match: which part (the policy's matchConstraints, the
+// binding's matchResources, a matchCondition, the paramRef) and the clause's lines.
+struct Exclusion {
+  std::string part;    // "matchConstraints", "matchResources", "matchConditions", "paramRef"
+  std::string clause;  // namespaceSelector, objectSelector, excludeResourceRules, resourceRules,
+                       // the matchCondition's name, or "" when not named
+  std::string summary;
+  std::vector<std::string> deciding;
+};
+
+// Whether the validating plugin's matcher admits the request through a probe (the marker's
+// denial): the binding matches with these parts.
+bool probeMatches(const json& probe_policy, const json& probe_binding,
+                  const ClusterSnapshot& cluster, const AdmissionAttributes& attributes,
+                  const LiveExplainOptions& options) {
+  auto outcome = options.validating_policies(
+      inputFor(cluster, attributes, probe_policy, probe_binding), attributes);
+  return outcome.status.has_value();
+}
+
+// "rule[2]" of shouldCallHook's lines as the policy field's name and original index.
+std::string renameRules(const std::string& line, const std::string& field,
+                        const std::vector<std::size_t>& original) {
+  static const std::regex kRule(R"(rule\[(\d+)\])");
+  std::string out;
+  auto begin = std::sregex_iterator(line.begin(), line.end(), kRule);
+  std::size_t last = 0;
+  for (auto it = begin; it != std::sregex_iterator(); ++it) {
+    const std::size_t k = std::stoul((*it)[1].str());
+    out += line.substr(last, static_cast<std::size_t>(it->position()) - last);
+    out += fmt::format("{}[{}]", field, k < original.size() ? original[k] : k);
+    last = static_cast<std::size_t>(it->position() + it->length());
+  }
+  return out + line.substr(last);
+}
+
+// The clause of a MatchResources (a policy's matchConstraints, a binding's matchResources) that
+// excludes the request, in the order of k8s.io/apiserver pkg/admission/plugin/policy/matching
+// matching.go Matches: namespaceSelector, objectSelector (the webhooks' own predicates, which
+// it calls: shouldCallHook here), excludeResourceRules, then resourceRules (none: every
+// resource) with their resourceNames and matchPolicy (unset: Exact). Empty when none excludes
+// it by apiserver-sim's reading.
+Exclusion excludingClause(const json& match_resources, const std::string& part,
+                          const AdmissionAttributes& attributes,
+                          const NamespaceLabelsLookup& lookup) {
+  Exclusion out;
+  out.part = part;
+  const json resources = match_resources.is_object() ? match_resources : json::object();
+  // Each rule without its resourceNames; a rule whose resourceNames do not name the request's
+  // object cannot match it and is left out (its line says so).
+  auto webhookFor = [&](const char* field, bool with_selectors, std::vector<std::size_t>& kept,
+                        std::vector<std::string>& named_out) -> std::optional<HookEntry> {
+    json rules = json::array();
+    const json& listed = resources.value(field, json::array());
+    for (std::size_t i = 0; listed.is_array() && i < listed.size(); ++i) {
+      json rule = listed[i];
+      if (!rule.is_object()) continue;
+      const json names = rule.value("resourceNames", json::array());
+      rule.erase("resourceNames");
+      if (names.is_array() && !names.empty() &&
+          std::find(names.begin(), names.end(), json(attributes.name)) == names.end()) {
+        named_out.push_back(fmt::format(
+            "{}[{}]: its resourceNames {} do not name {}", field, i, names.dump(),
+            attributes.name.empty() ? std::string("the object (no name yet: generateName)")
+                                    : "\"" + attributes.name + "\""));
+        continue;
+      }
+      kept.push_back(i);
+      rules.push_back(std::move(rule));
+    }
+    if (std::string(field) == "resourceRules" && (!listed.is_array() || listed.empty())) {
+      // No resourceRules: every resource (matching.go: len(ResourceRules) == 0 matches).
+      rules.push_back({{"operations", {"*"}}, {"apiGroups", {"*"}}, {"apiVersions", {"*"}},
+                       {"resources", {"*/*"}}, {"scope", "*"}});
+      kept.push_back(0);
+    }
+    json webhook = {{"name", "probe.apiserver-sim.invalid"},
+                    {"clientConfig", {{"url", "https://probe.invalid"}}},
+                    {"sideEffects", "None"},
+                    {"admissionReviewVersions", {"v1"}},
+                    {"rules", std::move(rules)},
+                    {"matchPolicy", resources.value("matchPolicy", "Exact")},
+                    {"namespaceSelector", json::object()},
+                    {"objectSelector", json::object()}};
+    if (with_selectors) {
+      for (const char* selector : {"namespaceSelector", "objectSelector"}) {
+        // A nil selector is {} for policies (policy_matcher.go DefinitionMatches, BindingMatches).
+        if (auto it = resources.find(selector); it != resources.end() && !it->is_null()) {
+          webhook[selector] = *it;
+        }
+      }
+    }
+    auto parsed = core::parseWebhookConfiguration(
+        json{{"apiVersion", kGroupVersion},
+             {"kind", "ValidatingWebhookConfiguration"},
+             {"metadata", {{"name", part}}},
+             {"webhooks", json::array({std::move(webhook)})}});
+    if (!parsed.ok() || parsed->webhooks.empty()) return std::nullopt;
+    core::applyV1Defaults(*parsed);
+    return HookEntry{parsed->webhooks[0], part, core::WebhookKind::kValidating, 0};
+  };
+  std::vector<std::size_t> kept;
+  std::vector<std::string> named;
+  auto hook = webhookFor("resourceRules", true, kept, named);
+  if (!hook) return out;
+  const MatchResult match = shouldCallHook(*hook, attributes, lookup);
+  if (match.outcome == MatchOutcome::kSkip &&
+      (match.skipped_by == "namespaceSelector" || match.skipped_by == "objectSelector")) {
+    out.clause = match.skipped_by;
+    out.deciding = decidingClauses(match);
+    return out;
+  }
+  std::vector<std::size_t> excluded_kept;
+  std::vector<std::string> excluded_named;
+  if (auto exclude = webhookFor("excludeResourceRules", false, excluded_kept, excluded_named)) {
+    if (!exclude->webhook.rules.empty()) {
+      const MatchResult excluded = shouldCallHook(*exclude, attributes, lookup);
+      if (excluded.outcome == MatchOutcome::kCall) {
+        out.clause = "excludeResourceRules";
+        for (const auto& line : decidingClauses(excluded)) {
+          if (line.starts_with("rule") || line.starts_with("matchPolicy")) {
+            out.deciding.push_back(renameRules(line, "excludeResourceRules", excluded_kept));
+          }
+        }
+        return out;
+      }
+    }
+  }
+  if (match.outcome == MatchOutcome::kSkip && match.skipped_by == "rules") {
+    out.clause = "resourceRules";
+    // With every rule left out for its resourceNames, those lines say it all.
+    if (!hook->webhook.rules.empty()) {
+      for (const auto& line : decidingClauses(match)) {
+        out.deciding.push_back(renameRules(line, "resourceRules", kept));
+      }
+    }
+    out.deciding.insert(out.deciding.end(), named.begin(), named.end());
+  }
+  return out;
+}
+
+// Which part of a binding that does not match excludes the request. Each part is asked of the
+// validating plugin's matcher with one probe more than the last, in the plugin's order
+// (generic/policy_dispatcher.go: DefinitionMatches, BindingMatches, CollectParams, then the
+// matchConditions when the policy is evaluated): the policy's matchConstraints; its binding's
+// matchResources; the paramRef (no param selected, parameterNotFoundAction Allow); each
+// matchCondition on its own. The clause of a matchConstraints or matchResources is then named
+// by excludingClause.
+Exclusion excludedBy(const json& policy, const json& binding, const ClusterSnapshot& cluster,
+                     const AdmissionAttributes& attributes, const LiveExplainOptions& options) {
+  const std::string policy_name = nameOf(policy);
+  const NamespaceLabelsLookup lookup = namespaceLabels(cluster);
+  auto named = [&](Exclusion found, const std::string& what) {
+    if (found.clause.empty()) {
+      found.summary = what + " excludes this request (apiserver-sim's reading of its clauses "
+                             "names none)";
+    } else {
+      found.summary = fmt::format("excluded by {}.{}", what, found.clause);
+    }
+    return found;
+  };
+  if (!probeMatches(probePolicy(policy, {"matchConstraints"}),
+                    probeBinding(binding, policy_name, {}), cluster, attributes, options)) {
+    return named(excludingClause(specOf(policy).value("matchConstraints", json::object()),
+                                 "matchConstraints", attributes, lookup),
+                 "the policy's matchConstraints");
+  }
+  if (!probeMatches(probePolicy(policy, {"matchConstraints"}),
+                    probeBinding(binding, policy_name, {"matchResources"}), cluster, attributes,
+                    options)) {
+    return named(excludingClause(specOf(binding).value("matchResources", json::object()),
+                                 "matchResources", attributes, lookup),
+                 "the binding's matchResources");
+  }
+  if (!probeMatches(probePolicy(policy, {"matchConstraints", "paramKind"}),
+                    probeBinding(binding, policy_name, {"matchResources", "paramRef"}), cluster,
+                    attributes, options)) {
+    Exclusion out;
+    out.part = "paramRef";
+    out.clause = "paramRef";
+    out.summary = fmt::format(
+        "its paramRef selects no {} (parameterNotFoundAction Allow: the policy is not "
+        "evaluated)",
+        core::nestedString(specOf(policy), {"paramKind", "kind"}));
+    out.deciding.push_back("paramRef " + specOf(binding).value("paramRef", json()).dump());
+    return out;
+  }
+  const json& conditions = specOf(policy).value("matchConditions", json::array());
+  for (std::size_t i = 0; conditions.is_array() && i < conditions.size(); ++i) {
+    if (!probeMatches(probePolicy(policy, {"matchConstraints", "paramKind"},
+                                  json::array({conditions[i]})),
+                      probeBinding(binding, policy_name, {"matchResources", "paramRef"}),
+                      cluster, attributes, options)) {
+      Exclusion out;
+      out.part = "matchConditions";
+      out.clause = core::nestedString(conditions[i], {"name"});
+      out.summary = "excluded by the policy's matchCondition " + out.clause;
+      out.deciding.push_back(fmt::format("matchCondition \"{}\": {}: false", out.clause,
+                                         core::nestedString(conditions[i], {"expression"})));
+      return out;
+    }
+  }
+  Exclusion out;
+  out.summary = "its matchConstraints, the binding's matchResources or matchConditions exclude "
+                "this request (no part alone does)";
+  return out;
+}
+
 // One binding of a policy against the request.
 struct BindingDecision {
+  Exclusion exclusion;  // not-matched: what excluded it
   bool matched = false;
   std::string decision;  // not-matched, error, deny, warn, admit, mutate, unchanged
   std::string message;
+  int code = 0;  // deny: the rejection's HTTP code
   std::vector<std::string> warnings;
   json diff;  // mutate: the JSON patch from the object as sent to the mutated one
   std::string text;
@@ -124,19 +344,17 @@ BindingDecision decideBinding(bool validating, const json& policy, const json& b
   const std::string policy_name = nameOf(policy);
   // Does the binding match? The validating plugin's matcher, on a probe.
   auto probe = options.validating_policies(
-      inputFor(cluster, attributes, probePolicy(policy), probeBinding(binding, policy_name)),
+      inputFor(cluster, attributes,
+               probePolicy(policy, {"matchConstraints", "matchConditions", "paramKind"}),
+               probeBinding(binding, policy_name, {"paramRef", "matchResources"})),
       attributes);
   if (!probe.status) {
     out.decision = "not-matched";
-    const bool allow_missing = core::nestedString(specOf(binding),
-                                                  {"paramRef", "parameterNotFoundAction"}) ==
-                               "Allow";
-    out.text = allow_missing
-                   ? "not matched (its matchConstraints, the binding's matchResources or "
-                     "matchConditions exclude this request), or no param selected "
-                     "(parameterNotFoundAction Allow)"
-                   : "not matched: its matchConstraints, the binding's matchResources or "
-                     "matchConditions exclude this request";
+    out.exclusion = excludedBy(policy, binding, cluster, attributes, options);
+    out.text = "not matched: " + out.exclusion.summary;
+    if (!out.exclusion.deciding.empty()) {
+      out.text += ": " + fmt::format("{}", fmt::join(out.exclusion.deciding, "; "));
+    }
     return out;
   }
   // Denied without the marker: matched, but the binding cannot be evaluated (a param, a
@@ -149,6 +367,7 @@ BindingDecision decideBinding(bool validating, const json& policy, const json& b
     if (outcome.status) {
       out.decision = "deny";
       out.message = outcome.status->message;
+      out.code = outcome.status->code;
       out.text = fmt::format("matched -> denied ({}): {}", outcome.status->code, out.message);
     } else if (!outcome.warnings.empty()) {
       out.decision = "warn";
@@ -171,6 +390,7 @@ BindingDecision decideBinding(bool validating, const json& policy, const json& b
     if (outcome.status) {
       out.decision = "deny";
       out.message = outcome.status->message;
+      out.code = outcome.status->code;
       out.text = fmt::format("matched -> rejected ({}): {}", outcome.status->code, out.message);
     } else if (outcome.object && attributes.object && *outcome.object != *attributes.object) {
       out.decision = "mutate";
@@ -207,6 +427,18 @@ core::Result<std::vector<json>> listKind(const ClusterGet& get, const std::strin
 
 }  // namespace
 
+NamespaceLabelsLookup namespaceLabels(const ClusterSnapshot& cluster) {
+  return [&cluster](const std::string& name) -> std::variant<core::StringMap, core::Status> {
+    auto it = cluster.namespaces.find(name);
+    if (it == cluster.namespaces.end()) {
+      return core::newNotFound(core::GroupResource{"", "namespaces"}, name);
+    }
+    auto labels = core::labelsOf(it->second);
+    if (!labels.ok()) return core::newInternalError(labels.error().message);
+    return core::StringMap(labels->begin(), labels->end());
+  };
+}
+
 core::Result<void> readPolicies(const ClusterGet& get, ClusterSnapshot& snapshot) {
   for (const auto& kinds : kKinds) {
     for (const auto& [resource, kind] : {std::pair{kinds.policy_resource, kinds.policy},
@@ -226,20 +458,24 @@ core::Result<void> readPolicies(const ClusterGet& get, ClusterSnapshot& snapshot
         })) {
       continue;
     }
-    const auto slash = api_version.find('/');
     PolicyParamKind param{api_version, kind, std::nullopt, {}};
-    param.resource = core::findResourceForKind(core::GroupVersionKind{
-        slash == std::string::npos ? std::string() : api_version.substr(0, slash),
-        slash == std::string::npos ? api_version : api_version.substr(slash + 1), kind});
+    // A built-in kind, or a custom resource through the cluster's discovery.
+    auto gvk = core::GroupVersionKind::fromApiVersionKind(api_version, kind);
+    if (gvk.ok()) {
+      auto resource = lint::resourceForKind(get, *gvk);
+      if (!resource.ok()) return resource.error().within(snapshot.source);
+      param.resource = std::move(*resource);
+    }
     if (param.resource) {
-      const auto& r = param.resource->resource;
-      const std::string path = r.group.empty()
-                                   ? fmt::format("/api/{}/{}", r.version, r.resource)
-                                   : fmt::format("/apis/{}/{}/{}", r.group, r.version, r.resource);
+      const std::string path = lint::listPath(param.resource->resource);
       auto listed = get(path);
       if (!listed.ok()) return listed.error().within(snapshot.source);
       if (*listed) {
-        for (json item : (**listed).value("items", json::array())) {
+        const json& items = (**listed).value("items", json::array());
+        if (!items.is_array()) {
+          return core::makeError(snapshot.source + ": GET " + path + ": items is not a list");
+        }
+        for (json item : items) {
           item["apiVersion"] = api_version;
           item["kind"] = kind;
           param.objects.push_back(std::move(item));
@@ -343,8 +579,14 @@ PolicyNarration explainPolicies(bool validating, const ClusterSnapshot& cluster,
       entry["matched"] = decision.matched;
       entry["decision"] = decision.decision;
       if (!decision.message.empty()) entry["message"] = decision.message;
+      if (decision.code != 0) entry["code"] = decision.code;
       if (!decision.warnings.empty()) entry["warnings"] = decision.warnings;
       if (!decision.diff.is_null()) entry["patch"] = decision.diff;
+      if (decision.decision == "not-matched") {
+        entry["excludedBy"] = {{"part", decision.exclusion.part},
+                               {"clause", decision.exclusion.clause},
+                               {"deciding", decision.exclusion.deciding}};
+      }
       out.entries.push_back(std::move(entry));
     }
   }

@@ -12,6 +12,10 @@
 
 namespace harness::sim::live::detail {
 
+// The labels of the snapshot's namespaces, for the matchers (NotFound for one it does not hold);
+// refers to `cluster`, which must outlive it.
+NamespaceLabelsLookup namespaceLabels(const ClusterSnapshot& cluster);
+
 // Adds the cluster's policies, bindings and their params to `snapshot`.
 core::Result<void> readPolicies(const ClusterGet& get, ClusterSnapshot& snapshot);
 

@@ -80,6 +80,22 @@ struct Message {
   bool parallel = false;    // validating webhooks: drawn in one band
 };
 
+// A policy binding's decision in a few words (live explain's policies).
+std::string policyAnswer(const json& policy) {
+  const std::string decision = policy.value("decision", "");
+  if (decision == "deny") return fmt::format("denied ({})", policy.value("code", 0));
+  if (decision == "mutate") return "mutates the object";
+  if (decision == "unchanged") return "leaves the object as it is";
+  if (decision == "warn") return "admits with a warning";
+  if (decision == "admit") return "admits";
+  return decision;
+}
+
+// Whether a live explain's webhook or policy entry is the given admission plugin's.
+bool isPolicyOf(const json& policy, const char* kind) {
+  return policy.value("kind", "") == kind && policy.value("matched", false);
+}
+
 std::string sequenceDiagram(const json& explain) {
   std::vector<Lane> lanes = {{"client", ""},
                              {"kube-apiserver", "authn, authz, decode"},
@@ -114,6 +130,30 @@ std::string sequenceDiagram(const json& explain) {
                    timeout > 0 ? std::min(1.0, latency / timeout) : -1, failed, false};
   };
   const json& webhooks = explain.value("webhooks", json::array());
+  const json& policies = explain.value("policies", json::array());
+  // Live explain: nothing is called; a webhook that matches is drawn as the call it would get.
+  const bool live = explain.value("source", "") == "live";
+  auto wouldCall = [&](const json& webhook, const std::string& label) {
+    const std::size_t lane =
+        laneOf(webhook.value("webhook", std::string()), webhook.value("configuration", ""));
+    std::string answer = "not sent: its answer is not known";
+    if (webhook.contains("injector")) {
+      const json& injector = webhook["injector"];
+      answer = injector.value("profile", "") + " injector: " +
+               (injector.contains("decision") ? injector.value("decision", "")
+                                              : "unknown (" + injector.value("error", "") + ")");
+    }
+    return Message{1, lane, label, answer, -1, false, false};
+  };
+  auto policyMessages = [&](const char* kind, const char* lane_name) {
+    for (const auto& policy : policies) {
+      if (!isPolicyOf(policy, kind)) continue;
+      const std::size_t lane = laneOf(lane_name, kind);
+      messages.push_back({1, lane, "binding " + policy.value("binding", std::string()),
+                          policy.value("policy", std::string()) + ": " + policyAnswer(policy),
+                          -1, policy.value("decision", "") == "deny", false});
+    }
+  };
   bool any_plugin = false;
   for (int round = 0; round <= 1; ++round) {
     bool round_plugins = false;
@@ -127,27 +167,42 @@ std::string sequenceDiagram(const json& explain) {
                           false, false});
       any_plugin = true;
     }
+    // The MutatingAdmissionPolicy plugin runs after the in-tree ones, before the webhooks.
+    if (round == 0) policyMessages("MutatingAdmissionPolicy", "mutating policies");
     for (const auto& webhook : webhooks) {
-      if (webhook.value("kind", "") != "mutating" || webhook.value("round", 0) != round ||
-          !webhook.contains("call")) {
+      if (webhook.value("kind", "") != "mutating" || webhook.value("round", 0) != round) {
         continue;
       }
-      messages.push_back(callMessage(webhook, fmt::format("round {}: AdmissionReview", round)));
+      if (webhook.contains("call")) {
+        messages.push_back(
+            callMessage(webhook, fmt::format("round {}: AdmissionReview", round)));
+      } else if (live && webhook.value("decision", "") == "Call") {
+        messages.push_back(wouldCall(webhook, "would call (not sent)"));
+      }
     }
   }
   if (!any_plugin) lanes[2].detail = "(none ran)";
   const std::size_t validation = laneOf("validation", "object, in-tree validating");
   const std::string stage = result.value("stage", "");
   messages.push_back({1, validation, "validate", "", -1, stage == "validation", false});
+  policyMessages("ValidatingAdmissionPolicy", "validating policies");
   for (const auto& webhook : webhooks) {
-    if (webhook.value("kind", "") != "validating" || !webhook.contains("call")) continue;
-    messages.push_back(callMessage(webhook, "AdmissionReview (parallel)"));
+    if (webhook.value("kind", "") != "validating") continue;
+    if (webhook.contains("call")) {
+      messages.push_back(callMessage(webhook, "AdmissionReview (parallel)"));
+    } else if (live && webhook.value("decision", "") == "Call") {
+      messages.push_back(wouldCall(webhook, "would call (parallel)"));
+    }
   }
   const bool allowed = result.value("allowed", false);
-  const std::size_t storage = laneOf("storage + audit", "etcd, audit event");
-  if (allowed) messages.push_back({1, storage, "persist, audit", "", -1, false, false});
-  const std::string answer = fmt::format("{} {}", result.value("code", 0),
-                                         allowed ? "allowed" : result.value("message", "denied"));
+  const bool sent = result.value("sent", true);
+  const std::size_t storage = laneOf("storage + audit", sent ? "etcd, audit event" : "(not sent)");
+  if (allowed && sent) messages.push_back({1, storage, "persist, audit", "", -1, false, false});
+  const std::string answer =
+      result.contains("summary")
+          ? result.value("summary", "")
+          : fmt::format("{} {}", result.value("code", 0),
+                        allowed ? "allowed" : result.value("message", "denied"));
   messages.push_back({1, 0, answer.size() > 90 ? answer.substr(0, 87) + "..." : answer, "", -1,
                       !allowed, false});
 
@@ -253,6 +308,30 @@ std::string decisionTable(const json& explain) {
         webhook.value("skippedBy", "").empty() ? "" : " (" + escape(webhook.value("skippedBy", "")) + ")",
         clauses, outcome, timing);
   }
+  for (const auto& policy : explain.value("policies", json::array())) {
+    const std::string decision = policy.value("decision", "");
+    std::string clauses;
+    if (policy.contains("excludedBy")) {
+      const json& excluded = policy["excludedBy"];
+      const std::string clause = excluded.value("clause", "");
+      clauses = escape(excluded.value("part", "")) +
+                (clause.empty() ? std::string() : "." + escape(clause)) + "<br>";
+      for (const auto& line : excluded.value("deciding", json::array())) {
+        if (line.is_string()) clauses += escape(line.get<std::string>()) + "<br>";
+      }
+    }
+    std::string binding = policy.value("binding", json()).is_string()
+                              ? "binding " + policy.value("binding", std::string())
+                              : std::string("no binding");
+    out += fmt::format(
+        "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td></td><td>{}</td><td>{}</td>"
+        "<td>{}</td><td></td></tr>\n",
+        decision == "deny" || decision == "error" ? "error"
+                                                  : (policy.value("matched", false) ? "called"
+                                                                                    : "skipped"),
+        escape(policy.value("policy", "")), escape(binding), escape(policy.value("kind", "")),
+        escape(decision), clauses, escape(policy.value("message", "")));
+  }
   out += "</table>\n";
   return out;
 }
@@ -273,6 +352,29 @@ std::string diffs(const json& explain) {
       }
     }
     out += "</pre>\n";
+  }
+  // Live explain: the mutations of the MutatingAdmissionPolicies (JSON patches) and the
+  // injectors' own explanations.
+  for (const auto& policy : explain.value("policies", json::array())) {
+    if (!policy.contains("patch") || !policy["patch"].is_array()) continue;
+    out += fmt::format("<p>mutation of {} (binding {}):</p><pre class=\"diff\">",
+                       escape(policy.value("policy", "")), escape(policy.value("binding", "")));
+    for (const auto& op : policy["patch"]) {
+      out += escape(str(op, "op") + " " + str(op, "path")) + "\n";
+      if (op.contains("value")) {
+        out += "<span class=\"add\">    + " + escape(op["value"].dump()) + "</span>\n";
+      }
+    }
+    out += "</pre>\n";
+  }
+  for (const auto& webhook : explain.value("webhooks", json::array())) {
+    if (!webhook.contains("injector")) continue;
+    const json& injector = webhook["injector"];
+    out += fmt::format("<p>{} injector's decision for {} (offline, on the cluster's "
+                       "configuration): {}</p><pre class=\"diff\">{}</pre>\n",
+                       escape(injector.value("profile", "")), escape(webhook.value("webhook", "")),
+                       escape(injector.value("decision", injector.value("error", ""))),
+                       escape(injector.value("explanation", "")));
   }
   return out;
 }
@@ -304,10 +406,20 @@ std::string renderHtmlReport(const RunReport& report, const std::string& title) 
       const json& explain = step.explanation_json;
       if (explain.is_object()) {
         const json& result = explain.value("result", json::object());
-        body += fmt::format("<p><code>{}</code> → <span class=\"badge {}\">{}</span> {}</p>\n",
-                            escape(explain.value("request", "")),
-                            result.value("allowed", false) ? "ok" : "denied",
-                            result.value("code", 0), escape(result.value("message", "")));
+        if (result.contains("summary")) {
+          // Live explain: nothing was sent.
+          body += fmt::format(
+              "<p><code>{}</code> → <span class=\"badge {}\">{}</span> {}</p>\n",
+              escape(explain.value("request", "")),
+              result.value("allowed", false) ? "skipped" : "denied",
+              escape(result.value("summary", "")), escape(result.value("message", "")));
+        } else {
+          body += fmt::format(
+              "<p><code>{}</code> → <span class=\"badge {}\">{}</span> {}</p>\n",
+              escape(explain.value("request", "")),
+              result.value("allowed", false) ? "ok" : "denied", result.value("code", 0),
+              escape(result.value("message", "")));
+        }
         const json& reinvocation = explain.value("reinvocation", json::object());
         if (reinvocation.value("ran", false)) {
           std::string causes;

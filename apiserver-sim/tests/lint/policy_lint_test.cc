@@ -3,6 +3,7 @@
 // from files and from a cluster's (complete) facts, a scenario's policies, and the reports.
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -157,6 +158,76 @@ TEST(PolicyLintTest, AParamRefSelectingNothing) {
                                 {}, true),
                        "policy-param-not-found")
                   .empty());
+}
+
+// A live cluster's custom resource params (lint_input.cc lists every paramKind the cluster
+// serves, found through discovery): known, so a missing one is an error; a kind the cluster does
+// not serve is the policy's configuration error, which failurePolicy decides.
+TEST(PolicyLintTest, CustomResourceParamsOfALiveCluster) {
+  const std::string bound =
+      policy("p", "  paramKind: {apiVersion: example.com/v1, kind: Limit}\n") +
+      binding("b", "p",
+              "  validationActions: [Deny]\n  paramRef: {name: strict, namespace: policy, "
+              "parameterNotFoundAction: Deny}\n");
+  const std::string strict =
+      "---\napiVersion: example.com/v1\nkind: Limit\nmetadata: {name: strict, namespace: "
+      "policy}\nspec: {maxContainers: 1}\n";
+  auto lintCluster = [](const std::string& yaml, std::optional<bool> served) {
+    auto loaded = load(yaml);
+    loaded.input.facts.complete = true;
+    if (served) loaded.input.facts.param_kinds_served["example.com/v1/Limit"] = *served;
+    return withRule(lint(loaded.input, {}), "policy-param-not-found");
+  };
+  // Served and listed: there, no finding; missing, an error as for a built-in kind.
+  EXPECT_TRUE(lintCluster(bound + strict, true).empty());
+  auto missing = lintCluster(bound, true);
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_EQ(missing[0].severity, Severity::kError);
+  EXPECT_THAT(missing[0].message, HasSubstr("example.com/v1/Limit \"strict\" in namespace "
+                                            "policy does not exist: with parameterNotFoundAction "
+                                            "Deny"));
+  // Not served by the cluster: the policy cannot be evaluated at all.
+  auto unserved = lintCluster(bound, false);
+  ASSERT_EQ(unserved.size(), 1u);
+  EXPECT_EQ(unserved[0].severity, Severity::kError);
+  EXPECT_THAT(unserved[0].message, HasSubstr("the cluster does not serve that kind"));
+  EXPECT_THAT(unserved[0].message, HasSubstr("failed to find resource referenced by paramKind"));
+  EXPECT_THAT(unserved[0].fix, HasSubstr("CustomResourceDefinition"));
+  // Not listed (facts from somewhere that could not list the kind): only a note.
+  auto unknown = lintCluster(bound, std::nullopt);
+  ASSERT_EQ(unknown.size(), 1u);
+  EXPECT_EQ(unknown[0].severity, Severity::kInfo);
+}
+
+// The resource of a kind: built-in from the table (no request), a custom resource from the
+// cluster's discovery document, nothing for a group/version or kind the cluster does not serve.
+TEST(PolicyLintTest, ResourceForKindUsesDiscoveryForCustomResources) {
+  std::vector<std::string> asked;
+  RestGet get = [&asked](const std::string& path) -> core::Result<std::optional<nlohmann::json>> {
+    asked.push_back(path);
+    if (path != "/apis/example.com/v1") return std::optional<nlohmann::json>{};
+    return std::optional<nlohmann::json>{nlohmann::json::parse(R"({"kind": "APIResourceList",
+        "resources": [{"name": "limits/status", "kind": "Limit", "namespaced": true},
+                      {"name": "limits", "kind": "Limit", "namespaced": true},
+                      {"name": "quotas", "kind": "Quota", "namespaced": false}]})")};
+  };
+  auto configmaps = resourceForKind(get, {"", "v1", "ConfigMap"});
+  ASSERT_TRUE(configmaps.ok() && *configmaps);
+  EXPECT_EQ((*configmaps)->resource.resource, "configmaps");
+  EXPECT_TRUE(asked.empty());
+  auto limits = resourceForKind(get, {"example.com", "v1", "Limit"});
+  ASSERT_TRUE(limits.ok() && *limits);
+  EXPECT_EQ(listPath((*limits)->resource), "/apis/example.com/v1/limits");
+  EXPECT_TRUE((*limits)->namespaced);
+  auto quotas = resourceForKind(get, {"example.com", "v1", "Quota"});
+  ASSERT_TRUE(quotas.ok() && *quotas);
+  EXPECT_FALSE((*quotas)->namespaced);
+  auto other = resourceForKind(get, {"example.com", "v1", "Other"});
+  ASSERT_TRUE(other.ok());
+  EXPECT_FALSE(*other);
+  auto unserved = resourceForKind(get, {"example.com", "v2", "Limit"});
+  ASSERT_TRUE(unserved.ok());
+  EXPECT_FALSE(*unserved);
 }
 
 TEST(PolicyLintTest, AParamKindBoundWithoutParamRefEvaluatesNullParams) {

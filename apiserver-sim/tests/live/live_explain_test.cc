@@ -16,8 +16,10 @@
 #include "harness/core/yaml.h"
 #include "harness/process/kube_bin_dir.h"
 #include "harness/sim/cel.h"
+#include "harness/sim/html_report.h"
 #include "harness/sim/live_explain.h"
 #include "harness/testing/support.h"
+#include "../scenario/headless_chromium.h"
 
 #ifndef HARNESS_INJECTOR_BINARY
 #error "HARNESS_INJECTOR_BINARY is set by apiserver-sim/CMakeLists.txt"
@@ -212,13 +214,21 @@ class LiveExplainPolicyTest : public LiveExplainTest {
     auto started = cel::KubeCel::start(binary, scratch_ / "kube-cel.log");
     ASSERT_TRUE(started.ok()) << started.error().message;
     cel_ = std::move(started).value();
+    storePolicies(testing::readFile(testing::sourceDir() /
+                                    "apiserver-sim/tests/live/testdata/policies.yaml"));
+    cluster_.add("/api/v1/namespaces/app-policy",
+                 namespaceObject("app-policy", {{"policy", "enforced"},
+                                                {"kubernetes.io/metadata.name", "app-policy"}}));
+  }
+
+  // The policies and bindings of `yaml` as the cluster stores them (defaulted by kube-cel's
+  // registry strategy), added to the ones stored before.
+  void storePolicies(const std::string& yaml) {
     auto admit = cel::policyObjectAdmitter(cel_);
-    std::map<std::string, std::vector<json>> stored;
-    auto documents = core::parseYamlDocuments(testing::readFile(
-        testing::sourceDir() / "apiserver-sim/tests/live/testdata/policies.yaml"));
+    auto documents = core::parseYamlDocuments(yaml);
     ASSERT_TRUE(documents.ok()) << documents.error().message;
     for (const auto& document : *documents) {
-      if (!isAdmissionPolicyObject(document)) continue;  // the Namespace, added below
+      if (!isAdmissionPolicyObject(document)) continue;  // the Namespace, added by the caller
       const std::string kind = document["kind"];
       auto admitted = admit(kind, document, nullptr, nullptr);
       ASSERT_TRUE(std::holds_alternative<json>(admitted))
@@ -227,15 +237,24 @@ class LiveExplainPolicyTest : public LiveExplainTest {
       std::transform(resource.begin(), resource.end(), resource.begin(), ::tolower);
       resource = resource.ends_with("policy") ? resource.substr(0, resource.size() - 1) + "ies"
                                               : resource + "s";
-      stored[resource].push_back(std::get<json>(admitted));
+      stored_[resource].push_back(std::get<json>(admitted));
     }
-    for (auto& [resource, items] : stored) {
+    for (auto& [resource, items] : stored_) {
       cluster_.add("/apis/admissionregistration.k8s.io/v1/" + resource, json{{"items", items}});
     }
-    cluster_.add("/api/v1/namespaces/app-policy",
-                 namespaceObject("app-policy", {{"policy", "enforced"},
-                                                {"kubernetes.io/metadata.name", "app-policy"}}));
   }
+
+  // The entries of a live explanation's policies by "<policy>/<binding>".
+  static std::map<std::string, json> policyEntries(const LiveExplanation& explained) {
+    std::map<std::string, json> out;
+    for (const auto& entry : explained.json["policies"]) {
+      out[entry["policy"].get<std::string>() + "/" +
+          (entry["binding"].is_string() ? entry["binding"].get<std::string>() : "")] = entry;
+    }
+    return out;
+  }
+
+  std::map<std::string, std::vector<json>> stored_;
 
   core::Result<LiveExplanation> explainWithPolicies(const std::string& ns) {
     auto snapshot = readCluster(cluster_.get(), ns, "fake cluster");
@@ -289,12 +308,220 @@ TEST_F(LiveExplainPolicyTest, PoliciesInAdmissionOrderWithTheirDecisions) {
   ASSERT_TRUE(elsewhere.ok()) << elsewhere.error().message;
   EXPECT_THAT(elsewhere->text,
               HasSubstr("validating admission policy require-team (binding require-team; "
-                        "failurePolicy Fail; validationActions Deny): not matched: its "
-                        "matchConstraints, the binding's matchResources or matchConditions "
-                        "exclude this request\n"));
+                        "failurePolicy Fail; validationActions Deny): not matched: excluded by "
+                        "the binding's matchResources.namespaceSelector: namespaceSelector "
+                        "`policy=enforced`: namespace \"app-istio\" has labels "
+                        "istio-injection=enabled,kubernetes.io/metadata.name=app-istio: no "
+                        "match\n"));
   EXPECT_THAT(elsewhere->text, HasSubstr("mutating admission policy add-label (binding "
                                          "add-label; failurePolicy Fail): not matched"));
   EXPECT_EQ(elsewhere->json["deniedByPolicy"], false);
+}
+
+// A binding that does not match names the clause that excluded the request, as a webhook's
+// skip does: which part (the policy's matchConstraints, the binding's matchResources, a
+// matchCondition, the paramRef) from the plugin's own matcher, and the clause's lines.
+constexpr char kClausePolicies[] = R"yaml(
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: pods}
+spec:
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]
+  validations: [{expression: "true"}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: by-object}
+spec:
+  policyName: pods
+  validationActions: [Deny]
+  matchResources:
+    objectSelector: {matchExpressions: [{key: app, operator: In, values: [db, cache]}]}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: by-exclusion}
+spec:
+  policyName: pods
+  validationActions: [Deny]
+  matchResources:
+    excludeResourceRules: [{apiGroups: [""], apiVersions: ["*"], operations: ["*"], resources: [pods]}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: by-names}
+spec:
+  policyName: pods
+  validationActions: [Deny]
+  matchResources:
+    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods], resourceNames: [web-0]}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: matching}
+spec:
+  policyName: pods
+  validationActions: [Deny]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: deployments-exact}
+spec:
+  matchConstraints:
+    matchPolicy: Exact
+    resourceRules: [{apiGroups: [apps], apiVersions: [v1], operations: [CREATE], resources: [deployments]}]
+  validations: [{expression: "true"}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: deployments-exact}
+spec: {policyName: deployments-exact, validationActions: [Deny]}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: conditional}
+spec:
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]
+  matchConditions:
+    - {name: has-labels, expression: "has(object.metadata.labels)"}
+    - {name: is-db, expression: "object.metadata.labels.app == 'db'"}
+  validations: [{expression: "true"}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: conditional}
+spec: {policyName: conditional, validationActions: [Deny]}
+)yaml";
+
+TEST_F(LiveExplainPolicyTest, ABindingThatDoesNotMatchNamesTheClause) {
+  storePolicies(kClausePolicies);
+  auto explained = explainWithPolicies("app-istio");
+  ASSERT_TRUE(explained.ok()) << explained.error().message;
+  const std::string& text = explained->text;
+  auto entries = policyEntries(*explained);
+  auto excluded = [&](const std::string& id) {
+    const json& entry = entries[id];
+    EXPECT_EQ(entry["decision"], "not-matched") << id << ": " << text;
+    return entry.value("excludedBy", json::object());
+  };
+  EXPECT_EQ(excluded("pods/by-object")["clause"], "objectSelector");
+  EXPECT_THAT(text, HasSubstr("(binding by-object; failurePolicy Fail; validationActions Deny): "
+                              "not matched: excluded by the binding's "
+                              "matchResources.objectSelector: objectSelector `app in (cache,db)`:"));
+  const json exclusion = excluded("pods/by-exclusion");
+  EXPECT_EQ(exclusion["part"], "matchResources");
+  EXPECT_EQ(exclusion["clause"], "excludeResourceRules");
+  EXPECT_THAT(exclusion["deciding"][0].get<std::string>(), HasSubstr("excludeResourceRules[0] "))
+      << exclusion;
+  EXPECT_EQ(excluded("pods/by-names")["clause"], "resourceRules");
+  EXPECT_THAT(text, HasSubstr("resourceRules[0]: its resourceNames [\"web-0\"] do not name the "
+                              "object (no name yet: generateName)\n"));
+  const json rules = excluded("deployments-exact/deployments-exact");
+  EXPECT_EQ(rules["part"], "matchConstraints");
+  EXPECT_EQ(rules["clause"], "resourceRules");
+  EXPECT_THAT(text, HasSubstr("not matched: excluded by the policy's "
+                              "matchConstraints.resourceRules: resourceRules[0]: "));
+  EXPECT_THAT(text, HasSubstr("; matchPolicy Exact: equivalent resources are not considered\n"));
+  const json condition = excluded("conditional/conditional");
+  EXPECT_EQ(condition["part"], "matchConditions");
+  EXPECT_EQ(condition["clause"], "is-db");
+  EXPECT_THAT(text, HasSubstr("not matched: excluded by the policy's matchCondition is-db: "
+                              "matchCondition \"is-db\": object.metadata.labels.app == 'db': "
+                              "false\n"));
+  // The binding that matches is evaluated (and admits), with no exclusion.
+  EXPECT_EQ(entries["pods/matching"]["decision"], "admit") << text;
+  EXPECT_FALSE(entries["pods/matching"].contains("excludedBy"));
+}
+
+// A policy whose paramKind is a custom resource: the kind's resource is found through the
+// cluster's discovery (GET /apis/<group>/<version>), its objects listed, and the policy
+// evaluated with the param its binding selects.
+TEST_F(LiveExplainPolicyTest, ParamsOfACustomResourceKindAreReadThroughDiscovery) {
+  cluster_.add("/apis/example.com/v1",
+               json{{"kind", "APIResourceList"},
+                    {"groupVersion", "example.com/v1"},
+                    {"resources", json::array({{{"name", "limits/status"}, {"kind", "Limit"},
+                                                {"namespaced", true}},
+                                               {{"name", "limits"}, {"kind", "Limit"},
+                                                {"namespaced", true}}})}});
+  cluster_.add("/apis/example.com/v1/limits",
+               json{{"items", json::array({{{"metadata", {{"name", "strict"},
+                                                          {"namespace", "app-policy"}}},
+                                            {"spec", {{"maxContainers", 0}}}}})}});
+  storePolicies(R"yaml(
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: max-containers}
+spec:
+  paramKind: {apiVersion: example.com/v1, kind: Limit}
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]
+  validations:
+    - expression: "size(object.spec.containers) <= params.spec.maxContainers"
+      messageExpression: "'at most ' + string(params.spec.maxContainers) + ' containers'"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: max-containers}
+spec:
+  policyName: max-containers
+  validationActions: [Deny]
+  paramRef: {name: strict, parameterNotFoundAction: Deny}
+)yaml");
+  auto explained = explainWithPolicies("app-policy");
+  ASSERT_TRUE(explained.ok()) << explained.error().message;
+  auto entries = policyEntries(*explained);
+  EXPECT_EQ(entries["max-containers/max-containers"]["decision"], "deny") << explained->text;
+  EXPECT_THAT(entries["max-containers/max-containers"].value("message", ""),
+              HasSubstr("denied request: at most 0 containers"));
+  EXPECT_TRUE(std::find(cluster_.paths().begin(), cluster_.paths().end(),
+                        "/apis/example.com/v1/limits") != cluster_.paths().end());
+  // Elsewhere the param (namespaced, looked up in the request's namespace) does not exist:
+  // Deny fails the request with the plugin's message.
+  auto elsewhere = explainWithPolicies("app-istio");
+  ASSERT_TRUE(elsewhere.ok()) << elsewhere.error().message;
+  EXPECT_THAT(policyEntries(*elsewhere)["max-containers/max-containers"].value("message", ""),
+              HasSubstr("no params found for policy binding with `Deny` parameterNotFoundAction"))
+      << elsewhere->text;
+}
+
+// `report --kubeconfig`: the live explanation drawn as the HTML report: the webhooks that would
+// be called (nothing is sent) with the injectors' decisions, the skipped ones with their clause,
+// the policies in their phases, a policy's denial as the failure.
+TEST_F(LiveExplainPolicyTest, TheLiveReportDrawsTheExplanation) {
+  auto explained = explainWithPolicies("app-policy");
+  ASSERT_TRUE(explained.ok()) << explained.error().message;
+  const RunReport report = liveReport(*explained, "pod.yaml");
+  ASSERT_EQ(report.scenarios.size(), 1u);
+  ASSERT_EQ(report.scenarios[0].steps.size(), 1u);
+  EXPECT_EQ(report.scenarios[0].steps[0].status, StepStatus::kFailed);  // require-team denies
+  const std::string html = renderHtmlReport(report, "live");
+  EXPECT_THAT(html, HasSubstr(">would call (not sent)</text>"));
+  EXPECT_THAT(html, HasSubstr(">linkerd injector: "));
+  EXPECT_THAT(html, HasSubstr(">mutating policies</text>"));
+  EXPECT_THAT(html, HasSubstr(">add-label: mutates the object</text>"));
+  EXPECT_THAT(html, HasSubstr(">validating policies</text>"));
+  EXPECT_THAT(html, HasSubstr(">require-team: denied (422)</text>"));
+  EXPECT_THAT(html, HasSubstr("would be denied by ValidatingAdmissionPolicy require-team"));
+  EXPECT_THAT(html, Not(HasSubstr(">persist, audit</text>")));
+  // The decision table: a skipped webhook with its clause, the unbound policy.
+  EXPECT_THAT(html, HasSubstr("<td>rev.namespace.sidecar-injector.istio.io</td>"));
+  EXPECT_THAT(html, HasSubstr("<td>never-bound</td><td>no binding</td>"));
+  EXPECT_THAT(html, HasSubstr("mutation of add-label (binding add-label):"));
+  EXPECT_THAT(html, HasSubstr("linkerd injector's decision for "
+                              "linkerd-proxy-injector.linkerd.io"));
+  // Drawn by headless Chromium, as the scenario report is (html_report_test.cc).
+  const fs::path browser = test::chromium();
+  if (browser.empty()) GTEST_SKIP() << "chromium is not installed (apt-get install -y chromium)";
+  const fs::path page = scratch_ / "live-report.html";
+  testing::writeFile(page, html);
+  const auto dom = test::runChromium(browser, page, scratch_.path(), {"--dump-dom"});
+  ASSERT_EQ(dom.status, 0) << dom.err;
+  EXPECT_THAT(dom.out, HasSubstr("data-rendered=\"ok\""));
+  EXPECT_THAT(dom.out, HasSubstr("<table class=\"decisions\">"));
+  EXPECT_THAT(dom.err, Not(HasSubstr("Uncaught")));
 }
 
 TEST_F(LiveExplainTest, PoliciesWithoutCelAreListedNotEvaluated) {

@@ -21,6 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 fs::path simulator() { return testing::binaryDir() / "apiserver-sim/apiserver-sim"; }
 fs::path examples() { return testing::sourceDir() / "scenarios/examples"; }
@@ -170,6 +171,33 @@ TEST_F(SimulatorCommandTest, AnErrorNamesOnlyFilesThatStillExist) {
     EXPECT_TRUE(fs::exists(match[1].str())) << command << ": " << match[1].str() << " is gone";
     EXPECT_THAT(outcome.err, HasSubstr("work directory kept: " + tmp.string()));
   }
+}
+
+// explain colours a patch (added green, removed red) only on a terminal, and not with NO_COLOR
+// (set and not empty) or --no-color. The terminal is `script`'s pseudo-terminal.
+TEST_F(SimulatorCommandTest, ExplainColoursOnlyATerminalWithoutNoColor) {
+  if (!fs::exists("/usr/bin/script")) GTEST_SKIP() << "script (util-linux) is not installed";
+  const std::string scenario = (examples() / "patch.yaml").string();
+  auto onTerminal = [&](const std::string& environment, const std::string& flags) {
+    const fs::path out = dir_ / "terminal.txt";
+    const std::string command = "env -u NO_COLOR " + environment + " " + simulator().string() +
+                                " explain " + scenario + " " + flags;
+    const int raw = std::system(("script -qec '" + command + "' /dev/null </dev/null >" +
+                                 out.string() + " 2>/dev/null")
+                                    .c_str());
+    EXPECT_TRUE(WIFEXITED(raw) && WEXITSTATUS(raw) == 0) << command;
+    return testing::readFile(out);
+  };
+  const std::string green = "\x1b[32m";
+  EXPECT_THAT(onTerminal("", ""), HasSubstr(green + "+ \"true\""));
+  EXPECT_THAT(onTerminal("NO_COLOR=1", ""), Not(HasSubstr("\x1b[")));
+  EXPECT_THAT(onTerminal("", "--no-color"), Not(HasSubstr("\x1b[")));
+  EXPECT_THAT(onTerminal("NO_COLOR=", ""), HasSubstr(green));  // empty: not set (no-color.org)
+  // Not a terminal (a file): no colour.
+  const auto to_file = run("explain " + scenario, "env -u NO_COLOR");
+  EXPECT_EQ(to_file.status, 0) << to_file.err;
+  EXPECT_THAT(to_file.out, HasSubstr("+ \"true\""));
+  EXPECT_THAT(to_file.out, Not(HasSubstr("\x1b[")));
 }
 
 }  // namespace

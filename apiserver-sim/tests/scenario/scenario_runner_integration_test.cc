@@ -211,6 +211,21 @@ TEST_F(ScenarioRunnerTest, ExplainDescribesEveryStep) {
   EXPECT_THAT(text, HasSubstr("+ \"true\""));
 }
 
+// explain --step RE: only the steps it selects are explained; every step still runs.
+TEST_F(ScenarioRunnerTest, ExplainStepFilterExplainsOnlyTheStepsItSelects) {
+  RunOptions options;
+  options.explain = true;
+  options.explain_step_filter = "^sec";
+  const ScenarioResult result = runFile(write("s.yaml", kSequenceScenario), options);
+  ASSERT_EQ(result.steps.size(), 3u);
+  EXPECT_TRUE(result.steps[0].explanation.empty());
+  EXPECT_TRUE(result.steps[0].explanation_json.is_null());
+  EXPECT_THAT(result.steps[1].explanation, HasSubstr("validating webhook seq.example.com"));
+  EXPECT_TRUE(result.steps[1].explanation_json.is_object());
+  EXPECT_TRUE(result.steps[2].explanation.empty());
+  EXPECT_EQ(result.steps[2].status, StepStatus::kPassed) << failuresOf(result);
+}
+
 TEST_F(ScenarioRunnerTest, AuditEventsReachTheSink) {
   fs::path path = write("audit.yaml", R"(apiVersion: apiserver-sim.harness.dev/v1alpha1
 kind: Scenario

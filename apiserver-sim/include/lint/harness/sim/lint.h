@@ -62,6 +62,9 @@ struct ClusterFacts {
   // True when the facts are a live cluster's: an object not in `objects` does not exist (from
   // files it may exist in the cluster the files are applied to).
   bool complete = false;
+  // For a live cluster: every paramKind ("<apiVersion>/<kind>") a policy names, true when the
+  // cluster serves it (its objects were all listed into `objects`), false when it does not.
+  std::map<std::string, bool> param_kinds_served;
 };
 
 // An admission policy object (ValidatingAdmissionPolicy, MutatingAdmissionPolicy or a binding of

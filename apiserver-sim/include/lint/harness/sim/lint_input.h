@@ -5,6 +5,7 @@
 // cluster over its REST API.
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -12,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/core/object.h"
 #include "harness/core/result.h"
 #include "harness/net/kubeconfig.h"
 #include "harness/sim/lint.h"
@@ -44,8 +46,26 @@ core::Result<void> addDocument(const nlohmann::json& document, const std::string
                                const std::filesystem::path& base_dir = {});
 
 // A live cluster's webhook set: both kinds of configurations, every Namespace's labels, and the
-// Services the webhooks are called through.
+// Services the webhooks are called through; the admission policies and bindings, and the objects
+// of every paramKind they name (custom resources too, found through discovery).
 core::Result<LoadedInput> loadCluster(const net::KubeConnection& connection);
+
+// A GET on a cluster's REST API: the object, nullopt on 404.
+using RestGet =
+    std::function<core::Result<std::optional<nlohmann::json>>(const std::string& path)>;
+
+// The resource serving `kind` in a live cluster, as the policy plugins' REST mapper finds a
+// paramKind's (k8s.io/apiserver pkg/admission/plugin/policy/generic/policy_source.go
+// calculatePolicyData: restMapper.RESTMapping): a built-in kind from apiserver-sim's table,
+// any other (a custom resource) from the cluster's discovery document of its group and version
+// (`GET /apis/<group>/<version>`: the APIResourceList entry of that kind that is not a
+// subresource, its plural name and whether it is namespaced). nullopt when the cluster does not
+// serve the kind (the group/version is unknown or has no such kind).
+core::Result<std::optional<core::ResourceInfo>> resourceForKind(const RestGet& get,
+                                                                const core::GroupVersionKind& kind);
+
+// The list path of a resource: "/api/v1/configmaps", "/apis/example.com/v1/widgets".
+std::string listPath(const core::GroupVersionResource& resource);
 
 // A GET on a live cluster's REST API: the object, nullopt on 404, an error otherwise (the
 // server's Status message, or the transport's).

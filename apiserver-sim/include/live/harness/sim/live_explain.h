@@ -23,6 +23,7 @@
 #include "harness/sim/admission_policy.h"
 #include "harness/sim/explain.h"
 #include "harness/sim/matching.h"
+#include "harness/sim/report.h"
 
 namespace harness::sim::live {
 
@@ -85,11 +86,23 @@ struct LiveExplanation {
 // pkg/kubeapiserver/options/plugins.go AllOrderedPlugins): MutatingAdmissionPolicy, the mutating
 // webhooks, ValidatingAdmissionPolicy, the validating webhooks. Each policy binding: matched or
 // not (its matchConstraints, the binding's matchResources and matchConditions, decided by the
-// plugin's own matcher through a probe policy), then the plugin's decision on the object as sent
-// (denied with its message, warnings, the mutation as a diff).
+// plugin's own matcher through a probe policy; when not, the part that excluded the request,
+// found with one probe per part, and its clause: namespaceSelector against the namespace's
+// labels, objectSelector, excludeResourceRules, resourceRules with resourceNames and
+// matchPolicy, the matchCondition that is false, or a paramRef that selects nothing), then the
+// plugin's decision on the object as sent (denied with its message, warnings, the mutation as a
+// diff).
 core::Result<LiveExplanation> explainCreate(const ClusterSnapshot& cluster,
                                             const nlohmann::json& object,
                                             const std::string& namespace_name,
                                             const LiveExplainOptions& options);
+
+// The explanation as a report for `apiserver-sim report --kubeconfig` (html_report.h): one
+// scenario named after the cluster, one step for the request (failed when a policy denies it),
+// whose explain JSON is the live explanation's in the shape of a scenario step's
+// (explainStepJson) with "source": "live": the webhooks that would be called, with no call (none
+// is made) and the injectors' decisions; the policies in their phases; "result" says nothing was
+// sent, or the policy's denial.
+RunReport liveReport(const LiveExplanation& explanation, const std::string& object_file);
 
 }  // namespace harness::sim::live
