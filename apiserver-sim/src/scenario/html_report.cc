@@ -176,7 +176,7 @@ std::string sequenceDiagram(const json& explain) {
       if (webhook.contains("call")) {
         messages.push_back(
             callMessage(webhook, fmt::format("round {}: AdmissionReview", round)));
-      } else if (live && webhook.value("decision", "") == "Call") {
+      } else if (live && webhook.value("decision", "") == "call") {
         messages.push_back(wouldCall(webhook, "would call (not sent)"));
       }
     }
@@ -190,7 +190,7 @@ std::string sequenceDiagram(const json& explain) {
     if (webhook.value("kind", "") != "validating") continue;
     if (webhook.contains("call")) {
       messages.push_back(callMessage(webhook, "AdmissionReview (parallel)"));
-    } else if (live && webhook.value("decision", "") == "Call") {
+    } else if (live && webhook.value("decision", "") == "call") {
       messages.push_back(wouldCall(webhook, "would call (parallel)"));
     }
   }
@@ -302,7 +302,7 @@ std::string decisionTable(const json& explain) {
     out += fmt::format(
         "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}{}</td><td>{}</td>"
         "<td>{}</td><td>{}</td></tr>\n",
-        decision == "error" ? "error" : (called ? "called" : "skipped"),
+        decision == "error" ? "error" : (called || decision == "call" ? "called" : "skipped"),
         escape(webhook.value("webhook", "")), escape(webhook.value("configuration", "")),
         escape(webhook.value("kind", "")), webhook.value("round", 0), escape(decision),
         webhook.value("skippedBy", "").empty() ? "" : " (" + escape(webhook.value("skippedBy", "")) + ")",
