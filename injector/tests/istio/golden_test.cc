@@ -408,10 +408,12 @@ TEST(IstioInject, PrometheusPortNamingAnIstioPortIsRefusedSince131) {
 
 // The proxy's ISTIO_PROMETHEUS_ANNOTATIONS, or "" when it has none.
 std::string prometheusEnv(const Outcome& o) {
-  for (const auto& c : o.injected_pod["spec"]["containers"]) {
-    if (c.value("name", "") != "istio-proxy") continue;
-    for (const auto& e : c.value("env", json::array())) {
-      if (e.value("name", "") == "ISTIO_PROMETHEUS_ANNOTATIONS") return e.value("value", "");
+  for (const char* list : {"containers", "initContainers"}) {
+    for (const auto& c : o.injected_pod["spec"].value(list, json::array())) {
+      if (c.value("name", "") != "istio-proxy") continue;
+      for (const auto& e : c.value("env", json::array())) {
+        if (e.value("name", "") == "ISTIO_PROMETHEUS_ANNOTATIONS") return e.value("value", "");
+      }
     }
   }
   return "";
