@@ -1270,7 +1270,8 @@ std::string singleQuoted(std::string_view s) {
   return out + "'";
 }
 
-// emitterc.go yaml_emitter_write_double_quoted_scalar, without line folding.
+// emitterc.go yaml_emitter_write_double_quoted_scalar, without line folding (YamlWriter::
+// scalarText folds).
 std::string doubleQuoted(std::string_view s) {
   static constexpr std::string_view kHex = "0123456789ABCDEF";
   std::string out = "\"";
@@ -1396,6 +1397,8 @@ std::string yamlNumber(const json& v) {
 
 class YamlWriter {
  public:
+  explicit YamlWriter(int fold_column) : fold_column_(fold_column) {}
+
   std::string take() { return std::move(out_); }
 
   void root(const json& v) {
@@ -1443,15 +1446,15 @@ class YamlWriter {
         return;
     }
     const auto& s = v.get_ref<const std::string&>();
-    switch (chooseStyle(s, false)) {
+    switch (const Style style = chooseStyle(s, false)) {
       case Style::kPlain:
-        out_ += s;
+        scalarText(s, style, owner_indent + 2);
         break;
       case Style::kSingle:
-        out_ += singleQuoted(s);
+        scalarText(singleQuoted(s), style, owner_indent + 2);
         break;
       case Style::kDouble:
-        out_ += doubleQuoted(s);
+        scalarText(doubleQuoted(s), style, owner_indent + 2);
         break;
       case Style::kBinary:
         out_ += "!!binary " + go::base64Encode(s);
@@ -1461,6 +1464,63 @@ class YamlWriter {
         return;
     }
     out_ += "\n";
+  }
+
+  // A plain or quoted scalar as written (`text`, quotes and escapes included), folded as go-yaml
+  // v2 folds it when fold_column_ is set; continuation lines start at `indent`.
+  // emitterc.go yaml_emitter_write_plain_scalar, yaml_emitter_write_single_quoted_scalar and
+  // yaml_emitter_write_double_quoted_scalar: at a space of the value, when the line is already
+  // past best_width columns (the emitter's column counts characters, an escape's characters
+  // each), the previous character was not a space, and (quoted) the space is neither the value's
+  // first nor its last character, yaml_emitter_write_indent starts a new line at the scalar's
+  // indentation instead of the space. Plain and single-quoted scalars also need the next
+  // character not to be a space; a double-quoted one writes "\" before a following space
+  // instead. Keys written in the simple "key:" form are never folded (allow_breaks is
+  // !simple_key_context). Every space of `text` is a space of the value: escapes, quotes and a
+  // doubled quote hold none.
+  void scalarText(std::string_view text, Style style, int indent) {
+    if (fold_column_ <= 0) {
+      out_ += text;
+      return;
+    }
+    const size_t line_start = out_.rfind('\n') + 1;  // npos + 1 == 0
+    // The column grows by one per byte at most: a short line cannot get past the width.
+    if (out_.size() - line_start + text.size() <= static_cast<size_t>(fold_column_) + 1) {
+      out_ += text;
+      return;
+    }
+    int column = 0;
+    for (size_t i = line_start; i < out_.size(); ++i) {
+      if ((static_cast<unsigned char>(out_[i]) & 0xC0) != 0x80) ++column;
+    }
+    const bool quoted = style != Style::kPlain;
+    bool spaces = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+      const char c = text[i];
+      if (c != ' ') {
+        out_.push_back(c);
+        if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++column;
+        spaces = false;
+        continue;
+      }
+      const bool next_space = i + 1 < text.size() && text[i + 1] == ' ';
+      const bool first = i == (quoted ? 1U : 0U);
+      const bool last = i + (quoted ? 2 : 1) == text.size();
+      if (!spaces && column > fold_column_ && !first && !last &&
+          (style == Style::kDouble || !next_space)) {
+        out_.push_back('\n');
+        out_.append(static_cast<size_t>(std::max(indent, 0)), ' ');
+        column = std::max(indent, 0);
+        if (next_space) {  // double-quoted only: "\ " keeps the space the break would eat
+          out_.push_back('\\');
+          ++column;
+        }
+      } else {
+        out_.push_back(' ');
+        ++column;
+      }
+      spaces = true;
+    }
   }
 
   // After "key:" (or "- " for sequence items): the value.
@@ -1532,6 +1592,7 @@ class YamlWriter {
     }
   }
 
+  int fold_column_ = 0;
   std::string out_;
 };
 
@@ -1602,18 +1663,19 @@ Result<nlohmann::json> parseYaml(std::string_view text) {
   return std::move(docs->front());
 }
 
-std::string toYaml(const nlohmann::json& value) {
+std::string toYaml(const nlohmann::json& value, const YamlWriteOptions& options) {
   if (jsonDepth(value) > kMaxYamlDepth) return flowYaml(value) + "\n";
-  YamlWriter writer;
+  YamlWriter writer(options.fold_column);
   writer.root(value);
   return writer.take();
 }
 
-std::string toYamlDocuments(const std::vector<nlohmann::json>& documents) {
+std::string toYamlDocuments(const std::vector<nlohmann::json>& documents,
+                            const YamlWriteOptions& options) {
   std::string out;
   for (size_t i = 0; i < documents.size(); ++i) {
     if (i > 0) out += "---\n";
-    out += toYaml(documents[i]);
+    out += toYaml(documents[i], options);
   }
   return out;
 }

@@ -647,6 +647,130 @@ TEST(ToYamlTest, RoundTripOfNumbersAndStructure) {
   EXPECT_EQ(*back, j) << toYaml(j);
 }
 
+// ---------------------------------------------------------------------------------------------
+// toYaml with kGoYamlMarshal: go-yaml v2's folding at column 80. Every expected text below is
+// what sigs.k8s.io/yaml v1.6.0's JSONToYAML (go.yaml.in/yaml/v2 v2.4.4, the one Istio's go.mod
+// pins) writes for the same value.
+
+std::string folded(const json& value) {
+  const std::string text = toYaml(value, kGoYamlMarshal);
+  // Folding never changes the value.
+  auto back = parseYaml(text);
+  EXPECT_TRUE(back.ok()) << text;
+  if (back.ok()) {
+    EXPECT_EQ(*back, value) << text;
+  }
+  return text;
+}
+
+std::string rep(std::size_t n, const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i < n; ++i) out += s;
+  return out;
+}
+
+TEST(YamlFoldTest, ASpaceFoldsOnlyOnceTheLineIsPastColumn80) {
+  // "k: " and 77 characters: the space is met at column 80, which is not past it.
+  const std::string at80 = std::string(77, 'x') + " y";
+  EXPECT_EQ(folded({{"k", at80}}), "k: " + at80 + "\n");
+  const std::string at81 = std::string(78, 'x') + " y";
+  EXPECT_EQ(folded({{"k", at81}}), "k: " + std::string(78, 'x') + "\n  y\n");
+  // Without the option nothing folds.
+  EXPECT_EQ(toYaml({{"k", at81}}), "k: " + at81 + "\n");
+}
+
+TEST(YamlFoldTest, AValueWithoutSpacesIsNeverFolded) {
+  EXPECT_EQ(folded({{"k", std::string(200, 'x')}}), "k: " + std::string(200, 'x') + "\n");
+}
+
+TEST(YamlFoldTest, ALongWordFoldsAtTheFirstSpaceAfterIt) {
+  const std::string a(100, 'a');
+  const std::string d(90, 'd');
+  EXPECT_EQ(folded({{"k", a + " b c " + d + " e"}}), "k: " + a + "\n  b c " + d + "\n  e\n");
+}
+
+TEST(YamlFoldTest, ContinuationLinesStartTwoColumnsRightOfTheKeyOrDash) {
+  const json v = {{"a",
+                   {{"b", json::array({{{"c", rep(29, "word ") + "word"}}})},
+                    {"d", json::array({json::array({rep(24, "item ") + "item"})})}}}};
+  EXPECT_EQ(folded(v), "a:\n"
+                       "  b:\n"
+                       "  - c: " + rep(14, "word ") + "word\n"
+                       "      " + rep(14, "word ") + "word\n"
+                       "  d:\n"
+                       "  - - " + rep(15, "item ") + "item\n"
+                       "      " + rep(8, "item ") + "item\n");
+  // A root scalar, and the items of a root sequence.
+  EXPECT_EQ(folded(json(rep(29, "root ") + "root")),
+            rep(16, "root ") + "root\n  " + rep(12, "root ") + "root\n");
+  EXPECT_EQ(folded(json::array({rep(29, "item ") + "item", "short"})),
+            "- " + rep(15, "item ") + "item\n  " + rep(13, "item ") + "item\n- short\n");
+}
+
+TEST(YamlFoldTest, EscapesCountAsTheCharactersWritten) {
+  // \t, \\ and \" are two columns each: `esc\\\"q` is nine.
+  const std::string esc = R"(esc\\\"q)";
+  EXPECT_EQ(folded({{"k", "\t" + rep(20, "esc\\\"q ") + "end"}}),
+            "k: \"\\t" + rep(8, esc + " ") + esc + "\n  " + rep(8, esc + " ") + esc + "\n  " +
+                esc + " " + esc + " end\"\n");
+}
+
+TEST(YamlFoldTest, DoubleQuotedKeepsASpaceRunWithABackslash) {
+  const std::string x(80, 'x');
+  EXPECT_EQ(folded({{"k", "\t" + x + "  y"}}), "k: \"\\t" + x + "\n  \\ y\"\n");
+  // The value's last character is never folded; the one before it is.
+  EXPECT_EQ(folded({{"k", "\t" + x + " "}}), "k: \"\\t" + x + " \"\n");
+  EXPECT_EQ(folded({{"k", "\t" + x + " y"}}), "k: \"\\t" + x + "\n  y\"\n");
+  // Nor its first, however long the key.
+  const std::string key(85, 'K');
+  EXPECT_EQ(folded({{key, " a\tb"}}), key + ": \" a\\tb\"\n");
+  // A line break in a double-quoted scalar is an escape; its spaces fold.
+  EXPECT_EQ(folded({{"k", rep(30, "line ") + "\nnext"}}),
+            "k: \"" + rep(15, "line ") + "line\n  " + rep(14, "line ") + "\\nnext\"\n");
+}
+
+TEST(YamlFoldTest, SingleQuotedAsKubeInjectWritesTheMultusAnnotation) {
+  const std::string networks =
+      R"([{"name": "alt_cni"}, {"name": "more_cni", "namespace": "kube-system"}, )"
+      R"({"name": "istio-cni", "namespace": "default"}])";
+  EXPECT_EQ(folded({{"networks", networks}}),
+            R"(networks: '[{"name": "alt_cni"}, {"name": "more_cni", "namespace": "kube-system"},)"
+            "\n"
+            R"(  {"name": "istio-cni", "namespace": "default"}]')"
+            "\n");
+  // A trailing space stays on its line.
+  EXPECT_EQ(folded({{"k", "[" + rep(50, "w ")}}),
+            "k: '[" + rep(38, "w ") + "w\n  " + rep(11, "w ") + "'\n");
+}
+
+TEST(YamlFoldTest, PlainFoldsOnlyAtTheLastSpaceOfARun) {
+  const std::string x(80, 'x');
+  EXPECT_EQ(folded({{"k", x + "  y z"}}), "k: " + x + "  y\n  z\n");
+}
+
+TEST(YamlFoldTest, ColumnsCountCharactersNotBytes) {
+  const std::string e78 = rep(78, "\u00e9");
+  EXPECT_EQ(folded({{"k", e78 + " z"}}), "k: " + e78 + "\n  z\n");
+  // 40 two-byte characters: 85 bytes on the line at the space, but 43 columns.
+  const std::string e40 = rep(40, "\u00e9");
+  EXPECT_EQ(folded({{"k", e40 + " z"}}), "k: " + e40 + " z\n");
+}
+
+TEST(YamlFoldTest, SimpleKeysAreNotFoldedButExplicitOnesAre) {
+  // Up to 128 bytes a key is written "key:" and never folded; its value then folds at once.
+  const std::string key = rep(29, "key ") + "key";
+  EXPECT_EQ(folded({{key, rep(9, "val ") + "val"}}), key + ": val\n  " + rep(8, "val ") + "val\n");
+  // Longer, it is written "? key" and folds as a value does.
+  const std::string long_key = rep(39, "key ") + "key";
+  EXPECT_EQ(folded({{long_key, "v"}}),
+            "? " + rep(19, "key ") + "key\n  " + rep(19, "key ") + "key\n: v\n");
+}
+
+TEST(YamlFoldTest, LiteralBlocksAreNotFolded) {
+  EXPECT_EQ(folded({{"k", "x" + rep(30, " line") + "\nnext"}}),
+            "k: |-\n  x" + rep(30, " line") + "\n  next\n");
+}
+
 }  // namespace
 }  // namespace harness::core
 

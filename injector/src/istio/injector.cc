@@ -15,6 +15,7 @@
 #include "harness/core/yaml.h"
 #include "harness/go/json.h"
 #include "harness/go/strconv.h"
+#include "harness/go/strings.h"
 #include "harness/gotemplate/go_json.h"
 #include "harness/injector/istio/app_probe.h"
 #include "harness/injector/istio/go_patch.h"
@@ -154,9 +155,11 @@ std::string sanitizeLabelName(const std::string& s) {
   return out;
 }
 
-// webhook.go applyPrometheusMerge's check of the legacy port (strconv.Atoi, 1..65535, not the
-// agent's port, not status.IstioReservedPortReason); the error text, or nullopt when valid.
-std::optional<std::string> checkScrapePort(const std::string& port, const std::string& agent) {
+// webhook.go applyPrometheusMerge's check of a port to scrape (strconv.Atoi, 1..65535, not the
+// agent's port, not status.IstioReservedPortReason); the error text, or nullopt when valid. A
+// scrape target's port (`target`) and the legacy prometheus.io/port are worded differently.
+std::optional<std::string> checkScrapePort(const std::string& port, const std::string& agent,
+                                           bool target) {
   static const std::map<std::string, std::string> kReserved = {
       {"15000", "Envoy admin"},
       {"15001", "outbound traffic capture"},
@@ -168,16 +171,49 @@ std::optional<std::string> checkScrapePort(const std::string& port, const std::s
       {"15053", "DNS proxy"},
       {"15090", "Envoy Prometheus (already merged)"},
   };
-  const std::string prefix = "invalid prometheus scrape configuration: ";
+  const std::string prefix = target ? "invalid prometheus scrape targets: "
+                                    : "invalid prometheus scrape configuration: ";
+  const std::string noun = target ? "target port " : "port ";
   auto n = go::parseInt(port, 10, 64);  // strconv.Atoi
-  if (!n || *n < 1 || *n > 65535) return prefix + "invalid port " + go::quote(port);
+  if (!n || *n < 1 || *n > 65535) return prefix + "invalid " + noun + go::quote(port);
   const std::string canon = std::to_string(*n);
-  if (canon == agent) return prefix + "port " + port + " conflicts with agent port";
+  if (canon == agent) return prefix + noun + port + " conflicts with agent port";
   if (auto it = kReserved.find(canon); it != kReserved.end()) {
-    return prefix + "port " + port + " is reserved for Istio (" + it->second +
+    return prefix + noun + port + " is reserved for Istio (" + it->second +
            ") and cannot be scraped";
   }
   return std::nullopt;
+}
+
+// status.ScrapeTarget.
+struct ScrapeTarget {
+  std::string port;
+  std::string path;
+};
+
+// status.ParseScrapeTargets (pilot/cmd/pilot-agent/status/server.go, 1.31): comma-separated
+// "port:path" entries, each and both halves trimmed (strings.TrimSpace); empty entries skipped; no
+// path or an empty one is "/metrics". An entry with an empty port fails the whole annotation:
+// nullopt (getPrometheusScrapeConfiguration then logs it and leaves the targets unset).
+std::optional<std::vector<ScrapeTarget>> parseScrapeTargets(std::string_view raw) {
+  std::vector<ScrapeTarget> targets;
+  std::size_t from = 0;
+  while (from <= raw.size()) {
+    const std::size_t comma = std::min(raw.find(',', from), raw.size());
+    const std::string entry = go::trimSpace(raw.substr(from, comma - from));
+    from = comma + 1;
+    if (entry.empty()) continue;
+    const std::size_t colon = entry.find(':');
+    ScrapeTarget t{go::trimSpace(std::string_view(entry).substr(0, colon)), "/metrics"};
+    if (t.port.empty()) return std::nullopt;
+    if (colon != std::string::npos) {
+      if (auto path = go::trimSpace(std::string_view(entry).substr(colon + 1)); !path.empty()) {
+        t.path = std::move(path);
+      }
+    }
+    targets.push_back(std::move(t));
+  }
+  return targets;
 }
 
 // The annotations object of the pod (created when missing).
@@ -191,12 +227,14 @@ std::optional<std::string> prometheusAnnotation(const json& pod, const std::stri
   return std::nullopt;
 }
 
-void clearPrometheusAnnotations(json& pod) {
+// clearPrometheusAnnotations; from 1.31 (`targets`) also prometheus.istio.io/scrape-targets.
+void clearPrometheusAnnotations(json& pod, bool targets) {
   json& a = annotationsOf(pod);
   std::vector<std::string> drop;
   for (auto it = a.begin(); it != a.end(); ++it) {
     const auto s = sanitizeLabelName(it.key());
-    if (s == "prometheus_io_scrape" || s == "prometheus_io_port" || s == "prometheus_io_path") {
+    if (s == "prometheus_io_scrape" || s == "prometheus_io_port" || s == "prometheus_io_path" ||
+        (targets && s == "prometheus_istio_io_scrape_targets")) {
       drop.push_back(it.key());
     }
   }
@@ -621,7 +659,7 @@ json stripPod(const InjectionRequest& req) {
   }
   if (auto port = prometheusAnnotation(stripped, "prometheus_io_port");
       port && *port == std::to_string(req.mesh_status_port)) {
-    clearPrometheusAnnotations(stripped);
+    clearPrometheusAnnotations(stripped, req.settings.version.atLeast(1, 31));
   }
   annotationsOf(stripped).erase(kStatusKey);
   return stripped;
@@ -915,11 +953,17 @@ void overwriteClusterInfo(json& pod, const InjectionRequest& req) {
   (*sidecar)["env"] = env;
 }
 
-// applyPrometheusMerge. Since 1.31 (istio/istio commit 2ba573d) a legacy prometheus.io/port
-// must be a port number that is neither the agent's nor one of Istio's reserved ports
-// (pilot/cmd/pilot-agent/status/server.go istioReservedPorts); up to 1.30 nothing is checked.
-// The prometheus.istio.io/scrape-targets annotation of 1.31 is not implemented.
+// applyPrometheusMerge (webhook.go). From 1.31 (istio/istio#59924; the reserved ports also in
+// commit 2ba573d) the pod may name several ports to scrape in prometheus.istio.io/scrape-targets:
+// the first gives the legacy port and path, every one must be a port number that is neither the
+// agent's nor one of Istio's reserved ports (pilot/cmd/pilot-agent/status/server.go
+// istioReservedPorts), they reach the agent as ISTIO_PROMETHEUS_ANNOTATIONS' "targets", and the
+// annotation is cleared with the prometheus.io ones. Without targets, a legacy prometheus.io/port
+// is checked the same way. Up to 1.30 the annotation means nothing and no port is checked.
+// ISTIO_PROMETHEUS_ANNOTATIONS is status.PrometheusScrapeConfiguration as encoding/json writes it:
+// scrape, path, port, then targets when there are any.
 core::Result<void> applyPrometheusMerge(json& pod, const InjectionRequest& req) {
+  const bool v131 = req.settings.version.atLeast(1, 31);
   bool scrape = true;
   for (const auto& [k, v] : stringMapAt(pod, "annotations")) {
     if (sanitizeLabelName(k) != "prometheus_io_scrape") continue;
@@ -942,28 +986,68 @@ core::Result<void> applyPrometheusMerge(json& pod, const InjectionRequest& req) 
   const std::string target = std::to_string(req.mesh_status_port);
   const auto cur = prometheusAnnotation(pod, "prometheus_io_port");
   if (!scrape || !merge || (cur && *cur == target)) return {};
-  const std::string port = cur.value_or("");
-  if (!port.empty() && req.settings.version.atLeast(1, 31)) {
-    if (auto bad = checkScrapePort(port, target)) {
+  std::string port = cur.value_or("");
+  std::string path = prometheusAnnotation(pod, "prometheus_io_path").value_or("");
+  const std::string scr = prometheusAnnotation(pod, "prometheus_io_scrape").value_or("");
+  std::vector<ScrapeTarget> targets;
+  if (v131) {
+    if (auto raw = prometheusAnnotation(pod, "prometheus_istio_io_scrape_targets")) {
+      targets = parseScrapeTargets(*raw).value_or(std::vector<ScrapeTarget>{});
+    }
+  }
+  if (!targets.empty()) {
+    port = targets.front().port;
+    path = targets.front().path;
+    for (const auto& t : targets) {
+      if (auto bad = checkScrapePort(t.port, target, /*target=*/true)) {
+        return core::Error{"failed to process pod: " + *bad};
+      }
+    }
+  } else if (!port.empty() && v131) {
+    if (auto bad = checkScrapePort(port, target, /*target=*/false)) {
       return core::Error{"failed to process pod: " + *bad};
     }
   }
-  const std::string path = prometheusAnnotation(pod, "prometheus_io_path").value_or("");
-  const std::string scr = prometheusAnnotation(pod, "prometheus_io_scrape").value_or("");
   json* sidecar = findSidecar(pod);
-  if (sidecar != nullptr && !(port.empty() && path.empty() && scr.empty())) {
+  if (sidecar != nullptr && !(port.empty() && path.empty() && scr.empty() && targets.empty())) {
+    std::string value = "{\"scrape\":" + go::marshalString(scr) + ",\"path\":" +
+                        go::marshalString(path) + ",\"port\":" + go::marshalString(port);
+    if (!targets.empty()) {
+      value += ",\"targets\":[";
+      for (std::size_t i = 0; i < targets.size(); ++i) {
+        value += std::string(i ? "," : "") + "{\"port\":" + go::marshalString(targets[i].port) +
+                 ",\"path\":" + go::marshalString(targets[i].path) + "}";
+      }
+      value += "]";
+    }
     json& env = (*sidecar)["env"];
     if (!env.is_array()) env = json::array();
-    env.push_back({{"name", "ISTIO_PROMETHEUS_ANNOTATIONS"},
-                   {"value", "{\"scrape\":" + go::marshalString(scr) + ",\"port\":" + go::marshalString(port) +
-                                 ",\"path\":" + go::marshalString(path) + "}"}});
+    env.push_back({{"name", "ISTIO_PROMETHEUS_ANNOTATIONS"}, {"value", value + "}"}});
   }
-  clearPrometheusAnnotations(pod);
+  clearPrometheusAnnotations(pod, v131);
   json& a = annotationsOf(pod);
   a["prometheus.io/port"] = target;
   a["prometheus.io/path"] = "/stats/prometheus";
   a["prometheus.io/scrape"] = "true";
   return {};
+}
+
+// applySecurePrometheusAnnotation (webhook.go, 1.31, istio/istio#60430): the proxy's
+// ENVOY_SECURE_MERGED_METRICS_PORT (from proxyMetadata, neither empty nor "0") is copied into
+// prometheus.istio.io/secure-port unless the pod sets that annotation in any spelling.
+void applySecurePrometheusAnnotation(json& pod) {
+  if (prometheusAnnotation(pod, "prometheus_istio_io_secure_port")) return;
+  const json* sidecar = findSidecar(pod);
+  if (sidecar == nullptr) return;
+  const json& env = at(*sidecar, {"env"});
+  if (!env.is_array()) return;
+  for (const auto& e : env) {
+    if (!e.is_object() || str(e, "name") != "ENVOY_SECURE_MERGED_METRICS_PORT") continue;
+    const std::string value = str(e, "value");
+    if (value.empty() || value == "0") continue;
+    annotationsOf(pod)["prometheus.istio.io/secure-port"] = value;
+    return;
+  }
 }
 
 // applyMetadata: the network label, the status annotation, the configured injectedAnnotations.
@@ -1027,6 +1111,7 @@ core::Result<void> postProcessPod(json& pod, const json& template_pod, const Inj
   ensureObject(ensureObject(pod, "metadata"), "labels");
   overwriteClusterInfo(pod, req);
   if (auto r = applyPrometheusMerge(pod, req); !r) return r;
+  if (req.settings.version.atLeast(1, 31)) applySecurePrometheusAnnotation(pod);
   applyRewrite(pod, truthy(at(req.settings.values.map, {"sidecarInjectorWebhook", "rewriteAppHTTPProbe"})),
                req.mesh_status_port);
   applyMetadata(pod, template_pod, req);

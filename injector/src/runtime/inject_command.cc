@@ -243,7 +243,8 @@ core::Result<nlohmann::json> intoObject(const istio::InjectorSettings& settings,
 
 // istioctl kube-inject's output, byte for byte (pkg/kube/inject/inject.go IntoResourceFile): the
 // stream split as apimachinery's YAMLReader splits it; a document of a kind kube-inject knows is
-// injected and written as its Go type encodes it; any other document (a Service, a ConfigMap, a
+// injected and written as its Go type encodes it (sigs.k8s.io/yaml's Marshal: go-yaml v2 folds
+// long strings at column 80, core::kGoYamlMarshal); any other document (a Service, a ConfigMap, a
 // comment) is written back exactly as it was read; "---" follows every document. Where
 // kube-inject stops at the first object it cannot inject, this goes on, writes that document
 // unchanged and exits 1.
@@ -292,7 +293,7 @@ int writeAsKubeInject(const istio::InjectorSettings& settings, const InjectOptio
         out << raw << "---\n";
         continue;
       }
-      out << core::toYaml(*injected) << "---\n";
+      out << core::toYaml(*injected, core::kGoYamlMarshal) << "---\n";
     }
   }
   out.flush();

@@ -591,13 +591,14 @@ FuncMap istioInjectionFuncMap(Environment env, IstioFuncOptions options) {
                           return Value(r.ok() ? *r : std::string("{}"));
                         });
   m["toYaml"] = fn({any}, [](std::vector<Value>& a) -> Result<Value> {
-    // sigs.k8s.io/yaml.Marshal: json.Marshal, then the JSON re-read and written as YAML.
+    // sigs.k8s.io/yaml.Marshal: json.Marshal, then the JSON re-read and written as YAML (go-yaml
+    // v2 folds long strings at column 80).
     const nlohmann::json& j = a[0].valid() ? a[0].json() : nlohmann::json(nullptr);
     auto text = goJsonMarshal(j);
     if (!text) return Value(std::string());
     const nlohmann::json reread = core::parseJsonOrDiscarded(*text);
     if (reread.is_discarded()) return Value(std::string());
-    return Value(core::toYaml(reread));
+    return Value(core::toYaml(reread, core::kGoYamlMarshal));
   });
   m["indent"] = fn({ParamType::integer(), string}, [](std::vector<Value>& a) -> Result<Value> {
     std::int64_t spaces = a[0].json().get<std::int64_t>();

@@ -197,6 +197,16 @@ TEST(Istio, ToYamlWritesBlockYaml) {
             "requests:\n  cpu: 100m\n  memory: 128\n|null\n");
 }
 
+// Istio's toYaml is sigs.k8s.io/yaml.Marshal: go-yaml v2 folds a long string at column 80.
+TEST(Istio, ToYamlFoldsLongStringsAsGoYaml) {
+  std::string words;
+  for (int i = 0; i < 20; ++i) words += "word ";
+  words += "end";
+  EXPECT_EQ(istio("{{ toYaml .r }}", json{{"r", {{"args", json::array({words})}}}}),
+            "args:\n- word word word word word word word word word word word word word word word "
+            "word\n  word word word word end\n");
+}
+
 TEST(Istio, IndentLeavesTheFirstLineAlone) {
   EXPECT_EQ(istio("{{ indent 2 \"a\\nb\\n\" }}|"), "a\n  b\n  |");
 }

@@ -132,13 +132,13 @@ TEST(IstioGolden, KubeInjectDeployment) {
   std::vector<std::string> warnings;
   auto r = kubeInject(defaults(), readInput("deployment"), &warnings);
   ASSERT_TRUE(r.ok()) << r.error().message;
-  compareGolden("deployment", core::toYaml(*r));
+  compareGolden("deployment", core::toYaml(*r, core::kGoYamlMarshal));
 }
 
 TEST(IstioGolden, KubeInjectCronJobUsesJobTemplateMetadata) {
   auto r = kubeInject(defaults(), readInput("cronjob"));
   ASSERT_TRUE(r.ok()) << r.error().message;
-  compareGolden("cronjob", core::toYaml(*r));
+  compareGolden("cronjob", core::toYaml(*r, core::kGoYamlMarshal));
   EXPECT_TRUE((*r)["spec"]["jobTemplate"]["metadata"]["annotations"].contains(
       "sidecar.istio.io/status"));
 }
@@ -404,6 +404,107 @@ TEST(IstioInject, PrometheusPortNamingAnIstioPortIsRefusedSince131) {
   o = admitWithAnnotations(r130, {{"prometheus.io/port", "15090"}});
   ASSERT_EQ(o.decision, Decision::kInject) << o.error_message;
   EXPECT_EQ(o.injected_pod["metadata"]["annotations"]["prometheus.io/port"], "15020");
+}
+
+// The proxy's ISTIO_PROMETHEUS_ANNOTATIONS, or "" when it has none.
+std::string prometheusEnv(const Outcome& o) {
+  for (const char* list : {"containers", "initContainers"}) {
+    for (const auto& c : o.injected_pod["spec"].value(list, json::array())) {
+      if (c.value("name", "") != "istio-proxy") continue;
+      for (const auto& e : c.value("env", json::array())) {
+        if (e.value("name", "") == "ISTIO_PROMETHEUS_ANNOTATIONS") return e.value("value", "");
+      }
+    }
+  }
+  return "";
+}
+
+// status.PrometheusScrapeConfiguration as encoding/json writes it: the struct's field order.
+TEST(IstioInject, PrometheusAnnotationsReachTheAgentInGosFieldOrder) {
+  auto o = admitWithAnnotations(defaults(), {{"prometheus.io/port", "8080"},
+                                             {"prometheus.io/path", "/m"},
+                                             {"prometheus.io/scrape", "true"}});
+  ASSERT_EQ(o.decision, Decision::kInject) << o.error_message;
+  EXPECT_EQ(prometheusEnv(o), R"({"scrape":"true","path":"/m","port":"8080"})");
+}
+
+TEST(IstioInject, PrometheusScrapeTargetsSince131) {
+  const char* kTargets = "prometheus.istio.io/scrape-targets";
+  auto current = defaults();
+  // Entries and both halves trimmed, empty entries skipped, no path or an empty one /metrics;
+  // the first target is also the legacy port and path, which it overrides.
+  auto o = admitWithAnnotations(current, {{kTargets, " 8080 : /a , ,9100:/custom, 9200: ,9300"},
+                                          {"prometheus.io/port", "15090"}});
+  ASSERT_EQ(o.decision, Decision::kInject) << o.error_message;
+  EXPECT_EQ(prometheusEnv(o),
+            R"({"scrape":"","path":"/a","port":"8080","targets":[{"port":"8080","path":"/a"},)"
+            R"({"port":"9100","path":"/custom"},{"port":"9200","path":"/metrics"},)"
+            R"({"port":"9300","path":"/metrics"}]})");
+  const json& annotations = o.injected_pod["metadata"]["annotations"];
+  EXPECT_FALSE(annotations.contains(kTargets));
+  EXPECT_EQ(annotations["prometheus.io/port"], "15020");
+  // Any spelling Prometheus reads the same.
+  o = admitWithAnnotations(current, {{"prometheus.istio.io.scrape-targets", "8080"}});
+  ASSERT_EQ(o.decision, Decision::kInject) << o.error_message;
+  EXPECT_FALSE(o.injected_pod["metadata"]["annotations"].contains(
+      "prometheus.istio.io.scrape-targets"));
+  // Every target is checked.
+  const std::string prefix = "failed to process pod: invalid prometheus scrape targets: ";
+  o = admitWithAnnotations(current, {{kTargets, "9100,15020:/x"}});
+  EXPECT_EQ(o.error_message, prefix + "target port 15020 conflicts with agent port");
+  o = admitWithAnnotations(current, {{kTargets, "8080,+15090"}});
+  EXPECT_EQ(o.error_message, prefix + "target port +15090 is reserved for Istio (Envoy "
+                                      "Prometheus (already merged)) and cannot be scraped");
+  o = admitWithAnnotations(current, {{kTargets, "http:/metrics"}});
+  EXPECT_EQ(o.error_message, prefix + "invalid target port \"http\"");
+  o = admitWithAnnotations(current, {{kTargets, "0"}});
+  EXPECT_EQ(o.error_message, prefix + "invalid target port \"0\"");
+  // An entry without a port voids the annotation (Istio logs it): the legacy port is checked,
+  // and the annotation still goes.
+  o = admitWithAnnotations(current, {{kTargets, "8080, :/x"}, {"prometheus.io/port", "15000"}});
+  EXPECT_EQ(o.error_message, "failed to process pod: invalid prometheus scrape configuration: "
+                             "port 15000 is reserved for Istio (Envoy admin) and cannot be "
+                             "scraped");
+  o = admitWithAnnotations(current, {{kTargets, "8080, :/x"}});
+  ASSERT_EQ(o.decision, Decision::kInject) << o.error_message;
+  EXPECT_EQ(prometheusEnv(o), "");
+  EXPECT_FALSE(o.injected_pod["metadata"]["annotations"].contains(kTargets));
+  // Up to 1.30 the annotation is the user's and means nothing.
+  auto r130 = defaults();
+  r130.version = IstioVersion::parse("1.30.3");
+  o = admitWithAnnotations(r130, {{kTargets, "15090"}});
+  ASSERT_EQ(o.decision, Decision::kInject) << o.error_message;
+  EXPECT_EQ(o.injected_pod["metadata"]["annotations"][kTargets], "15090");
+  EXPECT_EQ(prometheusEnv(o), "");
+}
+
+TEST(IstioInject, SecureMergedMetricsPortIsAnnotatedSince131) {
+  const char* kSecure = "prometheus.istio.io/secure-port";
+  auto port = [](const std::string& value) {
+    return json{{"proxy.istio.io/config",
+                 R"({"proxyMetadata":{"ENVOY_SECURE_MERGED_METRICS_PORT":")" + value + "\"}}"}};
+  };
+  auto current = defaults();
+  auto o = admitWithAnnotations(current, port("15092"));
+  ASSERT_EQ(o.decision, Decision::kInject) << o.error_message;
+  EXPECT_EQ(o.injected_pod["metadata"]["annotations"][kSecure], "15092");
+  for (const char* off : {"0", ""}) {
+    o = admitWithAnnotations(current, port(off));
+    ASSERT_EQ(o.decision, Decision::kInject) << o.error_message;
+    EXPECT_FALSE(o.injected_pod["metadata"]["annotations"].contains(kSecure)) << off;
+  }
+  // The user's own, in any spelling, is left alone.
+  json mine = port("15092");
+  mine["prometheus.istio.io.secure-port"] = "9443";
+  o = admitWithAnnotations(current, mine);
+  ASSERT_EQ(o.decision, Decision::kInject) << o.error_message;
+  EXPECT_FALSE(o.injected_pod["metadata"]["annotations"].contains(kSecure));
+  EXPECT_EQ(o.injected_pod["metadata"]["annotations"]["prometheus.istio.io.secure-port"], "9443");
+  auto r130 = defaults();
+  r130.version = IstioVersion::parse("1.30.3");
+  o = admitWithAnnotations(r130, port("15092"));
+  ASSERT_EQ(o.decision, Decision::kInject) << o.error_message;
+  EXPECT_FALSE(o.injected_pod["metadata"]["annotations"].contains(kSecure));
 }
 
 TEST(IstioInject, UnsetProxyConfigEnumsRenderTheirNamesThroughTheInjector) {

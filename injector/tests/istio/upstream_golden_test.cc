@@ -48,7 +48,7 @@ void expectUpstreamGolden(const Tree& up, const std::string& name,
     // TestInjection's nodes run kubelet 1.33 and 1.34, so the native-sidecar auto mode is on.
     auto got = kubeInject(settings, (*inputs)[i], nullptr, /*native_sidecars=*/true);
     ASSERT_TRUE(got.ok()) << got.error().message;
-    EXPECT_EQ(core::toYaml(*got), want[i]) << "document " << i;
+    EXPECT_EQ(core::toYaml(*got, core::kGoYamlMarshal), want[i]) << "document " << i;
   }
 }
 

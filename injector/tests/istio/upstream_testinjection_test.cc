@@ -208,15 +208,9 @@ std::vector<Case> allCases(const fs::path& dir) {
 
 // Cases this project does not reproduce yet, each with why; anything else must match.
 const std::map<std::string, std::string>& knownGaps() {
-  static const std::map<std::string, std::string> gaps = {
-      // The annotation's value matches (appendMultusNetwork's name/namespace split, the webhook
-      // half passes); kube-inject's writer, go-yaml v2, folds a quoted scalar at a space past
-      // column 80, which core::toYaml does not.
-      {"hello-existing-cncf-networks-json.yaml.injected",
-       "go-yaml v2's line folding of long quoted scalars"},
-      // Newer masters (2026-08-27): the prometheus.istio.io/scrape-targets annotation.
-      {"hello-multiport-metrics.yaml.injected", "prometheus.istio.io/scrape-targets"},
-  };
+  // None now: the last two closed with go-yaml's folding of long scalars in kube-inject's writer
+  // (core::kGoYamlMarshal) and the 1.31 prometheus.istio.io/scrape-targets annotation.
+  static const std::map<std::string, std::string> gaps;
   return gaps;
 }
 
@@ -306,7 +300,7 @@ std::vector<std::string> runCase(const Case& c, const Loaded& chart, const fs::p
         failures.push_back("kube-inject document " + std::to_string(i) + ": " + got.error().message);
         continue;
       }
-      const std::string text = core::toYaml(*got);
+      const std::string text = core::toYaml(*got, core::kGoYamlMarshal);
       if (text != want[i] && kind != "Service") {
         failures.push_back("kube-inject document " + std::to_string(i) + " differs:\n" + text);
       }

@@ -62,6 +62,27 @@ TEST(IstioInjectCommand, HostNetworkIsSkippedWithIstiosWarning) {
       << err.str();
 }
 
+// kube-inject writes with sigs.k8s.io/yaml: go-yaml v2 folds a long string at column 80.
+TEST(IstioInjectCommand, LongStringsAreFoldedAsGoYamlWritesThem) {
+  std::string words;
+  for (int i = 0; i < 29; ++i) words += "word ";
+  words += "word";
+  std::istringstream in("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n"
+                        "    example.com/note: " + words + "\n"
+                        "spec:\n  containers:\n  - name: app\n    image: app\n");
+  std::ostringstream out, err;
+  InjectOptions o = istioOptions("deployment.yaml");
+  o.inputs = {"-"};
+  EXPECT_EQ(runInject(o, in, out, err), 0) << err.str();
+  std::string twelve, sixteen;
+  for (int i = 0; i < 11; ++i) twelve += "word ";
+  for (int i = 0; i < 15; ++i) sixteen += "word ";
+  EXPECT_NE(out.str().find("\n    example.com/note: " + twelve + "word\n      " + sixteen +
+                           "word\n      word word\n"),
+            std::string::npos)
+      << out.str();
+}
+
 // Istio's own goldens as whole files (istio.io/istio of 2026-04-23 from the Go module cache,
 // ../istio/upstream_support.h): what `istioctl kube-inject -f <input>` prints with the chart's
 // ConfigMaps, "---" after every document, a Service written back as it was read, a List

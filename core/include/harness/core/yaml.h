@@ -52,12 +52,24 @@ Result<nlohmann::json> parseYaml(std::string_view text);
 // collections, strings quoted when a plain scalar would read back as something else ("true",
 // "1", "", "null", " x", "a: b", ...), multi-line strings as `|` / `|-` / `|+` block scalars.
 // Always ends with a newline. parseYaml(toYaml(j)) == j for every finite JSON value j.
-// Long strings are not folded at 80 columns (go-yaml v2 folds them; the value is the same).
-// A value nested deeper than kMaxYamlDepth is written in flow style on one line instead.
-std::string toYaml(const nlohmann::json& value);
+// Long strings are folded only as YamlWriteOptions says.
+// A value nested deeper than kMaxYamlDepth is written in flow style on one line instead (never
+// folded).
+struct YamlWriteOptions {
+  // go-yaml v2's emitter (best_width) folds a plain, single- or double-quoted scalar at a space
+  // once its line is past this many columns: the space becomes a line break and the next line
+  // starts two columns right of the scalar's key or "- " (the value reads back the same). 0: every
+  // scalar stays on one line.
+  int fold_column = 0;
+};
+// As sigs.k8s.io/yaml's Marshal writes (go-yaml v2 v2.4, best_width 80): istioctl kube-inject.
+inline constexpr YamlWriteOptions kGoYamlMarshal{.fold_column = 80};
+
+std::string toYaml(const nlohmann::json& value, const YamlWriteOptions& options = {});
 
 // Documents joined by "---\n".
-std::string toYamlDocuments(const std::vector<nlohmann::json>& documents);
+std::string toYamlDocuments(const std::vector<nlohmann::json>& documents,
+                            const YamlWriteOptions& options = {});
 
 // The raw text of every document of a YAML stream, split as apimachinery's YAMLReader splits it
 // (k8s.io/apimachinery pkg/util/yaml/decoder.go YAMLReader.Read): a line that starts with "---"
