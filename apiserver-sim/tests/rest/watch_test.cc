@@ -85,7 +85,9 @@ TEST(StoreWatchTest, ReplaysFromARevisionOrTheCurrentState) {
 TEST(StoreWatchTest, ARevisionOlderThanTheRingIsExpired) {
   ObjectStore store;
   store.setEventCapacity(2);
-  for (const char* name : {"a", "b", "c", "d"}) store.create({"", "configmaps"}, configMap("x", name));
+  for (const char* name : {"a", "b", "c", "d"}) {
+    store.create({"", "configmaps"}, configMap("x", name));
+  }
   // Revisions 1..4; the ring keeps 3 and 4, so a watch can start from 2 but not from 1.
   auto fine = store.watch({{"", "configmaps"}}, 2, [](const StoreEventPtr&) {});
   ASSERT_TRUE(std::holds_alternative<WatchStart>(fine));
