@@ -355,7 +355,9 @@ net::Response RestApiHandler::Impl::watch(const Call& call) {
   settings.include = rest::parseIncludeObject(call.query.get("includeObject").value_or(""));
   settings.namespace_name = call.namespace_name;
   settings.bookmarks = options.allow_watch_bookmarks;
-  settings.initial_events_end = options.allow_watch_bookmarks && *options.send_initial_events;
+  // Unset only with a resourceVersion given (the defaults set it otherwise): no initial events.
+  const bool initial_events = options.send_initial_events.value_or(false);
+  settings.initial_events_end = options.allow_watch_bookmarks && initial_events;
   settings.bookmark_interval = this->options.watch_bookmark_interval;
 
   auto labels = rest::parseLabelSelector(call.query.get("labelSelector").value_or(""));
@@ -416,7 +418,7 @@ net::Response RestApiHandler::Impl::watch(const Call& call) {
   // cacher.go Watch: which events, from where.
   std::optional<std::uint64_t> since;
   const std::uint64_t current = store.revision();
-  if (*options.send_initial_events) {
+  if (initial_events) {
     // waitUntilFreshLocked: the cache waits (3 s) for a newer revision, then gives up
     // (storage.NewTooLargeResourceVersionError); the simulator's store is never behind, so it
     // gives up at once.

@@ -263,6 +263,34 @@ TEST_F(WatchHandlerTest, WithoutAResourceVersionTheCurrentObjectsComeFirstThenTh
   EXPECT_EQ(rvOf(events[1]["object"]), std::to_string(store_.revision()));
 }
 
+TEST_F(WatchHandlerTest, SendInitialEventsFalseStartsFromNow) {
+  create(configMap("team", "old"));
+  auto stream = open(get("/api/v1/namespaces/team/configmaps?watch=true&sendInitialEvents=false"
+                         "&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"));
+  ASSERT_TRUE(stream);
+  create(configMap("team", "new"));
+  const auto events = pullEvents(*stream);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["type"], "ADDED");
+  EXPECT_EQ(events[0]["object"]["metadata"]["name"], "new");
+}
+
+TEST_F(WatchHandlerTest, TheLegacyWatchPathOfOneObject) {
+  const auto from = std::to_string(store_.revision());
+  auto stream = open(get("/api/v1/watch/namespaces/team/configmaps/wanted?resourceVersion=" + from));
+  ASSERT_TRUE(stream);
+  create(configMap("team", "other"));
+  create(configMap("team", "wanted"));
+  const auto events = pullEvents(*stream);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["object"]["metadata"]["name"], "wanted");
+  const auto mismatch =
+      get("/api/v1/watch/namespaces/team/configmaps/wanted?fieldSelector=metadata.name%3Dother");
+  EXPECT_EQ(mismatch.status, 400);
+  EXPECT_EQ(json::parse(mismatch.body)["message"],
+            "fieldSelector metadata.name doesn't match requested name");
+}
+
 TEST_F(WatchHandlerTest, BookmarksComeAtTheInterval) {
   auto stream = open(get("/api/v1/namespaces/team/configmaps?watch=true&allowWatchBookmarks=true"
                          "&resourceVersion=" + std::to_string(store_.revision())));
