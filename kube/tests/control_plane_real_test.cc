@@ -170,6 +170,64 @@ TEST_F(RealControlPlaneTest, ApplyNamespaceAndPodReadThemBackAuditedThenStopLeav
   expectNothingLeft();
 }
 
+// The watch commands of apiserver-sim/tests/rest/kubectl_integration_test.cc against
+// kube-apiserver, so that the simulator's answers can be compared with the real ones: `get -w`
+// prints a Pod created after it started, `wait --for=create|jsonpath|delete` return once the
+// change is seen. Each waits with a deadline far above need.
+TEST_F(RealControlPlaneTest, KubectlWatchGetWaitCreateJsonpathDelete) {
+  auto plane = start();
+  ASSERT_TRUE(plane.ok()) << plane.error().message;
+  auto& cp = **plane;
+  ASSERT_EQ(kubectl(cp, {"create", "-f", manifest("ns.yaml", kDemoNamespaceYaml)}).status, 0);
+  while (kubectl(cp, {"get", "serviceaccount", "default", "-n", "demo"}).status != 0) {
+    ASSERT_TRUE(cp.check().ok()) << cp.check().error().message;
+    std::this_thread::sleep_for(100ms);
+  }
+  auto background = [&](const std::string& name, std::vector<std::string> args) {
+    args.insert(args.begin(), {binaries_.kubectl.string(), "--kubeconfig",
+                               cp.kubeconfig().string(), "--cache-dir",
+                               (scratch_ / "home" / "cache").string()});
+    return std::make_unique<testing::ChildProcess>(args, scratch_ / (name + ".log"));
+  };
+  constexpr int kDeadlineMs = 120'000;
+  auto get_w = background("get-w", {"get", "pods", "-n", "demo", "-w"});
+  auto wait_create = background("wait-create", {"wait", "--for=create", "pod/web", "-n", "demo",
+                                                "--timeout=120s"});
+  ASSERT_EQ(kubectl(cp, {"create", "-f", manifest("pod.yaml", kDemoPodYaml)}).status, 0);
+  const auto seen = testing::waitForText(scratch_ / "get-w.log", "web ", kDeadlineMs);
+  ASSERT_TRUE(seen) << testing::readFile(scratch_ / "get-w.log");
+  std::cout << "kubectl get -w:\n" << *seen;
+  get_w->stop(SIGINT);
+  EXPECT_EQ(wait_create->wait(kDeadlineMs + 10'000), 0)
+      << testing::readFile(scratch_ / "wait-create.log");
+  EXPECT_EQ(testing::readFile(scratch_ / "wait-create.log"), "pod/web condition met\n");
+
+  auto wait_label = background("wait-jsonpath",
+                               {"wait", "--for=jsonpath={.metadata.labels.stage}=ready", "pod/web",
+                                "-n", "demo", "--timeout=120s"});
+  ASSERT_EQ(kubectl(cp, {"label", "pod", "web", "-n", "demo", "stage=ready"}).status, 0);
+  EXPECT_EQ(wait_label->wait(kDeadlineMs + 10'000), 0)
+      << testing::readFile(scratch_ / "wait-jsonpath.log");
+  EXPECT_EQ(testing::readFile(scratch_ / "wait-jsonpath.log"), "pod/web condition met\n");
+
+  auto wait_delete = background("wait-delete", {"wait", "--for=delete", "pod/web", "-n", "demo",
+                                                "--timeout=120s"});
+  ASSERT_EQ(kubectl(cp, {"delete", "pod", "web", "-n", "demo", "--wait=false",
+                         "--grace-period=0", "--force"})
+                .status,
+            0);
+  EXPECT_EQ(wait_delete->wait(kDeadlineMs + 10'000), 0)
+      << testing::readFile(scratch_ / "wait-delete.log");
+  std::cout << "kubectl wait --for=delete: " << testing::readFile(scratch_ / "wait-delete.log");
+
+  const auto never = kubectl(cp, {"wait", "--for=create", "pod/never", "-n", "demo",
+                                  "--timeout=1s"});
+  EXPECT_NE(never.status, 0);
+  std::cout << "kubectl wait on a Pod never created: " << never.err;
+  cp.stop();
+  expectNothingLeft();
+}
+
 TEST_F(RealControlPlaneTest, AnApiserverThatCannotStartIsReportedAndNothingIsLeft) {
   auto plane = start(false, {"--no-such-flag"});
   ASSERT_FALSE(plane.ok());

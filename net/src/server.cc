@@ -15,6 +15,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
@@ -125,6 +126,8 @@ struct ConnectionControl {
   asio::any_io_executor executor;
   std::function<void()> close;  // runs on the connection's strand; cleared when it ends
   asio::steady_timer* delay_timer = nullptr;  // a scripted response delay in progress
+  // Ends a streamed response in progress (set while one is sent; runs on the strand).
+  std::function<void()> end_stream;
   // Since when the connection waits for the peer (TLS detection, handshake, the next request),
   // in steady-clock nanoseconds; 0 while a request is in progress. Written on the strand, read
   // by the accept loop to pick the longest-idle connection.
@@ -539,6 +542,80 @@ struct Server::Impl {
     }
   }
 
+  // Sends a response whose body comes from a BodySource (a watch): the head with chunked
+  // encoding, then a chunk for each piece pull() yields, then the last chunk once it reports the
+  // end. Between pulls it waits, without a thread, for the source's wake(), the time pull() asked
+  // for, the server stopping (end_stream), or the client's socket becoming readable: a watch
+  // client sends nothing while it reads, so readability means it closed or gave up, as Go's
+  // net/http server notices with its background read (server.go connReader.backgroundRead). The
+  // source is cancelled however the stream ends; the connection is then closed.
+  template <class Stream>
+  asio::awaitable<void> serveStream(Stream& stream, ConnectionControl& control, Response response,
+                                    unsigned version) {
+    using namespace asio::experimental::awaitable_operators;
+    auto& lowest = beast::get_lowest_layer(stream);
+    const auto executor = co_await asio::this_coro::executor;
+    // Shared with wake(), which the source may call from any thread until it is cancelled.
+    struct WakeState {
+      asio::steady_timer timer;
+      bool notified = false;  // on the strand
+      explicit WakeState(const asio::any_io_executor& e) : timer(e) {}
+    };
+    auto state = std::make_shared<WakeState>(executor);
+    struct CancelAtEnd {
+      std::shared_ptr<BodySource> source;
+      ConnectionControl& control;
+      ~CancelAtEnd() {
+        control.end_stream = nullptr;
+        source->cancel();
+      }
+    } guard{std::move(response.stream), control};
+    BodySource& source = *guard.source;
+    bool ending = false;
+    control.end_stream = [&ending, state] {
+      ending = true;
+      state->timer.cancel();
+    };
+    source.start([executor, weak = std::weak_ptr<WakeState>(state)] {
+      asio::post(executor, [weak] {
+        if (auto s = weak.lock()) {
+          s->notified = true;
+          s->timer.cancel();
+        }
+      });
+    });
+
+    http::response<http::empty_body> head{static_cast<http::status>(response.status), version};
+    for (auto& [k, v] : response.headers.fields()) head.insert(k, v);
+    head.chunked(true);
+    head.keep_alive(false);
+    http::response_serializer<http::empty_body> serializer{head};
+    lowest.expires_after(options.write_timeout);
+    auto [hec, hn] = co_await http::async_write_header(stream, serializer, kNoThrow);
+    if (hec) co_return;
+    for (;;) {
+      if (stopping || ending) break;
+      state->notified = false;
+      BodySource::Pull pulled = source.pull();
+      if (!pulled.data.empty()) {
+        lowest.expires_after(options.write_timeout);
+        auto [wec, wn] = co_await asio::async_write(
+            stream, http::make_chunk(asio::buffer(pulled.data)), kNoThrow);
+        if (wec) co_return;
+        if (!pulled.end) continue;  // pull again at once: it may have more queued
+      }
+      if (pulled.end) break;
+      if (state->notified) continue;
+      lowest.expires_never();
+      state->timer.expires_at(pulled.wake_at);
+      auto woken = co_await (state->timer.async_wait(kNoThrow) ||
+                             lowest.socket().async_wait(tcp::socket::wait_read, kNoThrow));
+      if (woken.index() == 1) co_return;  // the client closed (or spoke out of turn)
+    }
+    lowest.expires_after(options.write_timeout);
+    co_await asio::async_write(stream, http::make_chunk_last(), kNoThrow);
+  }
+
   // Serves HTTP/1.1 requests on an established stream (TLS or plain) until the peer closes,
   // an error or timeout occurs, or the server stops.
   template <class Stream>
@@ -584,6 +661,10 @@ struct Server::Impl {
       request.tls_server_name = sni;
       const bool is_large = large.count(request.body.size());
       Reply reply = co_await handleOnWorker(std::move(request), is_large);
+      if (reply.response.stream) {
+        co_await serveStream(stream, control, std::move(reply.response), beast_request.version());
+        co_return;
+      }
       large.count(reply.response.body.size());
       if (reply.delay.count() > 0) {
         asio::steady_timer timer(co_await asio::this_coro::executor);
@@ -691,6 +772,9 @@ struct Server::Impl {
       // binding.
       asio::post(control->executor, [control = control, all] {
         if (!control->close) return;
+        // A streamed response (a watch) ends at once, as kube-apiserver ends watches when it
+        // starts shutting down (watch.go, ServerShuttingDownCh).
+        if (control->end_stream) control->end_stream();
         if (all) {
           if (control->delay_timer) control->delay_timer->cancel();
           control->close();

@@ -214,4 +214,18 @@ bool waitForFile(const fs::path& path, int timeout_ms) {
   return false;
 }
 
+std::optional<std::string> waitForText(const fs::path& path, const std::string& text,
+                                       int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    std::error_code ec;
+    if (fs::exists(path, ec)) {
+      std::string content = readFile(path);
+      if (content.find(text) != std::string::npos) return content;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 }  // namespace harness::testing

@@ -67,6 +67,8 @@ struct RestApiHandler::Impl {
   // reads.cc
   net::Response get(const rest::Call& call);
   net::Response list(const rest::Call& call);
+  // watch.cc
+  net::Response watch(const rest::Call& call);
 
   // writes.cc
   net::Response create(const rest::Call& call);

@@ -18,10 +18,7 @@ using rest::Call;
 namespace {
 
 rest::IncludeObject includeObject(const Call& call) {
-  const auto value = call.query.get("includeObject").value_or("");
-  if (value == "None") return rest::IncludeObject::kNone;
-  if (value == "Object") return rest::IncludeObject::kObject;
-  return rest::IncludeObject::kMetadata;
+  return rest::parseIncludeObject(call.query.get("includeObject").value_or(""));
 }
 
 }  // namespace

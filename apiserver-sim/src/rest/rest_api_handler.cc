@@ -308,16 +308,13 @@ net::Response RestApiHandler::Impl::resource(Call& call) {
       }
     }
   }
-  if (info.verb == "watch") {
-    return rest::statusResponse(core::newMethodNotSupported(call.groupResource(), "watch"));
-  }
-
   auto output = rest::negotiateOutput(call.http->headers.get("Accept"));
   if (!output) return rest::statusResponse(rest::routerError(406));
   call.output = *output;
 
   if (info.verb == "get") return get(call);
   if (info.verb == "list") return list(call);
+  if (info.verb == "watch") return watch(call);
   if (info.verb == "create") return create(call);
   if (info.verb == "update") return update(call);
   if (info.verb == "patch") return patch(call);

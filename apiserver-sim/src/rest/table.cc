@@ -433,4 +433,10 @@ nlohmann::json toTable(const core::ResourceInfo& info, const std::vector<nlohman
           {"rows", std::move(rows)}};
 }
 
+IncludeObject parseIncludeObject(std::string_view value) {
+  if (value == "None") return IncludeObject::kNone;
+  if (value == "Object") return IncludeObject::kObject;
+  return IncludeObject::kMetadata;
+}
+
 }  // namespace harness::sim::rest

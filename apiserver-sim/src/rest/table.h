@@ -17,6 +17,8 @@ namespace harness::sim::rest {
 
 // What a Table row carries as its object (the includeObject query parameter).
 enum class IncludeObject { kNone, kMetadata, kObject };
+// The includeObject query parameter: "None", "Object", else (also absent) Metadata.
+IncludeObject parseIncludeObject(std::string_view value);
 
 // A Table (apiVersion meta.k8s.io/<table_version>) of `objects`: the columns of kube-apiserver's
 // printers for pods (Name, Ready, Status, Restarts, Age; IP, Node, Nominated Node, Readiness

@@ -1,6 +1,8 @@
 #include "harness/sim/store.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 
 #include <fmt/format.h>
@@ -91,6 +93,7 @@ StoreResult ObjectStore::createLocked(const core::GroupResource& resource, nlohm
   metadata["creationTimestamp"] = rfc3339Now();
   auto [it, inserted] = objects_.emplace(std::move(key), std::move(object));
   (void)inserted;
+  recordLocked({StoreEvent::Type::kAdded, resource, it->second, std::nullopt, revision_});
   return it->second;
 }
 
@@ -116,7 +119,9 @@ StoreResult ObjectStore::update(const core::GroupResource& resource, nlohmann::j
       if (old_metadata.contains(kept)) metadata[kept] = old_metadata[kept];
     }
     metadata["resourceVersion"] = std::to_string(++revision_);
-    it->second = std::move(object);
+    nlohmann::json previous = std::exchange(it->second, std::move(object));
+    recordLocked({StoreEvent::Type::kModified, resource, it->second, std::move(previous),
+                  revision_});
     result = it->second;
   }
   notify(resource);
@@ -131,9 +136,12 @@ StoreResult ObjectStore::remove(const core::GroupResource& resource,
     auto it = objects_.find(StoreKey{resource.group, resource.resource, namespace_name, name});
     if (it == objects_.end()) return core::newNotFound(resource, name);
     ++revision_;
+    nlohmann::json previous = it->second;
     // etcd3 store conditionalDelete decodes the deleted object at the delete's revision: its
     // resourceVersion is the deletion's (so kubectl tells it from what it read before).
     metadataOf(it->second)["resourceVersion"] = std::to_string(revision_);
+    recordLocked({StoreEvent::Type::kDeleted, resource, it->second, std::move(previous),
+                  revision_});
     result = std::move(it->second);
     objects_.erase(it);
   }
@@ -150,7 +158,12 @@ nlohmann::json ObjectStore::put(const core::GroupResource& resource, nlohmann::j
     if (!metadata.contains("creationTimestamp")) metadata["creationTimestamp"] = rfc3339Now();
     metadata["resourceVersion"] = std::to_string(++revision_);
     StoreKey key = keyOf(resource, object);
+    auto found = objects_.find(key);
+    std::optional<nlohmann::json> previous;
+    if (found != objects_.end()) previous = found->second;
     stored = objects_[std::move(key)] = std::move(object);
+    const auto type = previous ? StoreEvent::Type::kModified : StoreEvent::Type::kAdded;
+    recordLocked({type, resource, stored, std::move(previous), revision_});
   }
   notify(resource);
   return stored;
@@ -206,6 +219,92 @@ void ObjectStore::notify(const core::GroupResource& resource) {
     listeners = listeners_;
   }
   for (const auto& listener : listeners) listener(resource);
+}
+
+std::string_view eventTypeName(StoreEvent::Type type) {
+  switch (type) {
+    case StoreEvent::Type::kAdded:
+      return "ADDED";
+    case StoreEvent::Type::kModified:
+      return "MODIFIED";
+    case StoreEvent::Type::kDeleted:
+      return "DELETED";
+  }
+  return "ADDED";
+}
+
+void ObjectStore::recordLocked(StoreEvent event) {
+  auto shared = std::make_shared<const StoreEvent>(std::move(event));
+  EventRing& ring = rings_[{shared->resource.group, shared->resource.resource}];
+  ring.events.push_back(shared);
+  while (ring.events.size() > event_capacity_) {
+    ring.floor = ring.events.front()->revision;
+    ring.events.pop_front();
+  }
+  for (const auto& subscriber : subscribers_) {
+    for (const auto& r : subscriber.resources) {
+      if (r.group == shared->resource.group && r.resource == shared->resource.resource) {
+        subscriber.sink(shared);
+        break;
+      }
+    }
+  }
+}
+
+std::variant<WatchStart, core::Status> ObjectStore::watch(
+    std::vector<core::GroupResource> resources, std::optional<std::uint64_t> since,
+    std::function<void(const StoreEventPtr&)> sink) {
+  std::lock_guard lock(mutex_);
+  WatchStart start;
+  start.revision = revision_;
+  if (!since) {
+    for (const auto& [key, object] : objects_) {
+      for (const auto& r : resources) {
+        if (key.group != r.group || key.resource != r.resource) continue;
+        StoreEvent event{StoreEvent::Type::kAdded, r, object, std::nullopt, 0};
+        const std::string rv = core::nestedString(object, {"metadata", "resourceVersion"});
+        event.revision = std::strtoull(rv.c_str(), nullptr, 10);
+        start.replay.push_back(std::make_shared<const StoreEvent>(std::move(event)));
+      }
+    }
+  } else {
+    for (const auto& r : resources) {
+      auto it = rings_.find({r.group, r.resource});
+      if (it == rings_.end()) continue;
+      const EventRing& ring = it->second;
+      // watch_cache_history.go GetIntervalLocked: the oldest event it can deliver is the first
+      // one kept; a watch from before the one preceding it has missed events.
+      if (ring.floor > 0 && !ring.events.empty() && *since < ring.events.front()->revision - 1) {
+        return core::newResourceExpired(fmt::format("too old resource version: {} ({})", *since,
+                                                    ring.events.front()->revision - 1));
+      }
+      for (const auto& event : ring.events) {
+        if (event->revision > *since) start.replay.push_back(event);
+      }
+    }
+    std::stable_sort(start.replay.begin(), start.replay.end(),
+                     [](const auto& a, const auto& b) { return a->revision < b->revision; });
+  }
+  const std::uint64_t id = next_subscriber_++;
+  subscribers_.push_back({id, std::move(resources), std::move(sink)});
+  start.subscription = std::make_unique<StoreSubscription>(*this, id);
+  return start;
+}
+
+void ObjectStore::unsubscribe(std::uint64_t id) {
+  std::lock_guard lock(mutex_);
+  std::erase_if(subscribers_, [id](const Subscriber& s) { return s.id == id; });
+}
+
+void ObjectStore::setEventCapacity(std::size_t capacity) {
+  std::lock_guard lock(mutex_);
+  event_capacity_ = std::max<std::size_t>(1, capacity);
+  for (auto& [key, ring] : rings_) {
+    while (ring.events.size() > event_capacity_) {
+      ring.floor = ring.events.front()->revision;
+      ring.events.pop_front();
+    }
+  }
 }
 
 }  // namespace harness::sim

@@ -3,6 +3,7 @@
 // nothing reads or touches the user's configuration. The kubectl is the one scripts/build-kube.sh
 // builds from the pinned Kubernetes modules (or $HARNESS_KUBECTL); skipped when it is not built.
 
+#include <csignal>
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -62,6 +63,18 @@ class KubectlTest : public ::testing::Test {
     argv.insert(argv.end(), args.begin(), args.end());
     return testing::runCapture(
         argv, {"HOME=" + home_.string(), "KUBECONFIG=" + kubeconfig_.string()});
+  }
+
+  // kubectl left running (get -w, wait), its stdout and stderr in <scratch>/<name>.log.
+  std::unique_ptr<testing::ChildProcess> kubectlInBackground(const std::string& name,
+                                                             const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {kubectl_.string(), "--kubeconfig", kubeconfig_.string(),
+                                     "--cache-dir", (home_ / "cache").string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return std::make_unique<testing::ChildProcess>(argv, backgroundLog(name));
+  }
+  std::filesystem::path backgroundLog(const std::string& name) const {
+    return scratch_.path() / (name + ".log");
   }
 
   std::string writeManifest(const std::string& name, const std::string& yaml) {
@@ -176,6 +189,79 @@ TEST_F(KubectlTest, MissingObjectIsReportedAsNotFound) {
   const KubectlRun run = kubectl({"get", "pod", "nothing", "-n", "default"});
   EXPECT_NE(run.status, 0);
   EXPECT_NE(run.err.find("pods \"nothing\" not found"), std::string::npos) << run.err;
+}
+
+// Watch as kubectl leans on it: `get -w`, `wait --for=create|jsonpath|delete` (informers that
+// list, then watch from the list's resourceVersion, or WatchList with sendInitialEvents). Each
+// waits for what it expects with a deadline far above need (2 minutes); nothing depends on timing.
+// The same commands against kube-apiserver: kube/tests/control_plane_real_test.cc.
+constexpr int kWatchDeadlineMs = 120'000;
+
+TEST_F(KubectlTest, GetWatchPrintsAPodCreatedAfterItStarted) {
+  ASSERT_EQ(kubectl({"create", "-f", writeManifest("ns.yaml", kDemoNamespaceYaml)}).status, 0);
+  auto watch = kubectlInBackground("get-w", {"get", "pods", "-n", "demo", "-w"});
+  ASSERT_EQ(kubectl({"create", "-f", writeManifest("pod.yaml", kDemoPodYaml)}).status, 0);
+  const auto seen = testing::waitForText(backgroundLog("get-w"), "web ", kWatchDeadlineMs);
+  ASSERT_TRUE(seen) << testing::readFile(backgroundLog("get-w"));
+  EXPECT_TRUE(watch->running()) << "get -w ended: " << *seen;
+  EXPECT_EQ(seen->find("Error"), std::string::npos) << *seen;
+  // Ctrl-C: the watch ends and the server lets it go.
+  watch->stop(SIGINT);
+}
+
+TEST_F(KubectlTest, GetWatchOutputOfAnObjectAsJsonEvents) {
+  ASSERT_EQ(kubectl({"create", "-f", writeManifest("ns.yaml", kDemoNamespaceYaml)}).status, 0);
+  auto watch = kubectlInBackground(
+      "get-w-json", {"get", "pods", "-n", "demo", "-w", "--output-watch-events", "-o", "json"});
+  ASSERT_EQ(kubectl({"create", "-f", writeManifest("pod.yaml", kDemoPodYaml)}).status, 0);
+  ASSERT_EQ(kubectl({"delete", "pod", "web", "-n", "demo"}).status, 0);
+  const auto seen = testing::waitForText(backgroundLog("get-w-json"), "\"DELETED\"",
+                                         kWatchDeadlineMs);
+  ASSERT_TRUE(seen) << testing::readFile(backgroundLog("get-w-json"));
+  EXPECT_NE(seen->find("\"ADDED\""), std::string::npos) << *seen;
+  watch->stop(SIGINT);
+}
+
+TEST_F(KubectlTest, WaitForCreate) {
+  ASSERT_EQ(kubectl({"create", "-f", writeManifest("ns.yaml", kDemoNamespaceYaml)}).status, 0);
+  auto wait = kubectlInBackground("wait-create", {"wait", "--for=create", "pod/web", "-n", "demo",
+                                                  "--timeout=120s"});
+  ASSERT_EQ(kubectl({"create", "-f", writeManifest("pod.yaml", kDemoPodYaml)}).status, 0);
+  EXPECT_EQ(wait->wait(kWatchDeadlineMs + 10'000), 0) << testing::readFile(backgroundLog(
+      "wait-create"));
+  EXPECT_NE(testing::readFile(backgroundLog("wait-create")).find("pod/web condition met"),
+            std::string::npos);
+}
+
+TEST_F(KubectlTest, WaitForJsonpathSeesAnUpdate) {
+  ASSERT_EQ(kubectl({"create", "-f", writeManifest("ns.yaml", kDemoNamespaceYaml)}).status, 0);
+  ASSERT_EQ(kubectl({"create", "-f", writeManifest("pod.yaml", kDemoPodYaml)}).status, 0);
+  auto wait = kubectlInBackground(
+      "wait-jsonpath", {"wait", "--for=jsonpath={.metadata.labels.stage}=ready", "pod/web", "-n",
+                        "demo", "--timeout=120s"});
+  ASSERT_EQ(kubectl({"label", "pod", "web", "-n", "demo", "stage=ready"}).status, 0);
+  EXPECT_EQ(wait->wait(kWatchDeadlineMs + 10'000), 0) << testing::readFile(backgroundLog(
+      "wait-jsonpath"));
+  EXPECT_NE(testing::readFile(backgroundLog("wait-jsonpath")).find("pod/web condition met"),
+            std::string::npos);
+}
+
+TEST_F(KubectlTest, WaitForDelete) {
+  ASSERT_EQ(kubectl({"create", "-f", writeManifest("ns.yaml", kDemoNamespaceYaml)}).status, 0);
+  ASSERT_EQ(kubectl({"create", "-f", writeManifest("pod.yaml", kDemoPodYaml)}).status, 0);
+  auto wait = kubectlInBackground("wait-delete", {"wait", "--for=delete", "pod/web", "-n", "demo",
+                                                  "--timeout=120s"});
+  ASSERT_EQ(kubectl({"delete", "pod", "web", "-n", "demo", "--wait=false"}).status, 0);
+  EXPECT_EQ(wait->wait(kWatchDeadlineMs + 10'000), 0) << testing::readFile(backgroundLog(
+      "wait-delete"));
+}
+
+TEST_F(KubectlTest, WaitThatNeverHappensTimesOut) {
+  ASSERT_EQ(kubectl({"create", "-f", writeManifest("ns.yaml", kDemoNamespaceYaml)}).status, 0);
+  const KubectlRun run = kubectl({"wait", "--for=create", "pod/never", "-n", "demo",
+                                  "--timeout=1s"});
+  EXPECT_NE(run.status, 0);
+  EXPECT_NE(run.err.find("timed out waiting for the condition"), std::string::npos) << run.err;
 }
 
 // fieldValidation as kubectl (1.27+) sends it: Strict by default on create, replace and apply,

@@ -614,12 +614,6 @@ TEST_F(RestHandlerTest, ReadsAreAudited) {
   EXPECT_TRUE(seen);
 }
 
-TEST_F(RestHandlerTest, WatchIsNotSupported) {
-  const auto response = send("GET", "/api/v1/namespaces/default/pods?watch=true");
-  EXPECT_EQ(response.status, 405);
-  EXPECT_EQ(body(response)["message"], "watch is not supported on resources of kind \"pods\"");
-}
-
 TEST_F(RestHandlerTest, InvalidTimeoutIsBadRequest) {
   const auto response = send("GET", "/api/v1/namespaces?timeout=soon");
   EXPECT_EQ(response.status, 400);

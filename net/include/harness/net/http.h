@@ -4,6 +4,8 @@
 // (it is included widely); the conversions live in the library's sources.
 
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,10 +51,35 @@ struct Request {
   [[nodiscard]] std::optional<std::string> queryParam(std::string_view name) const;
 };
 
+// A response body produced over time (a Kubernetes watch): the server sends the response head at
+// once with chunked transfer encoding, then whatever pull() yields as chunks until it reports the
+// end, the client goes away, or the server stops. The server calls pull() on the connection's
+// thread, never concurrently, each time it is woken by the function start() received or when the
+// time pull() last asked for comes; pull() must not block (it takes what a producer on another
+// thread queued). cancel() is called once at the end whatever the reason, so the producer can drop
+// its subscription; after it, wake() does nothing.
+class BodySource {
+ public:
+  struct Pull {
+    std::string data;  // the next bytes of the body, possibly empty
+    bool end = false;  // the body is complete
+    // When to call pull() again without being woken (a timeout, a periodic event).
+    std::chrono::steady_clock::time_point wake_at = std::chrono::steady_clock::time_point::max();
+  };
+  virtual ~BodySource() = default;
+  // Called once before the first pull() with a function that wakes the connection (any thread).
+  virtual void start(std::function<void()> wake) = 0;
+  virtual Pull pull() = 0;
+  virtual void cancel() = 0;
+};
+
 struct Response {
   int status = 200;
   Headers headers;
   std::string body;
+  // When set, the body comes from it (chunked) and `body` is not sent; the connection is closed
+  // after the stream ends.
+  std::shared_ptr<BodySource> stream;
 
   static Response text(int status, std::string body);
   static Response json(int status, std::string body);

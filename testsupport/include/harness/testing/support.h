@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -128,5 +129,9 @@ spec:
 
 // Polls until `path` exists and is non-empty (e.g. a ports file), up to `timeout_ms`.
 bool waitForFile(const std::filesystem::path& path, int timeout_ms);
+// Polls until the file at `path` contains `text` (the output of a process still running, e.g.
+// `kubectl get -w`), up to `timeout_ms`; its content then, or nullopt on timeout.
+std::optional<std::string> waitForText(const std::filesystem::path& path, const std::string& text,
+                                       int timeout_ms);
 
 }  // namespace harness::testing

@@ -16,10 +16,12 @@
 //   POST, PUT, PATCH (json-patch, merge-patch, strategic-merge-patch, apply-patch+yaml as a simple
 //   create-or-merge), DELETE and DELETE of a collection for core::builtinResources(); the status
 //   subresource (GET/PUT/PATCH).
-// Not served: watch (405), other subresources (405), /openapi/v2 and /openapi/v3 (404: kubectl
+// WATCH of every resource (a chunked stream of events, src/rest/watch.cc). Not served: other
+// subresources (405), /openapi/v2 and /openapi/v3 (404: kubectl
 // then needs --validate=false), CBOR, protobuf bodies unless a decoder is installed
 // (setProtobufDecoder), list pagination (limit is ignored: every list is complete).
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -65,6 +67,9 @@ struct RestApiOptions {
   // Appended to it: families kept elsewhere (the admission policy plugins', kube-cel's).
   std::function<std::string()> more_metrics;
   ServerVersion version;
+  // How often a watch with allowWatchBookmarks=true gets a BOOKMARK (the watch cache's
+  // bookmarkFrequency, a minute).
+  std::chrono::milliseconds watch_bookmark_interval{60'000};
 };
 
 // Answers REST requests as kube-apiserver does. Thread-safe (the store and chain are); the

@@ -8,7 +8,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -45,6 +47,31 @@ struct StoreKey {
   std::string name;
 
   auto operator<=>(const StoreKey&) const = default;
+};
+
+// One change of one object, as the watch cache keeps it (k8s.io/apiserver pkg/storage/cacher
+// watch_cache.go watchCacheEvent): the object after the change (for a deletion its last state
+// with the deletion's resourceVersion), the state before it (MODIFIED and DELETED), and the
+// store revision the change made.
+struct StoreEvent {
+  enum class Type { kAdded, kModified, kDeleted };
+  Type type = Type::kAdded;
+  core::GroupResource resource;
+  nlohmann::json object;
+  std::optional<nlohmann::json> previous;
+  std::uint64_t revision = 0;
+};
+using StoreEventPtr = std::shared_ptr<const StoreEvent>;
+// "ADDED", "MODIFIED", "DELETED" (watch.EventType).
+std::string_view eventTypeName(StoreEvent::Type type);
+
+// A watch's start, from ObjectStore::watch: the events to send first, then `sink` gets each new
+// one until the subscription is destroyed.
+class StoreSubscription;
+struct WatchStart {
+  std::vector<StoreEventPtr> replay;  // in revision order
+  std::uint64_t revision = 0;         // the store revision the replay reaches
+  std::unique_ptr<StoreSubscription> subscription;
 };
 
 class ObjectStore {
@@ -89,7 +116,37 @@ class ObjectStore {
   // a deletion); used to invalidate caches. Not called under the store's lock.
   void onChange(std::function<void(const core::GroupResource&)> listener);
 
+  // --- watch: a ring of recent events per resource, as kube-apiserver's watch cache ---
+  // Events of `resources` (one storage may be served under several: apps and extensions
+  // deployments) from a point, then live. `since` nullopt: the current objects as ADDED events
+  // (the watch cache's initial events); a revision: the events after it, or 410 Expired "too old
+  // resource version: <since> (<oldest-1>)" when the ring no longer holds them (watch_cache.go
+  // getAllEventsSinceLocked). `sink` runs on the writer's thread with the store locked, in
+  // revision order: it must only queue the event (no store calls).
+  std::variant<WatchStart, core::Status> watch(std::vector<core::GroupResource> resources,
+                                               std::optional<std::uint64_t> since,
+                                               std::function<void(const StoreEventPtr&)> sink);
+  // Events kept per resource (default kDefaultEventCapacity; at least 1). Shrinking drops the
+  // oldest.
+  void setEventCapacity(std::size_t capacity);
+  static constexpr std::size_t kDefaultEventCapacity = 1024;
+
  private:
+  friend class StoreSubscription;
+  struct Subscriber {
+    std::uint64_t id;
+    std::vector<core::GroupResource> resources;
+    std::function<void(const StoreEventPtr&)> sink;
+  };
+  struct EventRing {
+    std::deque<StoreEventPtr> events;
+    // Revisions up to this one can no longer be replayed (an event was dropped).
+    std::uint64_t floor = 0;
+  };
+  // Appends to the resource's ring and hands the event to its subscribers (lock held).
+  void recordLocked(StoreEvent event);
+  void unsubscribe(std::uint64_t id);
+
   StoreResult createLocked(const core::GroupResource& resource, nlohmann::json object);
   std::string randomSuffixLocked();
   std::string newUidLocked();
@@ -100,6 +157,23 @@ class ObjectStore {
   std::uint64_t revision_ = 0;
   std::uint64_t rng_state_;
   std::vector<std::function<void(const core::GroupResource&)>> listeners_;
+  std::map<std::pair<std::string, std::string>, EventRing> rings_;  // by group, resource
+  std::size_t event_capacity_ = kDefaultEventCapacity;
+  std::vector<Subscriber> subscribers_;
+  std::uint64_t next_subscriber_ = 0;
+};
+
+// Unsubscribes when destroyed; the store must outlive it.
+class StoreSubscription {
+ public:
+  StoreSubscription(ObjectStore& store, std::uint64_t id) : store_(store), id_(id) {}
+  ~StoreSubscription() { store_.unsubscribe(id_); }
+  StoreSubscription(const StoreSubscription&) = delete;
+  StoreSubscription& operator=(const StoreSubscription&) = delete;
+
+ private:
+  ObjectStore& store_;
+  std::uint64_t id_;
 };
 
 // RFC 3339 UTC timestamp with seconds, as metav1.Time marshals ("2026-11-22T10:00:00Z").
