@@ -114,34 +114,44 @@ core::Status unrecognized(const Call& call, const std::string& reason, const std
       call.main.kind.kind, reason, summarizeData(body)));
 }
 
-std::mutex& protobufDecoderMutex() {
-  static std::mutex mutex;
-  return mutex;
+// A process-wide hook the simulator installs (kube-cel's): one slot per hook type.
+template <class Hook>
+struct HookSlot {
+  std::mutex mutex;
+  Hook hook;
+};
+
+template <class Hook>
+HookSlot<Hook>& hookSlot() {
+  static HookSlot<Hook> slot;
+  return slot;
 }
 
-ProtobufDecoder& installedProtobufDecoder() {
-  static ProtobufDecoder decoder;
-  return decoder;
+template <class Hook>
+Hook installedHook() {
+  auto& slot = hookSlot<Hook>();
+  std::lock_guard lock(slot.mutex);
+  return slot.hook;
 }
 
-ProtobufDecoder protobufDecoder() {
-  std::lock_guard lock(protobufDecoderMutex());
-  return installedProtobufDecoder();
+template <class Hook>
+void installHook(Hook hook) {
+  auto& slot = hookSlot<Hook>();
+  std::lock_guard lock(slot.mutex);
+  slot.hook = std::move(hook);
 }
 
-std::mutex& strictFieldCheckerMutex() {
-  static std::mutex mutex;
-  return mutex;
-}
+ProtobufDecoder protobufDecoder() { return installedHook<ProtobufDecoder>(); }
 
-StrictFieldChecker& installedStrictFieldChecker() {
-  static StrictFieldChecker checker;
-  return checker;
-}
+StrictFieldChecker strictFieldChecker() { return installedHook<StrictFieldChecker>(); }
 
-StrictFieldChecker strictFieldChecker() {
-  std::lock_guard lock(strictFieldCheckerMutex());
-  return installedStrictFieldChecker();
+// Said once a process when a client asks for field validation that cannot be done.
+void noteFieldsNotChecked() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::cerr << "apiserver-sim: unknown and duplicate fields are not detected (fieldValidation "
+                 "Strict and Warn need kube-cel: bash scripts/build-kube.sh)\n";
+  });
 }
 
 // fieldValidation on a decoded create/update body (create.go, update.go): with Strict (or Warn,
@@ -162,11 +172,7 @@ std::optional<core::Status> checkFields(const Call& call, const nlohmann::json& 
   if (!checker) {
     // Said when a client asks (kubectl's Strict), not for the server's default.
     if (!options.contains("fieldValidation")) return std::nullopt;
-    static std::once_flag once;
-    std::call_once(once, [] {
-      std::cerr << "apiserver-sim: unknown and duplicate fields are not detected (fieldValidation "
-                   "Strict and Warn need kube-cel: bash scripts/build-kube.sh)\n";
-    });
+    noteFieldsNotChecked();
     return std::nullopt;
   }
   auto errors = checker(call.http->body, call.main.kind);
@@ -424,6 +430,26 @@ AdmissionResult withWarningsFirst(const std::vector<std::string>& first, Admissi
   return result;
 }
 
+// fieldValidation on a PATCH of a stored object (patch.go; field_validation.h): before
+// admission, as the patcher checks while it applies the patch.
+std::optional<core::Status> checkPatchFields(const Call& call, const nlohmann::json& options,
+                                             const nlohmann::json& current,
+                                             std::string_view patch_type,
+                                             std::vector<std::string>& warnings) {
+  const std::string directive = options.value("fieldValidation", std::string("Warn"));
+  if (directive == "Ignore") return std::nullopt;
+  const StrictPatchChecker checker = installedHook<StrictPatchChecker>();
+  if (!checker) {
+    if (options.contains("fieldValidation")) noteFieldsNotChecked();
+    return std::nullopt;
+  }
+  auto checked = checker(current, call.http->body, patch_type, directive, call.main.kind);
+  if (!checked) return core::newInternalError(checked.error().message);
+  if (checked->second) return checked->second;
+  warnings.insert(warnings.end(), checked->first.begin(), checked->first.end());
+  return std::nullopt;
+}
+
 nlohmann::json optionsAs(nlohmann::json options, const std::string& kind) {
   options["kind"] = kind;
   options.erase("force");
@@ -450,15 +476,11 @@ void stripDirectives(nlohmann::json& value) {
 
 }  // namespace
 
-void setProtobufDecoder(ProtobufDecoder decoder) {
-  std::lock_guard lock(protobufDecoderMutex());
-  installedProtobufDecoder() = std::move(decoder);
-}
+void setProtobufDecoder(ProtobufDecoder decoder) { installHook(std::move(decoder)); }
 
-void setStrictFieldChecker(StrictFieldChecker checker) {
-  std::lock_guard lock(strictFieldCheckerMutex());
-  installedStrictFieldChecker() = std::move(checker);
-}
+void setStrictFieldChecker(StrictFieldChecker checker) { installHook(std::move(checker)); }
+
+void setStrictPatchChecker(StrictPatchChecker checker) { installHook(std::move(checker)); }
 
 net::Response RestApiHandler::Impl::create(const Call& call) {
   auto options = writeOptions(call, "CreateOptions");
@@ -588,6 +610,7 @@ net::Response RestApiHandler::Impl::patch(const Call& call) {
                             !metadataString(document, "resourceVersion").empty();
 
   AdmissionResult result;
+  std::vector<std::string> field_warnings;
   for (int attempt = 0; attempt < kPatchConflictRetries; ++attempt) {
     auto stored = findStored(call.main.resource, call.namespace_name, call.info.name);
     WriteRequest request = writeRequest(call, std::string(kOperationUpdate), "patch");
@@ -602,6 +625,12 @@ net::Response RestApiHandler::Impl::patch(const Call& call) {
       request.options = optionsAs(*options.value, "CreateOptions");
     } else {
       const nlohmann::json current = rest::asRequested(*stored, call.main);
+      if (attempt == 0 && !apply) {
+        if (auto error = checkPatchFields(call, *options.value, current, content_type,
+                                          field_warnings)) {
+          return rest::statusResponse(*error);
+        }
+      }
       request.old_object = current;
       request.options = optionsAs(*options.value, "UpdateOptions");
       if (json_patch) {
@@ -668,7 +697,7 @@ net::Response RestApiHandler::Impl::patch(const Call& call) {
                           result.status->reason == core::kReasonConflict;
     if (!conflict || precondition || json_patch) break;
   }
-  return writeResponse(call, result);
+  return writeResponse(call, withWarningsFirst(field_warnings, std::move(result)));
 }
 
 namespace {
