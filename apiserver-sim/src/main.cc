@@ -600,6 +600,7 @@ int serveCommand(const ServeArgs& args) {
         controller_options.policy_status = sim::cel::policyStatusWriter(kube_cel);
         // fieldValidation (Strict, Warn): unknown fields as Kubernetes' Go types see them.
         sim::setStrictFieldChecker(sim::cel::strictFieldChecker(kube_cel));
+        sim::setStrictPatchChecker(sim::cel::strictPatchChecker(kube_cel));
         // pod-template-hash as Kubernetes computes it (controller.ComputeHash, in Go).
         controller_options.pod_template_hash =
             [hasher = sim::cel::podTemplateHasher(kube_cel)](
@@ -636,6 +637,7 @@ int serveCommand(const ServeArgs& args) {
       if (controllers) controllers->stop();
       sim::setProtobufDecoder({});
       sim::setStrictFieldChecker({});
+      sim::setStrictPatchChecker({});
       (*environment)->stop();
     }
   }

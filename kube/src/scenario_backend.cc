@@ -589,6 +589,13 @@ class KubeSession : public sim::BackendSession {
     std::string body;
     if (request.operation == "DELETE") {
       json options = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
+      if (request.options && request.options->is_object()) {
+        // What the client sets of the scenario's DeleteOptions (the rest are the server's).
+        for (const char* field : {"gracePeriodSeconds", "preconditions", "propagationPolicy",
+                                  "orphanDependents"}) {
+          if (request.options->contains(field)) options[field] = (*request.options)[field];
+        }
+      }
       if (request.dry_run) options["dryRun"] = json::array({"All"});
       body = options.dump();
     } else if (request.object && request.operation != "CONNECT") {

@@ -248,6 +248,9 @@ struct AdmissionChain::Impl {
   std::optional<detail::Failure> validateObject(detail::ChainRequest& run);
   std::optional<detail::Failure> admitValidating(detail::ChainRequest& run);
   std::optional<detail::Failure> persist(detail::ChainRequest& run);
+  std::optional<detail::Failure> admitDeletion(detail::ChainRequest& run);
+  std::optional<detail::Failure> deleteGracefully(detail::ChainRequest& run,
+                                                  detail::GracefulDeletion deletion);
   AdmissionResult respond(detail::ChainRequest& run, std::optional<detail::Failure> failure);
 };
 
@@ -282,6 +285,16 @@ AdmissionResult AdmissionChain::handle(const WriteRequest& request) {
   ChainRequest run(request, options_);
   impl_->receive(run);
   std::optional<Failure> failure = impl_->decode(run);
+  if (!failure && request.operation == kOperationDelete) {
+    const AdmissionAttributes& attributes = run.attributes();
+    detail::GracefulDeletion deletion = detail::gracefulDeletion(
+        run.group_resource, *attributes.old_object,
+        attributes.options.value_or(nlohmann::json::object()), std::chrono::system_clock::now());
+    if (deletion.kind != detail::GracefulDeletion::Kind::kNotGraceful) {
+      failure = impl_->deleteGracefully(run, std::move(deletion));
+      return impl_->respond(run, std::move(failure));
+    }
+  }
   if (!failure) failure = impl_->admitMutating(run);
   if (!failure) failure = impl_->validateObject(run);
   if (!failure) failure = impl_->admitValidating(run);
@@ -813,6 +826,65 @@ std::optional<Failure> AdmissionChain::Impl::persist(ChainRequest& run) {
     return stored(store.remove(run.group_resource, run.storage_namespace, request.name));
   }
   result.object = attributes.object;
+  return std::nullopt;
+}
+
+// rest.AdmissionToValidateObjectDeleteFunc: the admission of a DELETE, run by the registry for
+// the object it is about to change or remove (attributes.old_object): mutating, then validating.
+std::optional<Failure> AdmissionChain::Impl::admitDeletion(ChainRequest& run) {
+  if (auto failure = admitMutating(run)) return failure;
+  return admitValidating(run);
+}
+
+// A Pod's DELETE (registry/generic/registry/store.go Store.Delete with a graceful strategy). No
+// admission when a graceful deletion is pending (finalizeDelete of the stored object). Else
+// updateForGracefulDeletionAndFinalizers admits the DELETE of the stored object and writes it
+// marked (deletionTimestamp, deletionGracePeriodSeconds); it stays when the period is not 0 or
+// finalizers are pending. Otherwise the storage's delete (etcd3 store.go conditionalDelete)
+// admits it again before removing it: first the stale copy the watch cache still holds (the
+// object before the update: the cacher passes it as cachedExistingObject), then, after etcd
+// reports a newer revision, the marked object. So each DELETE webhook is called three times; the
+// answer is the marked object.
+std::optional<Failure> AdmissionChain::Impl::deleteGracefully(ChainRequest& run,
+                                                              detail::GracefulDeletion deletion) {
+  const WriteRequest& request = run.request;
+  AdmissionAttributes& attributes = run.attributes();
+  AdmissionResult& result = run.result;
+  result.code = 200;
+  result.deleted = false;
+  if (deletion.kind == detail::GracefulDeletion::Kind::kPending) {
+    result.object = attributes.old_object;
+    return std::nullopt;
+  }
+  if (deletion.options_period && attributes.options && attributes.options->is_object()) {
+    (*attributes.options)["gracePeriodSeconds"] = *deletion.options_period;
+  }
+  const nlohmann::json existing = *attributes.old_object;
+  if (auto failure = admitDeletion(run)) return failure;
+  const bool now = deletion.period == 0 && detail::finalizersOf(deletion.marked).empty();
+  if (request.dry_run) {
+    // Store.Delete answers the dry-run update's object.
+    result.deleted = now;
+    result.object = std::move(deletion.marked);
+    return std::nullopt;
+  }
+  StoreResult updated = store.update(run.group_resource, std::move(deletion.marked));
+  if (auto* status = std::get_if<core::Status>(&updated)) return Failure{*status, "storage"};
+  nlohmann::json marked = std::get<nlohmann::json>(std::move(updated));
+  if (!now) {
+    result.object = std::move(marked);
+    return std::nullopt;
+  }
+  // The stale copy's admission: when it fails, conditionalDelete reads the current object and
+  // admits that instead (a newer revision than the cached one), as it does when it passes.
+  attributes.old_object = existing;
+  (void)admitDeletion(run);
+  attributes.old_object = marked;
+  if (auto failure = admitDeletion(run)) return failure;
+  StoreResult removed = store.remove(run.group_resource, run.storage_namespace, request.name);
+  if (auto* status = std::get_if<core::Status>(&removed)) return Failure{*status, "storage"};
+  result.deleted = true;
+  result.object = std::move(marked);
   return std::nullopt;
 }
 

@@ -2,6 +2,10 @@
 
 #include "deletion.h"
 
+#include <ctime>
+
+#include "harness/sim/store.h"
+
 namespace harness::sim::detail {
 namespace {
 
@@ -48,7 +52,94 @@ json markAsDeleting(json object, const std::string& now) {
   return object;
 }
 
+// An integer member of a mapping, or nullopt.
+std::optional<std::int64_t> integerAt(const json* object, const char* key) {
+  if (object == nullptr || !object->is_object()) return std::nullopt;
+  auto it = object->find(key);
+  if (it == object->end() || !it->is_number_integer()) return std::nullopt;
+  return it->get<std::int64_t>();
+}
+
+std::string stringAt(const json* object, const char* key) {
+  if (object == nullptr || !object->is_object()) return {};
+  auto it = object->find(key);
+  return it != object->end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+const json* memberOf(const json& object, const char* key) {
+  if (!object.is_object()) return nullptr;
+  auto it = object.find(key);
+  return it != object.end() && it->is_object() ? &*it : nullptr;
+}
+
+// metav1.Time as it is serialized (RFC 3339 in UTC, seconds); nullopt when it is not that.
+std::optional<std::chrono::system_clock::time_point> parseTime(const std::string& text) {
+  std::tm tm{};
+  const char* end = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (end == nullptr || *end != '\0') return std::nullopt;
+  return std::chrono::system_clock::from_time_t(timegm(&tm));
+}
+
 }  // namespace
+
+GracefulDeletion gracefulDeletion(const core::GroupResource& resource, const json& existing,
+                                  const json& options, std::chrono::system_clock::time_point now) {
+  GracefulDeletion out;
+  if (!resource.group.empty() || resource.resource != "pods" || metadataOf(existing) == nullptr) {
+    return out;
+  }
+  // BeforeDelete: negative periods (the options' and the object's) count as 1 s.
+  std::optional<std::int64_t> requested = integerAt(&options, "gracePeriodSeconds");
+  if (requested && *requested < 0) requested = 1;
+  out.options_period = requested;
+  json marked = existing;
+  json& metadata = marked["metadata"];
+  std::optional<std::int64_t> current = integerAt(&metadata, "deletionGracePeriodSeconds");
+  if (current && *current < 0) {
+    current = 1;
+    metadata["deletionGracePeriodSeconds"] = 1;
+  }
+  if (hasDeletionTimestamp(existing)) {
+    // Being deleted: with no (or a zero) period the deletion goes on as for other kinds; else
+    // only a shorter period is taken, anything else leaves the pending deletion alone.
+    if (!current || *current == 0) return out;
+    if (!requested || *requested >= *current) {
+      out.kind = GracefulDeletion::Kind::kPending;
+      return out;
+    }
+    std::int64_t period = *requested;
+    auto timestamp = parseTime(stringAt(&metadata, "deletionTimestamp")).value_or(now) -
+                     std::chrono::seconds(*current) + std::chrono::seconds(period);
+    if (timestamp < now) {
+      timestamp = now;
+      if (period != 0) period = 1;
+    }
+    metadata["deletionTimestamp"] = rfc3339(timestamp);
+    metadata["deletionGracePeriodSeconds"] = period;
+    out.kind = GracefulDeletion::Kind::kGraceful;
+    out.marked = std::move(marked);
+    out.period = period;
+    return out;
+  }
+  // podStrategy.CheckGracefulDelete.
+  const json* spec = memberOf(existing, "spec");
+  std::int64_t period =
+      requested.value_or(integerAt(spec, "terminationGracePeriodSeconds").value_or(0));
+  if (stringAt(spec, "nodeName").empty()) period = 0;
+  const std::string phase = stringAt(memberOf(existing, "status"), "phase");
+  if (phase == "Failed" || phase == "Succeeded") period = 0;
+  if (period < 0) period = 1;
+  out.options_period = period;
+  metadata["deletionTimestamp"] = rfc3339(now + std::chrono::seconds(period));
+  metadata["deletionGracePeriodSeconds"] = period;
+  if (auto generation = integerAt(&metadata, "generation"); generation && *generation > 0) {
+    metadata["generation"] = *generation + 1;
+  }
+  out.kind = GracefulDeletion::Kind::kGraceful;
+  out.marked = std::move(marked);
+  out.period = period;
+  return out;
+}
 
 std::vector<std::string> finalizersOf(const json& object) {
   std::vector<std::string> out;

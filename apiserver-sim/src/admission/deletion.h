@@ -9,9 +9,12 @@
 //   k8s.io/kubernetes pkg/registry/core/namespace/storage/storage.go  REST.Delete (the first
 //     DELETE of a Namespace marks it Terminating; it goes only once spec.finalizers is empty),
 //     ShouldDeleteNamespaceDuringUpdate
-// Graceful deletion (Pods bound to a node) does not exist here: no Pod is ever scheduled, and
-// kube-apiserver deletes an unscheduled Pod at once too (pod strategy CheckGracefulDelete).
+//   k8s.io/apiserver pkg/registry/rest/delete.go  BeforeDelete (graceful deletion)
+//   k8s.io/kubernetes pkg/registry/core/pod/strategy.go  podStrategy.CheckGracefulDelete (Pods,
+//     the only graceful strategy)
 
+#include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +38,30 @@ std::vector<std::string> finalizersOf(const nlohmann::json& object);
 std::optional<nlohmann::json> deletionKeeps(const core::GroupResource& resource,
                                             const nlohmann::json& existing,
                                             const std::string& now);
+
+// What BeforeDelete decides for an object of a graceful strategy (Pods).
+struct GracefulDeletion {
+  enum class Kind {
+    kNotGraceful,  // not a graceful strategy, or being deleted with grace period 0 (unset)
+    kPending,      // a graceful deletion is pending and not shortened: answered as stored
+    kGraceful,     // updated first (marked), then deleted at once when the period is 0
+  };
+  Kind kind = Kind::kNotGraceful;
+  nlohmann::json marked;    // kGraceful: with deletionTimestamp, deletionGracePeriodSeconds
+  std::int64_t period = 0;  // kGraceful: the grace period in seconds
+  // DeleteOptions.gracePeriodSeconds as BeforeDelete leaves it (the admission sees these
+  // options): the period CheckGracefulDelete chose, a negative one as 1.
+  std::optional<std::int64_t> options_period;
+};
+
+// BeforeDelete with the pod strategy's CheckGracefulDelete: the period is DeleteOptions'
+// gracePeriodSeconds, else spec.terminationGracePeriodSeconds, else 0; 0 for a Pod not bound to
+// a node (spec.nodeName) or Failed/Succeeded; negative ones count as 1. The first graceful delete
+// sets deletionTimestamp to now + period and bumps a positive generation; a later one may only
+// shorten the period (the timestamp moves back, never before now).
+GracefulDeletion gracefulDeletion(const core::GroupResource& resource,
+                                  const nlohmann::json& existing, const nlohmann::json& options,
+                                  std::chrono::system_clock::time_point now);
 
 // ShouldDeleteDuringUpdate (ShouldDeleteNamespaceDuringUpdate for Namespaces): an UPDATE that
 // leaves no finalizer on an object being deleted removes it.

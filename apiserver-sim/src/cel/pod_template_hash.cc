@@ -1,13 +1,38 @@
 // What only Kubernetes' Go types give, through kube-cel: controller.ComputeHash
 // (kube/cmd/kube-cel/pod_template_hash.go), protobuf request bodies (protobuf.go) and the
-// unknown fields of a body (strict_decode.go).
+// unknown fields of a body (strict_decode.go) or of a patch (strict_patch.go).
 
 #include "harness/sim/cel.h"
 #include "harness/sim/go_types.h"
 
+#include <fmt/format.h>
+
 #include "harness/go/base64.h"
 
 namespace harness::sim::cel {
+namespace {
+
+// A list of strings kube-cel answered under `key` (none when absent).
+core::Result<std::vector<std::string>> stringsOf(const nlohmann::json& response,
+                                                 const char* key, const char* op) {
+  std::vector<std::string> out;
+  auto it = response.find(key);
+  if (it == response.end()) return out;
+  if (!it->is_array()) {
+    return core::makeError(fmt::format("kube-cel answered {} with {} that are no list: {}", op,
+                                       key, response.dump()));
+  }
+  for (const auto& value : *it) {
+    if (!value.is_string()) {
+      return core::makeError(fmt::format("kube-cel answered {} with {} that are no strings: {}",
+                                         op, key, response.dump()));
+    }
+    out.push_back(value.get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace
 
 PodTemplateHasher podTemplateHasher(std::shared_ptr<KubeCel> cel) {
   return [cel = std::move(cel)](const nlohmann::json& template_spec,
@@ -53,21 +78,37 @@ strictFieldChecker(std::shared_ptr<KubeCel> cel) {
          {"invocationKind",
           {{"group", kind.group}, {"version", kind.version}, {"kind", kind.kind}}}});
     if (!response) return response.error();
-    std::vector<std::string> errors;
-    if (auto it = response->find("strictErrors"); it != response->end()) {
-      if (!it->is_array()) {
-        return core::makeError("kube-cel answered strictDecode with strictErrors that are no list: " +
-                               response->dump());
-      }
-      for (const auto& error : *it) {
-        if (!error.is_string()) {
-          return core::makeError("kube-cel answered strictDecode with an error that is no string: " +
-                                 response->dump());
-        }
-        errors.push_back(error.get<std::string>());
-      }
+    return stringsOf(*response, "strictErrors", "strictDecode");
+  };
+}
+
+std::function<core::Result<std::pair<std::vector<std::string>, std::optional<core::Status>>>(
+    const nlohmann::json& current, const std::string& patch, std::string_view patch_type,
+    std::string_view directive, const core::GroupVersionKind& kind)>
+strictPatchChecker(std::shared_ptr<KubeCel> cel) {
+  using Answer = std::pair<std::vector<std::string>, std::optional<core::Status>>;
+  return [cel = std::move(cel)](const nlohmann::json& current, const std::string& patch,
+                                std::string_view patch_type, std::string_view directive,
+                                const core::GroupVersionKind& kind) -> core::Result<Answer> {
+    auto response = cel->call(
+        {{"op", "strictPatch"},
+         {"object", current},
+         {"data", go::base64Encode(patch)},
+         {"contentType", std::string(patch_type)},
+         {"fieldValidation", std::string(directive)},
+         {"invocationKind",
+          {{"group", kind.group}, {"version", kind.version}, {"kind", kind.kind}}}});
+    if (!response) return response.error();
+    Answer answer;
+    if (auto it = response->find("status"); it != response->end()) {
+      auto status = core::statusFromJson(*it, "strictPatch.status");
+      if (!status) return status.error();
+      answer.second = std::move(*status);
     }
-    return errors;
+    auto warnings = stringsOf(*response, "warnings", "strictPatch");
+    if (!warnings) return warnings.error();
+    answer.first = std::move(*warnings);
+    return answer;
   };
 }
 

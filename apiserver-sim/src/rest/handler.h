@@ -77,6 +77,9 @@ struct RestApiHandler::Impl {
   net::Response remove(const rest::Call& call);
   net::Response removeCollection(const rest::Call& call);
 
+  // access_reviews.cc: SelfSubjectAccessReview
+  net::Response accessReview(const rest::Call& call);
+
   // --- store access across equivalent resources (apps/v1 and extensions/v1beta1 deployments,
   // core and events.k8s.io events share one storage) ---
   [[nodiscard]] std::optional<nlohmann::json> findStored(const core::GroupVersionResource& gvr,
@@ -94,6 +97,10 @@ struct RestApiHandler::Impl {
   // code) with the object as requested; Warning headers either way.
   net::Response writeResponse(const rest::Call& call, const AdmissionResult& result) const;
 };
+
+// access_reviews.cc: a request for selfsubjectaccessreviews (authorization.k8s.io/v1), served
+// apart from the stored resources.
+bool isAccessReview(const rest::RequestInfo& info);
 
 namespace rest {
 

@@ -256,6 +256,7 @@ net::Response RestApiHandler::Impl::nonResource(const net::Request& request,
 net::Response RestApiHandler::Impl::resource(Call& call) {
   RequestInfo& info = call.info;
   if (info.verb.empty()) return rest::statusResponse(rest::routerError(405));
+  if (isAccessReview(info)) return accessReview(call);
   if (!rest::servesGroupVersion(info.api_group, info.api_version)) {
     return rest::statusResponse(rest::notFoundPath());
   }

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <mutex>
 #include <set>
 
 #include <fmt/format.h>
@@ -114,19 +115,30 @@ core::Status unrecognized(const Call& call, const std::string& reason, const std
       call.main.kind.kind, reason, summarizeData(body)));
 }
 
-core::ProcessSlot<ProtobufDecoder>& protobufDecoderSlot() {
-  static core::ProcessSlot<ProtobufDecoder> slot;
+// A process-wide hook the simulator installs (kube-cel's): one slot per hook type.
+template <class Hook>
+core::ProcessSlot<Hook>& hookSlot() {
+  static core::ProcessSlot<Hook> slot;
   return slot;
 }
 
-ProtobufDecoder protobufDecoder() { return protobufDecoderSlot().get(); }
-
-core::ProcessSlot<StrictFieldChecker>& strictFieldCheckerSlot() {
-  static core::ProcessSlot<StrictFieldChecker> slot;
-  return slot;
+template <class Hook>
+Hook installedHook() {
+  return hookSlot<Hook>().get();
 }
 
-StrictFieldChecker strictFieldChecker() { return strictFieldCheckerSlot().get(); }
+ProtobufDecoder protobufDecoder() { return installedHook<ProtobufDecoder>(); }
+
+StrictFieldChecker strictFieldChecker() { return installedHook<StrictFieldChecker>(); }
+
+// Said once a process when a client asks for field validation that cannot be done.
+void noteFieldsNotChecked() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::cerr << "apiserver-sim: unknown and duplicate fields are not detected (fieldValidation "
+                 "Strict and Warn need kube-cel: bash scripts/build-kube.sh)\n";
+  });
+}
 
 // fieldValidation on a decoded create/update body (create.go, update.go): with Strict (or Warn,
 // the default when the query has none: rest.go fieldValidation) the body's unknown and duplicate
@@ -146,11 +158,7 @@ std::optional<core::Status> checkFields(const Call& call, const nlohmann::json& 
   if (!checker) {
     // Said when a client asks (kubectl's Strict), not for the server's default.
     if (!options.contains("fieldValidation")) return std::nullopt;
-    static std::once_flag once;
-    std::call_once(once, [] {
-      std::cerr << "apiserver-sim: unknown and duplicate fields are not detected (fieldValidation "
-                   "Strict and Warn need kube-cel: bash scripts/build-kube.sh)\n";
-    });
+    noteFieldsNotChecked();
     return std::nullopt;
   }
   auto errors = checker(call.http->body, call.main.kind);
@@ -408,6 +416,26 @@ AdmissionResult withWarningsFirst(const std::vector<std::string>& first, Admissi
   return result;
 }
 
+// fieldValidation on a PATCH of a stored object (patch.go; field_validation.h): before
+// admission, as the patcher checks while it applies the patch.
+std::optional<core::Status> checkPatchFields(const Call& call, const nlohmann::json& options,
+                                             const nlohmann::json& current,
+                                             std::string_view patch_type,
+                                             std::vector<std::string>& warnings) {
+  const std::string directive = options.value("fieldValidation", std::string("Warn"));
+  if (directive == "Ignore") return std::nullopt;
+  const StrictPatchChecker checker = installedHook<StrictPatchChecker>();
+  if (!checker) {
+    if (options.contains("fieldValidation")) noteFieldsNotChecked();
+    return std::nullopt;
+  }
+  auto checked = checker(current, call.http->body, patch_type, directive, call.main.kind);
+  if (!checked) return core::newInternalError(checked.error().message);
+  if (checked->second) return checked->second;
+  warnings.insert(warnings.end(), checked->first.begin(), checked->first.end());
+  return std::nullopt;
+}
+
 nlohmann::json optionsAs(nlohmann::json options, const std::string& kind) {
   options["kind"] = kind;
   options.erase("force");
@@ -435,11 +463,15 @@ void stripDirectives(nlohmann::json& value) {
 }  // namespace
 
 void setProtobufDecoder(ProtobufDecoder decoder) {
-  protobufDecoderSlot().set(std::move(decoder));
+  hookSlot<ProtobufDecoder>().set(std::move(decoder));
 }
 
 void setStrictFieldChecker(StrictFieldChecker checker) {
-  strictFieldCheckerSlot().set(std::move(checker));
+  hookSlot<StrictFieldChecker>().set(std::move(checker));
+}
+
+void setStrictPatchChecker(StrictPatchChecker checker) {
+  hookSlot<StrictPatchChecker>().set(std::move(checker));
 }
 
 net::Response RestApiHandler::Impl::create(const Call& call) {
@@ -570,6 +602,7 @@ net::Response RestApiHandler::Impl::patch(const Call& call) {
                             !metadataString(document, "resourceVersion").empty();
 
   AdmissionResult result;
+  std::vector<std::string> field_warnings;
   for (int attempt = 0; attempt < kPatchConflictRetries; ++attempt) {
     auto stored = findStored(call.main.resource, call.namespace_name, call.info.name);
     WriteRequest request = writeRequest(call, std::string(kOperationUpdate), "patch");
@@ -584,6 +617,12 @@ net::Response RestApiHandler::Impl::patch(const Call& call) {
       request.options = optionsAs(*options.value, "CreateOptions");
     } else {
       const nlohmann::json current = rest::asRequested(*stored, call.main);
+      if (attempt == 0 && !apply) {
+        if (auto error = checkPatchFields(call, *options.value, current, content_type,
+                                          field_warnings)) {
+          return rest::statusResponse(*error);
+        }
+      }
       request.old_object = current;
       request.options = optionsAs(*options.value, "UpdateOptions");
       if (json_patch) {
@@ -650,7 +689,7 @@ net::Response RestApiHandler::Impl::patch(const Call& call) {
                           result.status->reason == core::kReasonConflict;
     if (!conflict || precondition || json_patch) break;
   }
-  return writeResponse(call, result);
+  return writeResponse(call, withWarningsFirst(field_warnings, std::move(result)));
 }
 
 namespace {

@@ -143,6 +143,17 @@ json withoutGeneratedName(json object) {
   return object;
 }
 
+// metadata.deletionTimestamp is a time on each backend (now + the grace period): compared as
+// set or not.
+json withoutDeletionTime(json object) {
+  if (object.is_object() && object.contains("metadata") && object["metadata"].is_object() &&
+      object["metadata"].contains("deletionTimestamp") &&
+      object["metadata"]["deletionTimestamp"].is_string()) {
+    object["metadata"]["deletionTimestamp"] = "<time>";
+  }
+  return object;
+}
+
 }  // namespace
 
 json comparableView(const StepResult& step, const std::vector<std::string>& unobservable) {
@@ -153,8 +164,9 @@ json comparableView(const StepResult& step, const std::vector<std::string>& unob
   view["reason"] = result.status ? result.status->reason : "";
   view["message"] =
       result.status ? withoutGeneratedVolumeNames(withoutUids(result.status->message)) : "";
-  view["object"] =
-      result.object ? withoutGeneratedName(withoutServerSetFields(*result.object)) : json();
+  view["object"] = result.object ? withoutDeletionTime(withoutGeneratedName(
+                                       withoutServerSetFields(*result.object)))
+                                 : json();
   view["warnings"] = result.warnings;
   if (!hidden(unobservable, "annotations")) {
     json annotations = json::object();
@@ -191,11 +203,15 @@ json comparableView(const StepResult& step, const std::vector<std::string>& unob
   view["stubs"] = std::move(stubs);
   if (!hidden(unobservable, "calls")) {
     // Mutating calls in order; validating ones run in parallel, so as a sorted list.
+    // A DELETE admitted more than once (a Pod's graceful delete) calls each mutating webhook
+    // once a pass; the real server's audit annotations name each round and index once.
     json calls = json::array();
     std::vector<std::string> validating;
+    std::set<std::pair<int, std::size_t>> mutating_seen;
     for (const auto& call : result.calls) {
       if (!call.called) continue;
       if (call.kind == core::WebhookKind::kMutating) {
+        if (!mutating_seen.insert({call.round, call.index}).second) continue;
         calls.push_back(callLine(call));
       } else {
         validating.push_back(callLine(call));

@@ -33,8 +33,10 @@ nlohmann::json& metadataOf(nlohmann::json& object) {
 
 }  // namespace
 
-std::string rfc3339Now() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+std::string rfc3339Now() { return rfc3339(std::chrono::system_clock::now()); }
+
+std::string rfc3339(std::chrono::system_clock::time_point time) {
+  const std::time_t now = std::chrono::system_clock::to_time_t(time);
   std::tm tm{};
   gmtime_r(&now, &tm);
   return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", tm.tm_year + 1900, tm.tm_mon + 1,

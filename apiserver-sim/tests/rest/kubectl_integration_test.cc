@@ -185,6 +185,20 @@ TEST_F(KubectlTest, DeleteRemovesThePod) {
   EXPECT_FALSE(store_.get({"", "pods"}, "demo", "web").has_value());
 }
 
+// SelfSubjectAccessReview: the admin (system:masters) may do anything; another user, without
+// the group, nothing (kube-apiserver with RBAC and no role for them says the same; the outputs are
+// compared with the real one in kube/tests/kubectl_compare_real_test.cc).
+TEST_F(KubectlTest, AuthCanIAsTheAdminAndAsAnotherUser) {
+  KubectlRun run = kubectl({"auth", "can-i", "create", "pods"});
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out, "yes\n");
+  run = kubectl({"auth", "can-i", "get", "pods", "--as", "jane"});
+  EXPECT_EQ(run.status, 1) << run.err;
+  EXPECT_EQ(run.out, "no\n");
+  run = kubectl({"auth", "can-i", "get", "pods", "--as", "jane", "--as-group", "system:masters"});
+  EXPECT_EQ(run.out, "yes\n");
+}
+
 TEST_F(KubectlTest, MissingObjectIsReportedAsNotFound) {
   const KubectlRun run = kubectl({"get", "pod", "nothing", "-n", "default"});
   EXPECT_NE(run.status, 0);
@@ -279,11 +293,13 @@ class KubectlFieldValidationTest : public KubectlTest {
     ASSERT_TRUE(cel.ok()) << cel.error().message;
     cel_ = std::move(cel).value();
     setStrictFieldChecker(cel::strictFieldChecker(cel_));
+    setStrictPatchChecker(cel::strictPatchChecker(cel_));
     ASSERT_EQ(kubectl({"create", "-f", writeManifest("ns.yaml", kDemoNamespaceYaml)}).status, 0);
   }
 
   void TearDown() override {
     setStrictFieldChecker({});
+    setStrictPatchChecker({});
     KubectlTest::TearDown();
   }
 
@@ -353,6 +369,31 @@ TEST_F(KubectlFieldValidationTest, DuplicateFieldsOfARawBody) {
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_EQ(run.err, "Warning: duplicate field \"metadata.name\"\n");
   EXPECT_TRUE(store_.get({"", "configmaps"}, "demo", "b").has_value());
+}
+
+// kubectl patch sends no fieldValidation: Warn, so unknown fields of the patched object and
+// duplicate fields of the patch are Warnings (kube-cel strictPatch, Go's texts).
+TEST_F(KubectlFieldValidationTest, PatchWarnsOfUnknownAndDuplicateFields) {
+  const std::string configmap =
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: demo\n"
+      "data:\n  k: v\n";
+  ASSERT_EQ(kubectl({"create", "-f", writeManifest("cm.yaml", configmap)}).status, 0);
+  KubectlRun run = kubectl({"patch", "configmap", "settings", "-n", "demo", "--type", "merge",
+                            "-p", R"({"data":{"a":"b"},"foo":1})"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out, "configmap/settings patched\n");
+  EXPECT_EQ(run.err, "Warning: unknown field \"foo\"\n");
+  run = kubectl({"patch", "configmap", "settings", "-n", "demo", "--type", "json", "-p",
+                 R"([{"op":"add","path":"/data/c","value":"d","extra":true}])"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.err, "Warning: json patch unknown field \"[0].extra\"\n");
+  run = kubectl({"patch", "configmap", "settings", "-n", "demo", "-p",
+                 R"({"data":{"g":"1","g":"2"},"spec":{"x":1}})"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.err,
+            "Warning: duplicate field \"data.g\"\nWarning: unknown field \"spec\"\n");
+  EXPECT_EQ((*store_.get({"", "configmaps"}, "demo", "settings"))["data"],
+            json({{"k", "v"}, {"a", "b"}, {"c", "d"}, {"g", "2"}}));
 }
 
 }  // namespace

@@ -66,7 +66,8 @@ class RestHandlerTest : public ::testing::Test {
 
   net::Response send(const std::string& method, const std::string& target,
                      const std::string& body = "", const std::string& content_type = "",
-                     const std::string& accept = "", bool authorized = true) {
+                     const std::string& accept = "", bool authorized = true,
+                     const std::vector<std::pair<std::string, std::string>>& headers = {}) {
     net::Request request;
     request.method = method;
     request.target = target;
@@ -80,6 +81,7 @@ class RestHandlerTest : public ::testing::Test {
     if (!content_type.empty()) request.headers.add("Content-Type", content_type);
     if (!accept.empty()) request.headers.add("Accept", accept);
     request.headers.add("User-Agent", "rest-handler-test/1.0");
+    for (const auto& [name, value] : headers) request.headers.add(name, value);
     return handler_.handle(request);
   }
 
@@ -1229,6 +1231,96 @@ TEST_F(RestHandlerTest, DeleteCollectionDeletesOnlySelectedObjects) {
   EXPECT_EQ(list["items"][0]["metadata"]["name"], "a");
   EXPECT_FALSE(store_.get({"", "pods"}, "default", "a").has_value());
   EXPECT_TRUE(store_.get({"", "pods"}, "default", "b").has_value());
+}
+
+// --- SelfSubjectAccessReview (access_reviews.cc) ---
+
+constexpr const char* kReviews = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
+constexpr const char* kCanGetPods =
+    R"({"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview",)"
+    R"("spec":{"resourceAttributes":{"namespace":"default","verb":"get","resource":"pods"}}})";
+
+TEST_F(RestHandlerTest, AccessReviewAllowsTheAdmin) {
+  const auto response = send("POST", kReviews, kCanGetPods, "application/json");
+  ASSERT_EQ(response.status, 201) << response.body;
+  EXPECT_EQ(body(response)["status"], json({{"allowed", true}}));
+  EXPECT_EQ(body(response)["spec"]["resourceAttributes"]["verb"], "get");
+}
+
+TEST_F(RestHandlerTest, AccessReviewForAnImpersonatedUserFollowsTheirGroups) {
+  auto response = send("POST", kReviews, kCanGetPods, "application/json", "", true,
+                       {{"Impersonate-User", "jane"}});
+  ASSERT_EQ(response.status, 201) << response.body;
+  EXPECT_EQ(body(response)["status"], json({{"allowed", false}}));
+  response = send("POST", kReviews, kCanGetPods, "application/json", "", true,
+                  {{"Impersonate-User", "jane"}, {"Impersonate-Group", "system:masters"}});
+  EXPECT_EQ(body(response)["status"], json({{"allowed", true}}));
+}
+
+TEST_F(RestHandlerTest, AccessReviewNeedsExactlyOneKindOfAttributes) {
+  const auto response = send("POST", kReviews,
+                             R"({"apiVersion":"authorization.k8s.io/v1",)"
+                             R"("kind":"SelfSubjectAccessReview","spec":{}})",
+                             "application/json");
+  ASSERT_EQ(response.status, 422) << response.body;
+  EXPECT_EQ(body(response)["message"],
+            ".authorization.k8s.io \"\" is invalid: spec: Invalid value: null: exactly one of "
+            "nonResourceAttributes or resourceAttributes must be specified");
+  EXPECT_EQ(send("GET", kReviews).status, 405);
+}
+
+// --- fieldValidation on PATCH (field_validation.h StrictPatchChecker) ---
+
+class PatchFieldValidationTest : public RestHandlerTest {
+ protected:
+  void SetUp() override {
+    RestHandlerTest::SetUp();
+    setStrictPatchChecker([this](const json& current, const std::string& patch,
+                                 std::string_view patch_type, std::string_view directive,
+                                 const core::GroupVersionKind& kind)
+                              -> core::Result<PatchFieldCheck> {
+      seen_.push_back(std::string(directive) + " " + std::string(patch_type) + " " + kind.kind +
+                      " " + current["data"].dump() + " " + patch);
+      PatchFieldCheck answer;
+      if (directive == "Warn") answer.first = {"unknown field \"foo\""};
+      if (directive == "Strict") {
+        answer.second = core::newBadRequest("strict decoding error: unknown field \"foo\"");
+      }
+      return answer;
+    });
+    ASSERT_EQ(createConfigMap("default", "settings").status, 201);
+  }
+  void TearDown() override { setStrictPatchChecker({}); }
+
+  net::Response patch(const std::string& query) {
+    return send("PATCH", "/api/v1/namespaces/default/configmaps/settings" + query,
+                R"({"data":{"a":"b"},"foo":1})", "application/merge-patch+json");
+  }
+
+  std::vector<std::string> seen_;
+};
+
+TEST_F(PatchFieldValidationTest, WarnIsTheDefaultAndPatches) {
+  const auto response = patch("");
+  ASSERT_EQ(response.status, 200) << response.body;
+  EXPECT_EQ(response.headers.getAll("Warning"),
+            std::vector<std::string>{"299 - \"unknown field \\\"foo\\\"\""});
+  EXPECT_EQ(body(response)["data"]["a"], "b");
+  ASSERT_EQ(seen_.size(), 1u);
+  EXPECT_EQ(seen_[0], R"(Warn application/merge-patch+json ConfigMap {"k":"v"} )"
+                      R"({"data":{"a":"b"},"foo":1})");
+}
+
+TEST_F(PatchFieldValidationTest, StrictAnswersTheCheckersStatusAndStoresNothing) {
+  const auto response = patch("?fieldValidation=Strict");
+  EXPECT_EQ(response.status, 400);
+  EXPECT_EQ(body(response)["message"], "strict decoding error: unknown field \"foo\"");
+  EXPECT_FALSE((*store_.get({"", "configmaps"}, "default", "settings"))["data"].contains("a"));
+}
+
+TEST_F(PatchFieldValidationTest, IgnoreDoesNotCheck) {
+  ASSERT_EQ(patch("?fieldValidation=Ignore").status, 200);
+  EXPECT_TRUE(seen_.empty());
 }
 
 }  // namespace

@@ -55,6 +55,11 @@ package main
 //	 "invocationKind":{the endpoint's group, version, kind}}
 //	  -> {} | {"strictErrors":["unknown field \"spec.foo\"",...],"message":"<the Strict 400>"}
 //	     | {"decodeError":"..."}: fieldValidation's strict decoding of a body (strict_decode.go).
+//	{"op":"strictPatch","object":{the stored object},"data":"<base64 of the patch>",
+//	 "contentType":"application/merge-patch+json","fieldValidation":"Strict",
+//	 "invocationKind":{...}}
+//	  -> {} | {"warnings":["unknown field \"spec.foo\"",...]} | {"status":{the 422 or 400}}:
+//	     fieldValidation on a PATCH (strict_patch.go).
 //
 // A request that cannot be decoded or names an unknown op gets {"error":"..."}; the stream goes on.
 
@@ -92,9 +97,11 @@ type request struct {
 	Policy json.RawMessage `json:"policy,omitempty"`
 	// podTemplateHash
 	CollisionCount *int32 `json:"collisionCount,omitempty"`
-	// decodeProtobuf, strictDecode
+	// decodeProtobuf, strictDecode, strictPatch (the patch; contentType its patch type)
 	Data        []byte `json:"data,omitempty"`
 	ContentType string `json:"contentType,omitempty"`
+	// strictPatch: Strict, Warn or Ignore
+	FieldValidation string `json:"fieldValidation,omitempty"`
 }
 
 type conditionJSON struct {
@@ -230,9 +237,11 @@ func (s *server) dispatch(req *request) (map[string]any, error) {
 		return validatePodUpdate(req.Object, req.OldObject)
 	case "strictDecode":
 		return strictDecode(req.Data, req.ContentType, req.InvocationKind)
+	case "strictPatch":
+		return strictPatch(req.Object, req.Data, req.ContentType, req.FieldValidation, req.InvocationKind)
 	case "":
 		return nil, fmt.Errorf("request has no op")
 	default:
-		return nil, fmt.Errorf("unknown op %q (version, compileMatchConditions, evaluateMatchConditions, admitPolicyObject, dispatchValidatingPolicies, dispatchMutatingPolicies, releaseMutatingPolicies, setAuthorizer, typeCheckValidatingPolicy, policyMetrics, podTemplateHash, decodeProtobuf, validatePodUpdate, strictDecode)", req.Op)
+		return nil, fmt.Errorf("unknown op %q (version, compileMatchConditions, evaluateMatchConditions, admitPolicyObject, dispatchValidatingPolicies, dispatchMutatingPolicies, releaseMutatingPolicies, setAuthorizer, typeCheckValidatingPolicy, policyMetrics, podTemplateHash, decodeProtobuf, validatePodUpdate, strictDecode, strictPatch)", req.Op)
 	}
 }

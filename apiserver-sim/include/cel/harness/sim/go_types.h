@@ -5,11 +5,17 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "harness/core/object.h"
 #include "harness/core/result.h"
+#include "harness/core/status.h"
 #include "harness/sim/cel.h"
 #include "harness/sim/pod_update_validation.h"
 
@@ -28,5 +34,15 @@ PodUpdateValidator podUpdateValidator(std::shared_ptr<KubeCel> cel);
 std::function<core::Result<std::vector<std::string>>(const std::string& body,
                                                      const core::GroupVersionKind& kind)>
 strictFieldChecker(std::shared_ptr<KubeCel> cel);
+
+// fieldValidation on a PATCH (op strictPatch: k8s.io/apiserver pkg/endpoints/handlers/patch.go's
+// strict decoding of the patch and of the patched object): for `patch` (JSON, merge or strategic
+// merge: `patch_type`) on `current` under `directive`, the Warnings (first) or the Status Strict
+// answers (second). An error when kube-cel failed. (rest's field_validation.h
+// StrictPatchChecker.)
+std::function<core::Result<std::pair<std::vector<std::string>, std::optional<core::Status>>>(
+    const nlohmann::json& current, const std::string& patch, std::string_view patch_type,
+    std::string_view directive, const core::GroupVersionKind& kind)>
+strictPatchChecker(std::shared_ptr<KubeCel> cel);
 
 }  // namespace harness::sim::cel

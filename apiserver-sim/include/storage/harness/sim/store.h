@@ -6,6 +6,7 @@
 // global resourceVersion, as etcd's revision does. Thread-safe: the REST API, the injector's
 // lookups and the scenario runner use it concurrently.
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <deque>
@@ -178,5 +179,6 @@ class StoreSubscription {
 
 // RFC 3339 UTC timestamp with seconds, as metav1.Time marshals ("2026-11-22T10:00:00Z").
 std::string rfc3339Now();
+std::string rfc3339(std::chrono::system_clock::time_point time);
 
 }  // namespace harness::sim

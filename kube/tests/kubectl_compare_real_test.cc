@@ -1,0 +1,177 @@
+// The same kubectl commands against the real kube-apiserver (v1.37.2, kube/) and against the
+// simulator's REST API (with kube-cel, as `apiserver-sim serve` runs it): the exit status,
+// stdout and stderr must be identical. `kubectl auth can-i` (SelfSubjectAccessReview: the
+// admin, impersonated users with and without system:masters) and PATCH bodies with unknown or
+// duplicate fields under kubectl's default fieldValidation (Warn) for the three patch types.
+// Labels: real, integration (skipped with one line when the binaries are not built).
+
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "harness/core/metrics.h"
+#include "harness/kube/control_plane.h"
+#include "harness/net/certificates.h"
+#include "harness/process/kube_bin_dir.h"
+#include "harness/sim/admission_chain.h"
+#include "harness/sim/caller.h"
+#include "harness/sim/cel.h"
+#include "harness/sim/field_validation.h"
+#include "harness/sim/go_types.h"
+#include "harness/sim/rest_api.h"
+#include "harness/sim/store.h"
+#include "harness/testing/support.h"
+
+namespace harness::kube {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+class KubectlCompareTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto binaries = Binaries::inDir(process::kubeBinDir());
+    if (auto r = binaries.check(); !r) {
+      skip_reason_ = r.error().message;
+      return;
+    }
+    const fs::path kube_cel = process::kubeBinDir() / "kube-cel";
+    if (auto reason = testing::notBuiltReason(kube_cel); !reason.empty()) {
+      skip_reason_ = reason;
+      return;
+    }
+    scratch_ = new testing::ScratchDir("kubectl-compare");
+    ControlPlaneOptions options;
+    options.binaries = binaries;
+    options.work_dir = scratch_->path() / "plane";
+    options.controller_manager = false;
+    options.ready_timeout = 600s;
+    auto plane = ControlPlane::start(std::move(options));
+    ASSERT_TRUE(plane.ok()) << plane.error().message;
+    plane_ = std::move(*plane).release();
+    kubectl_ = binaries.kubectl;
+
+    auto cel = sim::cel::KubeCel::start(kube_cel, scratch_->path() / "kube-cel.log");
+    ASSERT_TRUE(cel.ok()) << cel.error().message;
+    cel_ = new std::shared_ptr<sim::cel::KubeCel>(std::move(*cel));
+    sim::setProtobufDecoder(sim::cel::protobufDecoder(*cel_));
+    sim::setStrictFieldChecker(sim::cel::strictFieldChecker(*cel_));
+    sim::setStrictPatchChecker(sim::cel::strictPatchChecker(*cel_));
+    store_ = new sim::ObjectStore;
+    store_->put({"", "namespaces"}, {{"apiVersion", "v1"},
+                                     {"kind", "Namespace"},
+                                     {"metadata", {{"name", "default"}}},
+                                     {"status", {{"phase", "Active"}}}});
+    caller_ = new sim::InProcessWebhookCaller;
+    metrics_ = new core::MetricsRegistry;
+    chain_ = new sim::AdmissionChain(*store_, *caller_, *metrics_, sim::ChainOptions{});
+    auto ca = net::CertificateAuthority::create("kubectl-compare-ca");
+    ASSERT_TRUE(ca.ok()) << ca.error().message;
+    sim::RestApiOptions rest;
+    rest.scratch_dir = scratch_->path() / "rest";
+    rest.metrics = metrics_;
+    auto server = sim::RestApiServer::start(*store_, *chain_, *ca, rest);
+    ASSERT_TRUE(server.ok()) << server.error().message;
+    server_ = std::move(*server).release();
+    ASSERT_TRUE(server_->writeKubeconfig(scratch_->path() / "sim-kubeconfig").ok());
+    fs::create_directories(scratch_->path() / "home");
+  }
+
+  static void TearDownTestSuite() {
+    if (server_) server_->stop();
+    sim::setProtobufDecoder({});
+    sim::setStrictFieldChecker({});
+    sim::setStrictPatchChecker({});
+    if (plane_) plane_->stop();
+    delete server_;
+    delete chain_;
+    delete metrics_;
+    delete caller_;
+    delete store_;
+    delete cel_;
+    delete plane_;
+    delete scratch_;
+  }
+
+  void SetUp() override {
+    if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
+    ASSERT_NE(plane_, nullptr);
+    ASSERT_NE(server_, nullptr);
+  }
+
+  static testing::CommandOutput kubectl(const fs::path& kubeconfig,
+                                        std::vector<std::string> args) {
+    args.insert(args.begin(), {kubectl_.string(), "--request-timeout=60s"});
+    return testing::runCapture(args, {"HOME=" + (scratch_->path() / "home").string(),
+                                      "KUBECONFIG=" + kubeconfig.string()});
+  }
+
+  // Runs `args` on both; expects the same exit status and output; returns the real one.
+  static testing::CommandOutput same(const std::vector<std::string>& args) {
+    const auto real = kubectl(plane_->kubeconfig(), args);
+    const auto simulated = kubectl(scratch_->path() / "sim-kubeconfig", args);
+    std::string command;
+    for (const auto& arg : args) command += " " + arg;
+    EXPECT_EQ(simulated.status, real.status) << "kubectl" << command;
+    EXPECT_EQ(simulated.out, real.out) << "kubectl" << command;
+    EXPECT_EQ(simulated.err, real.err) << "kubectl" << command;
+    std::cout << "kubectl" << command << "\n  -> exit " << real.status << "\n  stdout: "
+              << real.out << "\n  stderr: " << real.err << "\n";
+    return real;
+  }
+
+  static inline std::string skip_reason_;
+  static inline testing::ScratchDir* scratch_ = nullptr;
+  static inline ControlPlane* plane_ = nullptr;
+  static inline fs::path kubectl_;
+  static inline std::shared_ptr<sim::cel::KubeCel>* cel_ = nullptr;
+  static inline sim::ObjectStore* store_ = nullptr;
+  static inline sim::InProcessWebhookCaller* caller_ = nullptr;
+  static inline core::MetricsRegistry* metrics_ = nullptr;
+  static inline sim::AdmissionChain* chain_ = nullptr;
+  static inline sim::RestApiServer* server_ = nullptr;
+};
+
+TEST_F(KubectlCompareTest, AuthCanIAsTheAdminAndAsImpersonatedUsers) {
+  EXPECT_EQ(same({"auth", "can-i", "create", "pods"}).out, "yes\n");
+  EXPECT_EQ(same({"auth", "can-i", "delete", "deployments.apps", "-n", "kube-system"}).out,
+            "yes\n");
+  EXPECT_EQ(same({"auth", "can-i", "get", "/healthz"}).out, "yes\n");
+  same({"auth", "can-i", "create", "foos"});
+  const auto jane = same({"auth", "can-i", "get", "pods", "--as", "jane"});
+  EXPECT_EQ(jane.out, "no\n");
+  EXPECT_NE(jane.status, 0);
+  EXPECT_EQ(same({"auth", "can-i", "get", "pods", "--as", "jane", "--as-group",
+                  "system:masters"}).out,
+            "yes\n");
+  EXPECT_EQ(same({"auth", "can-i", "list", "secrets", "-n", "default", "--as",
+                  "system:serviceaccount:default:default"}).out,
+            "no\n");
+}
+
+TEST_F(KubectlCompareTest, PatchBodiesWithUnknownOrDuplicateFieldsWarn) {
+  ASSERT_EQ(same({"create", "configmap", "settings", "-n", "default", "--from-literal=k=v"})
+                .status,
+            0);
+  auto run = same({"patch", "configmap", "settings", "-n", "default", "--type", "merge", "-p",
+                   R"({"data":{"a":"b"},"foo":1})"});
+  EXPECT_EQ(run.err, "Warning: unknown field \"foo\"\n");
+  run = same({"patch", "configmap", "settings", "-n", "default", "--type", "json", "-p",
+              R"([{"op":"add","path":"/data/c","value":"d","extra":true},)"
+              R"({"op":"add","path":"/bar","value":{"x":1}}])"});
+  EXPECT_NE(run.err.find("unknown field \"bar\""), std::string::npos) << run.err;
+  run = same({"patch", "configmap", "settings", "-n", "default", "--type", "strategic", "-p",
+              R"({"data":{"e":"f"},"spec":{"x":1}})"});
+  EXPECT_NE(run.err.find("unknown field \"spec\""), std::string::npos) << run.err;
+  run = same({"patch", "configmap", "settings", "-n", "default", "--type", "merge", "-p",
+              R"({"data":{"g":"1","g":"2"}})"});
+  EXPECT_NE(run.err.find("duplicate field"), std::string::npos) << run.err;
+  same({"get", "configmap", "settings", "-n", "default", "-o", "jsonpath={.data}"});
+}
+
+}  // namespace
+}  // namespace harness::kube
