@@ -93,7 +93,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const net::Response response = handler.handle(request);
   FUZZ_CHECK(response.status >= 100 && response.status <= 599, std::to_string(response.status));
   const auto content_type = response.headers.get("Content-Type");
-  if (content_type && content_type->starts_with("application/json")) {
+  if (response.stream) {
+    // A watch: what the stream has at once (its initial events) is one JSON event per line;
+    // the stream is then cancelled as when the client goes away.
+    response.stream->start([] {});
+    const auto first = response.stream->pull();
+    std::size_t begin = 0;
+    for (std::size_t end = first.data.find('\n'); end != std::string::npos;
+         begin = end + 1, end = first.data.find('\n', begin)) {
+      const std::string line = first.data.substr(begin, end - begin);
+      if (content_type && content_type->starts_with("application/json")) {
+        FUZZ_CHECK(!fuzz::parseJsonOrDiscarded(line).is_discarded(), line);
+      }
+    }
+    response.stream->cancel();
+  } else if (content_type && content_type->starts_with("application/json")) {
     FUZZ_CHECK(!fuzz::parseJsonOrDiscarded(response.body).is_discarded(), response.body);
   }
   return 0;

@@ -18,7 +18,9 @@
 
 
 #include "handler.h"
+#include "responses.h"
 #include "harness/core/json.h"
+#include "harness/core/yaml.h"
 #include "harness/go/strconv.h"
 #include "harness/sim/admission_chain.h"
 
@@ -70,7 +72,20 @@ net::Response RestApiHandler::Impl::accessReview(const rest::Call& call) {
   // The registry names the kind of the decoded internal object, which has none: the 422 reads
   // `.authorization.k8s.io "" is invalid: ...` (as kube-apiserver v1.37.2 answers).
   const core::GroupKind kind{"authorization.k8s.io", ""};
-  auto body = core::parseJson(call.http->body);
+  // kubectl's typed clients send built-in kinds as protobuf (client-go's default content type for
+  // them), so `kubectl auth can-i` posts the review in protobuf when the server offers it.
+  const ProtobufDecoder protobuf = protobufDecoder();
+  const auto format =
+      rest::negotiateInput(call.http->headers.get("Content-Type"), protobuf != nullptr);
+  if (!format) {
+    return rest::statusResponse(rest::unsupportedMediaType(
+        protobuf ? std::vector<std::string>{"application/json", "application/yaml",
+                                            "application/vnd.kubernetes.protobuf"}
+                 : std::vector<std::string>{"application/json", "application/yaml"}));
+  }
+  auto body = *format == rest::BodyFormat::kProtobuf ? protobuf(call.http->body)
+              : *format == rest::BodyFormat::kYaml   ? core::parseYaml(call.http->body)
+                                                     : core::parseJson(call.http->body);
   if (!body.ok()) return rest::statusResponse(core::newBadRequest(body.error().message));
   nlohmann::json review = std::move(*body);
   if (!review.is_object()) {

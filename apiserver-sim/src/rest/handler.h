@@ -50,6 +50,9 @@ struct Decoded {
 
 namespace harness::sim {
 
+// The installed protobuf decoder (setProtobufDecoder; empty when none): writes.cc.
+ProtobufDecoder protobufDecoder();
+
 struct RestApiHandler::Impl {
   Impl(ObjectStore& s, AdmissionChain& c, RestApiOptions o)
       : store(s), chain(c), options(std::move(o)) {}

@@ -127,8 +127,6 @@ Hook installedHook() {
   return hookSlot<Hook>().get();
 }
 
-ProtobufDecoder protobufDecoder() { return installedHook<ProtobufDecoder>(); }
-
 StrictFieldChecker strictFieldChecker() { return installedHook<StrictFieldChecker>(); }
 
 // Said once a process when a client asks for field validation that cannot be done.
@@ -461,6 +459,8 @@ void stripDirectives(nlohmann::json& value) {
 }
 
 }  // namespace
+
+ProtobufDecoder protobufDecoder() { return installedHook<ProtobufDecoder>(); }
 
 void setProtobufDecoder(ProtobufDecoder decoder) {
   hookSlot<ProtobufDecoder>().set(std::move(decoder));

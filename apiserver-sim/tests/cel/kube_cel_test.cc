@@ -434,19 +434,24 @@ TEST_F(RealKubeCelTest, PolicyStatusIsTheTypeCheckersWarnings) {
   EXPECT_FALSE(status_of(policy).has_value());
 }
 
-// The registry strategies' paramKind authorization (validatingadmissionpolicy/authz.go): the
-// requesting user must be allowed to get every object of the paramKind's resource (ConfigMap:
-// configmaps, resolved from the served resources); system:masters is not asked; the starting
-// state (no user) is not checked.
-TEST_F(RealKubeCelTest, PolicyParamKindIsAuthorizedForTheRequestingUser) {
-  auto admit = policyObjectAdmitter(cel_);
-  const nlohmann::json policy = nlohmann::json::parse(R"({
+// A ValidatingAdmissionPolicy "limits" on Pod CREATEs whose params are ConfigMaps.
+nlohmann::json configMapParamPolicy() {
+  return nlohmann::json::parse(R"({
     "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
     "metadata": {"name": "limits"},
     "spec": {"paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
              "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
                "operations": ["CREATE"], "resources": ["pods"]}]},
              "validations": [{"expression": "true"}]}})");
+}
+
+// The registry strategies' paramKind authorization (validatingadmissionpolicy/authz.go): the
+// requesting user must be allowed to get every object of the paramKind's resource (ConfigMap:
+// configmaps, resolved from the served resources); system:masters is not asked; the starting
+// state (no user) is not checked.
+TEST_F(RealKubeCelTest, PolicyParamKindIsAuthorizedForTheRequestingUser) {
+  auto admit = policyObjectAdmitter(cel_);
+  const nlohmann::json policy = configMapParamPolicy();
   const core::UserInfo jane{"jane", "", {"developers", "system:authenticated"}, {}};
   const core::UserInfo admin{"admin", "", {"system:masters", "system:authenticated"}, {}};
   const PolicyObjectWriter jane_writes{jane};
@@ -481,13 +486,7 @@ TEST_F(RealKubeCelTest, PolicyParamKindIsAuthorizedForTheRequestingUser) {
 // says the permission was asked for every resource. The policy goes to kube-cel with the writer.
 TEST_F(RealKubeCelTest, BindingParamRefIsAuthorizedAgainstTheBoundPolicy) {
   auto admit = policyObjectAdmitter(cel_);
-  const nlohmann::json policy = nlohmann::json::parse(R"({
-    "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
-    "metadata": {"name": "limits"},
-    "spec": {"paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
-             "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
-               "operations": ["CREATE"], "resources": ["pods"]}]},
-             "validations": [{"expression": "true"}]}})");
+  const nlohmann::json policy = configMapParamPolicy();
   const nlohmann::json binding = nlohmann::json::parse(R"({
     "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
     "metadata": {"name": "limits-team"},

@@ -185,19 +185,6 @@ TEST_F(KubectlTest, DeleteRemovesThePod) {
   EXPECT_FALSE(store_.get({"", "pods"}, "demo", "web").has_value());
 }
 
-// SelfSubjectAccessReview: the admin (system:masters) may do anything; another user, without
-// the group, nothing (kube-apiserver with RBAC and no role for them says the same; the outputs are
-// compared with the real one in kube/tests/kubectl_compare_real_test.cc).
-TEST_F(KubectlTest, AuthCanIAsTheAdminAndAsAnotherUser) {
-  KubectlRun run = kubectl({"auth", "can-i", "create", "pods"});
-  EXPECT_EQ(run.status, 0) << run.err;
-  EXPECT_EQ(run.out, "yes\n");
-  run = kubectl({"auth", "can-i", "get", "pods", "--as", "jane"});
-  EXPECT_EQ(run.status, 1) << run.err;
-  EXPECT_EQ(run.out, "no\n");
-  run = kubectl({"auth", "can-i", "get", "pods", "--as", "jane", "--as-group", "system:masters"});
-  EXPECT_EQ(run.out, "yes\n");
-}
 
 TEST_F(KubectlTest, MissingObjectIsReportedAsNotFound) {
   const KubectlRun run = kubectl({"get", "pod", "nothing", "-n", "default"});
@@ -276,6 +263,43 @@ TEST_F(KubectlTest, WaitThatNeverHappensTimesOut) {
                                   "--timeout=1s"});
   EXPECT_NE(run.status, 0);
   EXPECT_NE(run.err.find("timed out waiting for the condition"), std::string::npos) << run.err;
+}
+
+// kubectl's typed clients (auth can-i's SelfSubjectAccessReview) send protobuf, which the
+// simulator decodes through kube-cel (setProtobufDecoder), as `apiserver-sim serve` installs it.
+class KubectlProtobufTest : public KubectlTest {
+ protected:
+  void SetUp() override {
+    const std::filesystem::path binary = process::kubeBinDir() / "kube-cel";
+    if (auto reason = testing::notBuiltReason(binary); !reason.empty()) GTEST_SKIP() << reason;
+    KubectlTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    auto cel = cel::KubeCel::start(binary, scratch_.path() / "kube-cel.log");
+    ASSERT_TRUE(cel.ok()) << cel.error().message;
+    cel_ = std::move(cel).value();
+    setProtobufDecoder(cel::protobufDecoder(cel_));
+  }
+
+  void TearDown() override {
+    setProtobufDecoder({});
+    KubectlTest::TearDown();
+  }
+
+  std::shared_ptr<cel::KubeCel> cel_;
+};
+
+// SelfSubjectAccessReview: the admin (system:masters) may do anything; another user, without
+// the group, nothing (kube-apiserver with RBAC and no role for them says the same; the outputs are
+// compared with the real one in kube/tests/kubectl_compare_real_test.cc).
+TEST_F(KubectlProtobufTest, AuthCanIAsTheAdminAndAsAnotherUser) {
+  KubectlRun run = kubectl({"auth", "can-i", "create", "pods"});
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out, "yes\n");
+  run = kubectl({"auth", "can-i", "get", "pods", "--as", "jane"});
+  EXPECT_EQ(run.status, 1) << run.err;
+  EXPECT_EQ(run.out, "no\n");
+  run = kubectl({"auth", "can-i", "get", "pods", "--as", "jane", "--as-group", "system:masters"});
+  EXPECT_EQ(run.out, "yes\n");
 }
 
 // fieldValidation as kubectl (1.27+) sends it: Strict by default on create, replace and apply,
