@@ -305,7 +305,9 @@ std::string decisionTable(const json& explain) {
         decision == "error" ? "error" : (called || decision == "call" ? "called" : "skipped"),
         escape(webhook.value("webhook", "")), escape(webhook.value("configuration", "")),
         escape(webhook.value("kind", "")), webhook.value("round", 0), escape(decision),
-        webhook.value("skippedBy", "").empty() ? "" : " (" + escape(webhook.value("skippedBy", "")) + ")",
+        webhook.value("skippedBy", "").empty()
+            ? ""
+            : " (" + escape(webhook.value("skippedBy", "")) + ")",
         clauses, outcome, timing);
   }
   for (const auto& policy : explain.value("policies", json::array())) {

@@ -5,7 +5,10 @@
 // checking) and every request reads. Readers get a copy, so a replacement never changes what a
 // request already holds. A function-local static of this type is the only form the project uses
 // for such state:
-//   core::ProcessSlot<Checker>& checkerSlot() { static core::ProcessSlot<Checker> slot; return slot; }
+//   core::ProcessSlot<Checker>& checkerSlot() {
+//     static core::ProcessSlot<Checker> slot;
+//     return slot;
+//   }
 
 #include <mutex>
 #include <utility>
