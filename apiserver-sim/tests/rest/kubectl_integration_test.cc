@@ -265,9 +265,9 @@ TEST_F(KubectlTest, WaitThatNeverHappensTimesOut) {
   EXPECT_NE(run.err.find("timed out waiting for the condition"), std::string::npos) << run.err;
 }
 
-// kubectl's typed clients (auth can-i's SelfSubjectAccessReview) send protobuf, which the
-// simulator decodes through kube-cel (setProtobufDecoder), as `apiserver-sim serve` installs it.
-class KubectlProtobufTest : public KubectlTest {
+// The fixture with kube-cel started (skipped, with the command that builds it, when it is not
+// built); each subclass installs the hooks of it that `apiserver-sim serve` installs and it tests.
+class KubectlWithKubeCelTest : public KubectlTest {
  protected:
   void SetUp() override {
     const std::filesystem::path binary = process::kubeBinDir() / "kube-cel";
@@ -277,15 +277,25 @@ class KubectlProtobufTest : public KubectlTest {
     auto cel = cel::KubeCel::start(binary, scratch_.path() / "kube-cel.log");
     ASSERT_TRUE(cel.ok()) << cel.error().message;
     cel_ = std::move(cel).value();
+  }
+
+  std::shared_ptr<cel::KubeCel> cel_;
+};
+
+// kubectl's typed clients (auth can-i's SelfSubjectAccessReview) send protobuf, which the
+// simulator decodes through kube-cel (setProtobufDecoder), as `apiserver-sim serve` installs it.
+class KubectlProtobufTest : public KubectlWithKubeCelTest {
+ protected:
+  void SetUp() override {
+    KubectlWithKubeCelTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     setProtobufDecoder(cel::protobufDecoder(cel_));
   }
 
   void TearDown() override {
     setProtobufDecoder({});
-    KubectlTest::TearDown();
+    KubectlWithKubeCelTest::TearDown();
   }
-
-  std::shared_ptr<cel::KubeCel> cel_;
 };
 
 // SelfSubjectAccessReview: the admin (system:masters) may do anything; another user, without
@@ -306,16 +316,11 @@ TEST_F(KubectlProtobufTest, AuthCanIAsTheAdminAndAsAnotherUser) {
 // Warn with --validate=warn, Ignore with --validate=false; the server's answers are those of
 // kube-apiserver v1.37.2 (checked with the same kubectl commands against kube-local): the unknown
 // fields are found by Kubernetes' Go types through kube-cel.
-class KubectlFieldValidationTest : public KubectlTest {
+class KubectlFieldValidationTest : public KubectlWithKubeCelTest {
  protected:
   void SetUp() override {
-    const std::filesystem::path binary = process::kubeBinDir() / "kube-cel";
-    if (auto reason = testing::notBuiltReason(binary); !reason.empty()) GTEST_SKIP() << reason;
-    KubectlTest::SetUp();
+    KubectlWithKubeCelTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    auto cel = cel::KubeCel::start(binary, scratch_.path() / "kube-cel.log");
-    ASSERT_TRUE(cel.ok()) << cel.error().message;
-    cel_ = std::move(cel).value();
     setStrictFieldChecker(cel::strictFieldChecker(cel_));
     setStrictPatchChecker(cel::strictPatchChecker(cel_));
     ASSERT_EQ(kubectl({"create", "-f", writeManifest("ns.yaml", kDemoNamespaceYaml)}).status, 0);
@@ -324,7 +329,7 @@ class KubectlFieldValidationTest : public KubectlTest {
   void TearDown() override {
     setStrictFieldChecker({});
     setStrictPatchChecker({});
-    KubectlTest::TearDown();
+    KubectlWithKubeCelTest::TearDown();
   }
 
   std::string podWithUnknownFields() {
@@ -340,8 +345,6 @@ class KubectlFieldValidationTest : public KubectlTest {
            "\": Pod in version \"v1\" cannot be handled as a Pod: strict decoding error: unknown "
            "field \"spec.containers[0].bar\", unknown field \"spec.foo\"\n";
   }
-
-  std::shared_ptr<cel::KubeCel> cel_;
 };
 
 TEST_F(KubectlFieldValidationTest, StrictByDefaultRefusesUnknownFields) {
