@@ -309,10 +309,12 @@ TEST_F(WatchHandlerTest, BookmarksComeAtTheInterval) {
 }
 
 TEST_F(WatchHandlerTest, TimeoutSecondsEndsTheStream) {
+  // Read the clock before the request: the handler sets the deadline (now + 1 s) while it opens
+  // the stream, so only a time taken before that is sure to be at least 1 s before the end.
+  const auto started = std::chrono::steady_clock::now();
   auto stream = open(get("/api/v1/namespaces/team/configmaps?watch=true&timeoutSeconds=1"
                          "&resourceVersion=" + std::to_string(store_.revision())));
   ASSERT_TRUE(stream);
-  const auto started = std::chrono::steady_clock::now();
   for (;;) {
     const auto pulled = stream->pull();
     if (pulled.end) break;
