@@ -1230,17 +1230,36 @@ class KubeSession : public sim::BackendSession {
     // apiserver_admission_webhook_request_total{name,type="validating",...}: one per call.
     static const std::regex kRequestTotal(
         R"re(^apiserver_admission_webhook_request_total\{code="(\d+)",name="([^"]*)",operation="[^"]*",rejected="(true|false)",type="validating"\}$)re");
+    // apiserver_admission_webhook_rejection_count{error_type="calling_webhook_error",...}: a
+    // rejection that was a calling error, not a denial (the Status names only one webhook when
+    // several validating webhooks reject a request in parallel).
+    auto callingErrors = [&](const std::string& webhook) {
+      const std::string name = fmt::format("name=\"{}\"", webhook);
+      double count = 0;
+      for (const auto& [series, change] : metric_changes) {
+        if (series.rfind("apiserver_admission_webhook_rejection_count{", 0) == 0 &&
+            series.find("error_type=\"calling_webhook_error\"") != std::string::npos &&
+            series.find(name) != std::string::npos &&
+            series.find("type=\"validating\"") != std::string::npos) {
+          count += change;
+        }
+      }
+      return static_cast<int>(count);
+    };
     for (const auto& [series, change] : metric_changes) {
       std::smatch match;
       if (!std::regex_match(series, match, kRequestTotal)) continue;
       const std::string webhook = match[2];
       if (validating_seen.contains(webhook)) continue;
+      int calling_errors = match[3] == "true" ? callingErrors(webhook) : 0;
       for (int n = 0; n < static_cast<int>(change); ++n) {
         sim::CallRecord call;
         call.kind = core::WebhookKind::kValidating;
         call.webhook = webhook;
         call.called = true;
-        call.outcome = match[3] == "true" ? sim::CallOutcome::kDenied : sim::CallOutcome::kAllowed;
+        call.outcome = match[3] != "true"    ? sim::CallOutcome::kAllowed
+                       : calling_errors-- > 0 ? sim::CallOutcome::kCallingError
+                                              : sim::CallOutcome::kDenied;
         failedHere(webhook, call);
         validating.push_back(std::move(call));
       }

@@ -609,6 +609,11 @@ std::optional<Failure> AdmissionChain::Impl::validateObject(ChainRequest& run) {
       object["metadata"]["name"] =
           core::nestedString(object, {"metadata", "generateName"}) + store.randomSuffix();
     }
+    // BeforeCreate (registry/rest/create.go) FillObjectMetaSystemFields: a new uid and the
+    // creation time, before the strategy's PrepareForCreate (the Job selector names the uid) and
+    // so before validating admission, which sees them.
+    object["metadata"]["uid"] = store.newUid();
+    object["metadata"]["creationTimestamp"] = rfc3339Now();
     prepareForCreate(object);
   } else if (request.subresource == "status") {
     prepareForStatusUpdate(object, *attributes.old_object);

@@ -72,13 +72,6 @@ const json* memberOf(const json& object, const char* key) {
   return it != object.end() && it->is_object() ? &*it : nullptr;
 }
 
-// metav1.Time as it is serialized (RFC 3339 in UTC, seconds); nullopt when it is not that.
-std::optional<std::chrono::system_clock::time_point> parseTime(const std::string& text) {
-  std::tm tm{};
-  const char* end = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  if (end == nullptr || *end != '\0') return std::nullopt;
-  return std::chrono::system_clock::from_time_t(timegm(&tm));
-}
 
 }  // namespace
 
@@ -108,7 +101,7 @@ GracefulDeletion gracefulDeletion(const core::GroupResource& resource, const jso
       return out;
     }
     std::int64_t period = *requested;
-    auto timestamp = parseTime(stringAt(&metadata, "deletionTimestamp")).value_or(now) -
+    auto timestamp = parseRfc3339(stringAt(&metadata, "deletionTimestamp")).value_or(now) -
                      std::chrono::seconds(*current) + std::chrono::seconds(period);
     if (timestamp < now) {
       timestamp = now;

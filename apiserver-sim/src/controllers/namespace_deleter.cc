@@ -43,22 +43,6 @@ std::vector<std::string> stringList(const json& object, const char* a, const cha
   return out;
 }
 
-// metav1.Time's RFC 3339 text, to a time point (nullopt when it does not parse).
-std::optional<NamespaceDeleter::Clock::time_point> parseTime(const std::string& text) {
-  std::tm tm{};
-  int year = 0;
-  int month = 0;
-  char tail = 0;
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &year, &month, &tm.tm_mday,
-                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &tail) != 7 ||
-      tail != 'Z') {
-    return std::nullopt;
-  }
-  tm.tm_year = year - 1900;
-  tm.tm_mon = month - 1;
-  return NamespaceDeleter::Clock::from_time_t(timegm(&tm));
-}
-
 core::UserInfo controllerUser() {
   core::UserInfo user;
   user.username = "system:serviceaccount:kube-system:" + std::string(kController);
@@ -230,7 +214,7 @@ bool NamespaceDeleter::deleteNamespace(const json& original, Clock::time_point n
   }
 
   // deleteAllContent.
-  const auto deleted_at = parseTime(str(ns, "metadata", "deletionTimestamp")).value_or(now);
+  const auto deleted_at = parseRfc3339(str(ns, "metadata", "deletionTimestamp")).value_or(now);
   std::int64_t estimate = 0;
   std::map<std::string, int> remaining_by_resource;   // "pods. has 1 resource instances"
   std::map<std::string, int> remaining_by_finalizer;

@@ -1,5 +1,6 @@
-// The deployment, replicaset and garbage-collector controllers of kube-controller-manager, as far
-// as `apiserver-sim serve` needs them (see the header for what is followed and what differs).
+// The deployment, replicaset, job, cronjob and garbage-collector controllers of
+// kube-controller-manager, as far as `apiserver-sim serve` needs them (see the header for what is
+// followed and what differs; the job and cronjob controllers have their own files).
 
 #include "harness/sim/workload_controllers.h"
 
@@ -23,16 +24,33 @@
 
 #include "harness/sim/admission_chain.h"
 #include "harness/sim/store.h"
+#include "controller_context.h"
+#include "cronjob_controller.h"
+#include "job_controller.h"
 #include "namespace_deleter.h"
 
 namespace harness::sim {
 namespace {
 
 using json = nlohmann::json;
+using controllers::annotation;
+using controllers::controlledBy;
+using controllers::controllerOf;
+using controllers::controllerRef;
+using controllers::integer;
+using controllers::nameOf;
+using controllers::namespaceOf;
+using controllers::resourceVersionOf;
+using controllers::serviceAccount;
+using controllers::str;
+using controllers::terminating;
+using controllers::uidOf;
 
 const core::GroupResource kDeployments{"apps", "deployments"};
 const core::GroupResource kReplicaSets{"apps", "replicasets"};
 const core::GroupResource kPods{"", "pods"};
+const core::GroupResource kJobs{"batch", "jobs"};
+const core::GroupResource kCronJobs{"batch", "cronjobs"};
 const core::GroupResource kValidatingPolicies{"admissionregistration.k8s.io",
                                               "validatingadmissionpolicies"};
 
@@ -40,70 +58,6 @@ constexpr std::string_view kHashLabel = "pod-template-hash";
 constexpr std::string_view kRevision = "deployment.kubernetes.io/revision";
 constexpr std::string_view kDesiredReplicas = "deployment.kubernetes.io/desired-replicas";
 constexpr std::string_view kMaxReplicas = "deployment.kubernetes.io/max-replicas";
-
-// kube-controller-manager --use-service-account-credentials: each controller writes as its own
-// service account (pkg/controller/... ClientBuilder.ClientOrDie("<name>")).
-core::UserInfo serviceAccount(const std::string& controller) {
-  core::UserInfo user;
-  user.username = "system:serviceaccount:kube-system:" + controller;
-  user.groups = {"system:serviceaccounts", "system:serviceaccounts:kube-system",
-                 "system:authenticated"};
-  return user;
-}
-
-std::string str(const json& object, const json::json_pointer& pointer) {
-  if (!object.contains(pointer)) return {};
-  const json& value = object.at(pointer);
-  return value.is_string() ? value.get<std::string>() : std::string();
-}
-
-std::int64_t integer(const json& object, const json::json_pointer& pointer, std::int64_t dflt) {
-  if (!object.contains(pointer)) return dflt;
-  const json& value = object.at(pointer);
-  return value.is_number_integer() ? value.get<std::int64_t>() : dflt;
-}
-
-std::string uidOf(const json& object) { return str(object, "/metadata/uid"_json_pointer); }
-std::string nameOf(const json& object) { return str(object, "/metadata/name"_json_pointer); }
-std::string resourceVersionOf(const json& object) {
-  return str(object, "/metadata/resourceVersion"_json_pointer);
-}
-std::string namespaceOf(const json& object) {
-  return str(object, "/metadata/namespace"_json_pointer);
-}
-std::string annotation(const json& object, std::string_view key) {
-  if (!object.contains("/metadata/annotations"_json_pointer)) return {};
-  const json& annotations = object.at("/metadata/annotations"_json_pointer);
-  const auto it = annotations.find(std::string(key));
-  return it != annotations.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-bool terminating(const json& object) {
-  return object.contains("/metadata/deletionTimestamp"_json_pointer);
-}
-
-// metav1.GetControllerOf: the ownerReference with controller: true.
-std::optional<json> controllerOf(const json& object) {
-  const json* refs = object.contains("/metadata/ownerReferences"_json_pointer)
-                         ? &object.at("/metadata/ownerReferences"_json_pointer)
-                         : nullptr;
-  if (refs == nullptr || !refs->is_array()) return std::nullopt;
-  for (const auto& ref : *refs) {
-    if (ref.is_object() && ref.value("controller", false)) return ref;
-  }
-  return std::nullopt;
-}
-
-bool controlledBy(const json& object, const json& owner) {
-  auto ref = controllerOf(object);
-  return ref && ref->value("uid", "") == uidOf(owner);
-}
-
-// metav1.NewControllerRef.
-json controllerRef(const json& owner, const std::string& kind) {
-  return {{"apiVersion", "apps/v1"}, {"kind", kind},          {"name", nameOf(owner)},
-          {"uid", uidOf(owner)},     {"controller", true},     {"blockOwnerDeletion", true}};
-}
 
 // intstr.GetScaledValueFromIntOrPercent for a rolling update's maxSurge (rounded up) and
 // maxUnavailable (rounded down); the defaults are 25% (pkg/apis/apps/v1/defaults.go).
@@ -145,38 +99,6 @@ json withoutHash(json template_spec) {
   return template_spec;
 }
 
-json eventFor(const json& object, const std::string& kind, const std::string& api_version,
-              const std::string& type, const std::string& reason, const std::string& message,
-              const std::string& component) {
-  const auto now = std::chrono::system_clock::now().time_since_epoch();
-  const std::string timestamp = rfc3339Now();
-  // client-go tools/record makeEvent: name "<object>.<UnixNano in hex>".
-  return {{"apiVersion", "v1"},
-          {"kind", "Event"},
-          {"metadata",
-           {{"name", fmt::format("{}.{:x}", nameOf(object),
-                                 std::chrono::duration_cast<std::chrono::nanoseconds>(now)
-                                     .count())},
-            {"namespace", namespaceOf(object)}}},
-          {"involvedObject",
-           {{"kind", kind},
-            {"namespace", namespaceOf(object)},
-            {"name", nameOf(object)},
-            {"uid", uidOf(object)},
-            {"apiVersion", api_version},
-            {"resourceVersion", str(object, "/metadata/resourceVersion"_json_pointer)}}},
-          {"reason", reason},
-          {"message", message},
-          {"source", {{"component", component}}},
-          {"firstTimestamp", timestamp},
-          {"lastTimestamp", timestamp},
-          {"count", 1},
-          {"type", type},
-          {"eventTime", nullptr},
-          {"reportingComponent", component},
-          {"reportingInstance", ""}};
-}
-
 }  // namespace
 
 std::string podTemplateHash(const nlohmann::json& template_spec) {
@@ -204,11 +126,21 @@ struct WorkloadControllers::Impl {
   };
 
   Impl(ObjectStore& s, AdmissionChain& c, ControllerOptions o)
-      : store(s), chain(c), options(o), signal(std::make_shared<Signal>()), namespaces(s, c) {}
+      : store(s),
+        chain(c),
+        options(std::move(o)),
+        ctx(s, c),
+        jobs(ctx, options.initial_backoff, options.max_backoff),
+        cron_jobs(ctx),
+        signal(std::make_shared<Signal>()),
+        namespaces(s, c) {}
 
   ObjectStore& store;
   AdmissionChain& chain;
   ControllerOptions options;
+  controllers::ControllerContext ctx;
+  controllers::JobController jobs;
+  controllers::CronJobController cron_jobs;
   std::shared_ptr<Signal> signal;
   std::thread thread;
   // Pod creation backoff per ReplicaSet uid (the replicaset controller's rate-limited requeue).
@@ -222,55 +154,8 @@ struct WorkloadControllers::Impl {
   // tried again until the policy changes, so a failure cannot spin the loop.
   std::set<std::string> failed_policy_status;
 
-  AdmissionResult write(std::string operation, const core::GroupResource& resource,
-                        std::string kind_path, const std::string& namespace_name,
-                        const std::string& name, std::optional<json> object,
-                        const std::string& controller, std::string subresource = {}) {
-    WriteRequest request;
-    request.operation = std::move(operation);
-    request.resource = {resource.group, "v1", resource.resource};
-    request.subresource = std::move(subresource);
-    request.namespace_name = namespace_name;
-    request.name = name;
-    request.object = std::move(object);
-    request.user_info = serviceAccount(controller);
-    request.user_agent = "kube-controller-manager/" + controller;
-    const std::string prefix = resource.group.empty() ? "/api/v1" : "/apis/apps/v1";
-    request.request_uri = fmt::format("{}/namespaces/{}/{}", prefix, namespace_name,
-                                      std::move(kind_path));
-    return chain.handle(request);
-  }
-
-  void event(const json& object, const std::string& kind, const std::string& api_version,
-             const std::string& type, const std::string& reason, const std::string& message,
-             const std::string& controller) {
-    // client-go tools/record EventCorrelator: the same event again (same object, reason,
-    // message, type and source) increments count and lastTimestamp of the stored one (a PATCH),
-    // so `kubectl get events` shows one row "(x2 over ...)".
-    for (auto existing : store.list({"", "events"}, namespaceOf(object))) {
-      if (str(existing, "/involvedObject/uid"_json_pointer) == uidOf(object) &&
-          existing.value("reason", "") == reason && existing.value("message", "") == message &&
-          existing.value("type", "") == type &&
-          str(existing, "/source/component"_json_pointer) == controller) {
-        existing["count"] = integer(existing, "/count"_json_pointer, 1) + 1;
-        existing["lastTimestamp"] = rfc3339Now();
-        WriteRequest request;
-        request.operation = "UPDATE";
-        request.verb = "patch";
-        request.resource = {"", "v1", "events"};
-        request.namespace_name = namespaceOf(object);
-        request.name = nameOf(existing);
-        request.object = existing;
-        request.user_info = serviceAccount(controller);
-        request.user_agent = "kube-controller-manager/" + controller;
-        request.request_uri = fmt::format("/api/v1/namespaces/{}/events/{}",
-                                          namespaceOf(object), nameOf(existing));
-        chain.handle(request);
-        return;
-      }
-    }
-    write("CREATE", {"", "events"}, "events", namespaceOf(object), "",
-          eventFor(object, kind, api_version, type, reason, message, controller), controller);
+  [[nodiscard]] std::chrono::system_clock::time_point now() const {
+    return options.now ? options.now() : std::chrono::system_clock::now();
   }
 
   bool reconcile() {
@@ -278,7 +163,9 @@ struct WorkloadControllers::Impl {
     wrote |= collectGarbage();
     for (const auto& deployment : store.list(kDeployments)) wrote |= syncDeployment(deployment);
     for (const auto& rs : store.list(kReplicaSets)) wrote |= syncReplicaSet(rs);
-    wrote |= namespaces.sync(options.now ? options.now() : std::chrono::system_clock::now());
+    wrote |= cron_jobs.sync(now());
+    wrote |= jobs.sync(now());
+    wrote |= namespaces.sync(now());
     wrote |= syncPolicyStatuses();
     return wrote;
   }
@@ -332,29 +219,35 @@ struct WorkloadControllers::Impl {
     return wrote;
   }
 
-  // --- garbage collector: dependents whose controller owner is gone ---
+  // --- garbage collector: dependents whose controller owner is gone (Background) ---
   bool collectGarbage() {
-    std::set<std::string> owners;
-    for (const auto& d : store.list(kDeployments)) owners.insert(uidOf(d));
-    for (const auto& rs : store.list(kReplicaSets)) owners.insert(uidOf(rs));
-    bool wrote = false;
-    auto orphaned = [&](const json& object, const std::string& kind) {
-      auto ref = controllerOf(object);
-      return ref && ref->value("kind", "") == kind &&
-             ref->value("apiVersion", "") == "apps/v1" &&
-             !owners.contains(ref->value("uid", ""));
+    // The owner kinds the simulated controllers make dependents of, and those dependents.
+    struct Owned {
+      core::GroupResource dependents;
+      std::string path;  // of a dependent's URI: "<path>/<name>"
+      core::GroupResource owners;
+      std::string owner_api_version;
+      std::string owner_kind;
     };
-    for (const auto& rs : store.list(kReplicaSets)) {
-      if (orphaned(rs, "Deployment")) {
-        write("DELETE", kReplicaSets, "replicasets/" + nameOf(rs), namespaceOf(rs), nameOf(rs),
-              std::nullopt, "generic-garbage-collector");
-        wrote = true;
-      }
-    }
-    for (const auto& pod : store.list(kPods)) {
-      if (orphaned(pod, "ReplicaSet")) {
-        write("DELETE", kPods, "pods/" + nameOf(pod), namespaceOf(pod), nameOf(pod),
-              std::nullopt, "generic-garbage-collector");
+    static const std::vector<Owned> kOwned = {
+        {kReplicaSets, "replicasets", kDeployments, "apps/v1", "Deployment"},
+        {kPods, "pods", kReplicaSets, "apps/v1", "ReplicaSet"},
+        {kJobs, "jobs", kCronJobs, "batch/v1", "CronJob"},
+        {kPods, "pods", kJobs, "batch/v1", "Job"}};
+    bool wrote = false;
+    for (const auto& owned : kOwned) {
+      std::set<std::string> owners;
+      for (const auto& owner : store.list(owned.owners)) owners.insert(uidOf(owner));
+      for (const auto& dependent : store.list(owned.dependents)) {
+        auto ref = controllerOf(dependent);
+        if (!ref || ref->value("kind", "") != owned.owner_kind ||
+            ref->value("apiVersion", "") != owned.owner_api_version ||
+            owners.contains(ref->value("uid", "")) || terminating(dependent)) {
+          continue;
+        }
+        ctx.write("DELETE", owned.dependents, owned.path + "/" + nameOf(dependent),
+                  namespaceOf(dependent), nameOf(dependent), std::nullopt,
+                  "generic-garbage-collector");
         wrote = true;
       }
     }
@@ -437,19 +330,19 @@ struct WorkloadControllers::Impl {
                    {"namespace", ns},
                    {"labels", labels},
                    {"annotations", annotations},
-                   {"ownerReferences", json::array({controllerRef(deployment, "Deployment")})}}},
+                   {"ownerReferences", json::array({controllerRef(deployment, "apps/v1", "Deployment")})}}},
                  {"spec",
                   {{"replicas", size},
                    {"minReadySeconds", integer(deployment, "/spec/minReadySeconds"_json_pointer, 0)},
                    {"selector", selector},
                    {"template", rs_template}}}};
-      auto created = write("CREATE", kReplicaSets, "replicasets", ns, "", rs,
+      auto created = ctx.write("CREATE", kReplicaSets, "replicasets", ns, "", rs,
                            "deployment-controller");
       wrote = true;
       if (created.allowed && created.object) {
         new_rs = *created.object;
         if (size > 0) {
-          event(deployment, "Deployment", "apps/v1", "Normal", "ScalingReplicaSet",
+          ctx.event(deployment, "Deployment", "apps/v1", "Normal", "ScalingReplicaSet",
                 fmt::format("Scaled up replica set {} from 0 to {}", nameOf(*new_rs), size),
                 "deployment-controller");
         }
@@ -466,11 +359,11 @@ struct WorkloadControllers::Impl {
             std::to_string(replicas);
         scaled["metadata"]["annotations"][std::string(kMaxReplicas)] =
             std::to_string(replicas + surge);
-        auto updated = write("UPDATE", kReplicaSets, "replicasets/" + nameOf(scaled), ns,
+        auto updated = ctx.write("UPDATE", kReplicaSets, "replicasets/" + nameOf(scaled), ns,
                              nameOf(scaled), scaled, "deployment-controller");
         wrote = true;
         if (updated.allowed) {
-          event(deployment, "Deployment", "apps/v1", "Normal", "ScalingReplicaSet",
+          ctx.event(deployment, "Deployment", "apps/v1", "Normal", "ScalingReplicaSet",
                 fmt::format("Scaled {} replica set {} from {} to {}",
                             replicas > current ? "up" : "down", nameOf(scaled), current,
                             replicas),
@@ -483,7 +376,7 @@ struct WorkloadControllers::Impl {
     const std::string revision = annotation(*new_rs, kRevision);
     if (!revision.empty() && annotation(deployment, kRevision) != revision) {
       deployment["metadata"]["annotations"][std::string(kRevision)] = revision;
-      auto updated = write("UPDATE", kDeployments, "deployments/" + name, ns, name, deployment,
+      auto updated = ctx.write("UPDATE", kDeployments, "deployments/" + name, ns, name, deployment,
                            "deployment-controller");
       wrote = true;
       if (!updated.allowed || !updated.object) return wrote;
@@ -550,7 +443,7 @@ struct WorkloadControllers::Impl {
     if (old == status) return false;
     json next = deployment;
     next["status"] = status;
-    write("UPDATE", kDeployments, "deployments/" + nameOf(deployment) + "/status",
+    ctx.write("UPDATE", kDeployments, "deployments/" + nameOf(deployment) + "/status",
           namespaceOf(deployment), nameOf(deployment), next, "deployment-controller", "status");
     return true;
   }
@@ -577,7 +470,7 @@ struct WorkloadControllers::Impl {
       const json& tmpl = rs.at("/spec/template"_json_pointer);
       json metadata = {{"generateName", nameOf(rs) + "-"},
                        {"namespace", ns},
-                       {"ownerReferences", json::array({controllerRef(rs, "ReplicaSet")})}};
+                       {"ownerReferences", json::array({controllerRef(rs, "apps/v1", "ReplicaSet")})}};
       for (const char* field : {"labels", "annotations", "finalizers"}) {
         if (tmpl.contains("metadata") && tmpl["metadata"].contains(field)) {
           metadata[field] = tmpl["metadata"][field];
@@ -589,13 +482,13 @@ struct WorkloadControllers::Impl {
                   {"spec", tmpl.value("spec", json::object())}};
       for (auto missing = replicas - static_cast<std::int64_t>(active.size()); missing > 0;
            --missing) {
-        auto created = write("CREATE", kPods, "pods", ns, "", pod, "replicaset-controller");
+        auto created = ctx.write("CREATE", kPods, "pods", ns, "", pod, "replicaset-controller");
         wrote = true;
         if (!created.allowed) {
           // manageReplicas: FailedCreate with the apiserver's error, then a rate-limited retry.
           const std::string message =
               created.status ? created.status->message : std::string("unknown error");
-          event(rs, "ReplicaSet", "apps/v1", "Warning", "FailedCreate",
+          ctx.event(rs, "ReplicaSet", "apps/v1", "Warning", "FailedCreate",
                 "Error creating: " + message, "replicaset-controller");
           retry.delay = retry.delay.count() == 0
                             ? options.initial_backoff
@@ -606,7 +499,7 @@ struct WorkloadControllers::Impl {
         retry = {};
         if (created.object) {
           active.push_back(*created.object);
-          event(rs, "ReplicaSet", "apps/v1", "Normal", "SuccessfulCreate",
+          ctx.event(rs, "ReplicaSet", "apps/v1", "Normal", "SuccessfulCreate",
                 "Created pod: " + nameOf(*created.object), "replicaset-controller");
         }
       }
@@ -622,11 +515,11 @@ struct WorkloadControllers::Impl {
       while (static_cast<std::int64_t>(active.size()) > replicas) {
         const json victim = active.front();
         active.erase(active.begin());
-        auto removed = write("DELETE", kPods, "pods/" + nameOf(victim), ns, nameOf(victim),
+        auto removed = ctx.write("DELETE", kPods, "pods/" + nameOf(victim), ns, nameOf(victim),
                              std::nullopt, "replicaset-controller");
         wrote = true;
         if (removed.allowed) {
-          event(rs, "ReplicaSet", "apps/v1", "Normal", "SuccessfulDelete",
+          ctx.event(rs, "ReplicaSet", "apps/v1", "Normal", "SuccessfulDelete",
                 "Deleted pod: " + nameOf(victim), "replicaset-controller");
         }
       }
@@ -643,7 +536,7 @@ struct WorkloadControllers::Impl {
     json current = store.get(kReplicaSets, ns, nameOf(rs)).value_or(rs);
     if (current.value("status", json::object()) != status) {
       current["status"] = status;
-      write("UPDATE", kReplicaSets, "replicasets/" + nameOf(rs) + "/status", ns, nameOf(rs),
+      ctx.write("UPDATE", kReplicaSets, "replicasets/" + nameOf(rs) + "/status", ns, nameOf(rs),
             current, "replicaset-controller", "status");
       wrote = true;
     }
@@ -658,10 +551,13 @@ struct WorkloadControllers::Impl {
         next = retry.next;
       }
     }
-    if (auto requeue = namespaces.nextRequeue()) {
-      // The namespace controller's queue runs on the wall clock.
-      const auto at = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                *requeue - std::chrono::system_clock::now());
+    // The namespace, job and cronjob controllers' queues run on the wall clock.
+    const auto wall = this->now();
+    for (const auto requeue :
+         {namespaces.nextRequeue(), jobs.nextRequeue(wall), cron_jobs.nextRequeue(wall)}) {
+      if (!requeue) continue;
+      const auto at =
+          now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(*requeue - wall);
       if (!next || at < *next) next = at;
     }
     return next;
@@ -692,11 +588,12 @@ struct WorkloadControllers::Impl {
 
 WorkloadControllers::WorkloadControllers(ObjectStore& store, AdmissionChain& chain,
                                          ControllerOptions options)
-    : impl_(std::make_unique<Impl>(store, chain, options)) {
+    : impl_(std::make_unique<Impl>(store, chain, std::move(options))) {
   std::weak_ptr<Impl::Signal> weak = impl_->signal;
   store.onChange([weak](const core::GroupResource& resource) {
     if (resource.resource != "deployments" && resource.resource != "replicasets" &&
         resource.resource != "pods" && resource.resource != "namespaces" &&
+        resource.resource != "jobs" && resource.resource != "cronjobs" &&
         resource.resource != kValidatingPolicies.resource) {
       return;
     }

@@ -1,5 +1,6 @@
 // Followed: k8s.io/kubernetes pkg/printers/internalversion/printers.go (column definitions of
-// pods, namespaces, deployments, replicasets, configmaps, secrets, webhook configurations; printPod's Ready,
+// pods, namespaces, deployments, replicasets, jobs, cronjobs, configmaps, secrets, webhook
+// configurations; printPod's Ready,
 // Status and Restarts cells), k8s.io/apiserver pkg/registry/rest/table.go (rows carry the object
 // as PartialObjectMetadata unless includeObject says otherwise), k8s.io/apimachinery
 // pkg/util/duration/duration.go HumanDuration and pkg/apis/meta/v1/types.go (Table,
@@ -13,6 +14,8 @@
 #include <ctime>
 
 #include <fmt/format.h>
+
+#include "harness/sim/store.h"
 
 namespace harness::sim::rest {
 namespace {
@@ -30,6 +33,19 @@ constexpr std::string_view kAgeDescription =
     "may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the "
     "system. Read-only. Null for lists. More info: "
     "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
+
+// batchv1.CronJobSpec{}.SwaggerDoc()["timeZone"].
+constexpr std::string_view kTimeZoneDescription =
+    "The time zone name for the given schedule, see "
+    "https://en.wikipedia.org/wiki/List_of_tz_database_time_zones. If not specified, this will "
+    "default to the time zone of the kube-controller-manager process. The set of valid time zone "
+    "names and the time zone offset is loaded from the system-wide time zone database by the API "
+    "server during CronJob validation and the controller manager during execution. If no "
+    "system-wide time zone database can be found a bundled version of the database is used "
+    "instead. If the time zone name becomes invalid during the lifetime of a CronJob or due to a "
+    "change in host configuration, the controller will stop creating new new Jobs and will "
+    "create a system event with the reason UnknownTimeZone. More information can be found in "
+    "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones";
 
 struct Column {
   std::string name;
@@ -210,6 +226,111 @@ Printer printerFor(const core::ResourceInfo& info) {
                   selectorText(at(o, {"spec", "selector"}))};
             }};
   }
+  if (group == "batch" && resource == "jobs") {
+    // printJob: the status from the conditions, COMPLETIONS succeeded/completions, DURATION
+    // since startTime (no Job completes here).
+    return {{nameColumn(),
+             {"Status", "string", "", "Status of the job."},
+             {"Completions", "string", "",
+              "The number of pods which reached phase Succeeded. The value increases "
+              "monotonically for a given spec. However, it may decrease in reaction to scale "
+              "down of elastic indexed jobs."},
+             {"Duration", "string", "", "Time required to complete the job."},
+             ageColumn(), templateColumns()[0], templateColumns()[1],
+             {"Selector", "string", "",
+              "A label query over pods that should match the pod count. Normally, the system "
+              "sets this field for you. More info: https://kubernetes.io/docs/concepts/overview/"
+              "working-with-objects/labels/#label-selectors",
+              1}},
+            [](const nlohmann::json& o, const std::string& name, const std::string& age) {
+              const std::int64_t succeeded = integer(at(o, {"status", "succeeded"}));
+              std::string completions;
+              if (at(o, {"spec", "completions"}).is_number_integer()) {
+                completions =
+                    fmt::format("{}/{}", succeeded, integer(at(o, {"spec", "completions"})));
+              } else if (integer(at(o, {"spec", "parallelism"})) > 1) {
+                completions = fmt::format("{}/1 of {}", succeeded,
+                                          integer(at(o, {"spec", "parallelism"})));
+              } else {
+                completions = fmt::format("{}/1", succeeded);
+              }
+              std::string duration;
+              const std::string started = str(at(o, {"status", "startTime"}));
+              const std::string completed = str(at(o, {"status", "completionTime"}));
+              if (!started.empty() && completed.empty()) {
+                duration = ageSince(started, std::chrono::system_clock::now());
+              } else if (!started.empty()) {
+                const auto a = parseRfc3339(started);
+                const auto b = parseRfc3339(completed);
+                duration = a && b ? humanDuration(*b - *a) : std::string("<unknown>");
+              }
+              auto has = [&](std::string_view type) {
+                const auto& conditions = at(o, {"status", "conditions"});
+                if (!conditions.is_array()) return false;
+                return std::any_of(conditions.begin(), conditions.end(), [&](const auto& c) {
+                  return str(at(c, {"type"})) == type && str(at(c, {"status"})) == "True";
+                });
+              };
+              std::string status = "Running";
+              if (has("Complete")) {
+                status = "Complete";
+              } else if (has("Failed")) {
+                status = "Failed";
+              } else if (!at(o, {"metadata", "deletionTimestamp"}).is_null()) {
+                status = "Terminating";
+              } else if (has("Suspended")) {
+                status = "Suspended";
+              } else if (has("FailureTarget")) {
+                status = "FailureTarget";
+              } else if (has("SuccessCriteriaMet")) {
+                status = "SuccessCriteriaMet";
+              }
+              return nlohmann::json{name,
+                                    status,
+                                    completions,
+                                    duration,
+                                    age,
+                                    joinContainerField(o, "name"),
+                                    joinContainerField(o, "image"),
+                                    selectorText(at(o, {"spec", "selector"}))};
+            }};
+  }
+  if (group == "batch" && resource == "cronjobs") {
+    // printCronJob.
+    return {{nameColumn(),
+             {"Schedule", "string", "",
+              "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron."},
+             {"Timezone", "string", "", std::string(kTimeZoneDescription)},
+             {"Suspend", "boolean", "",
+              "This flag tells the controller to suspend subsequent executions, it does not "
+              "apply to already started executions.  Defaults to false."},
+             {"Active", "integer", "", "A list of pointers to currently running jobs."},
+             {"Last Schedule", "string", "",
+              "Information when was the last time the job was successfully scheduled."},
+             ageColumn(), templateColumns()[0], templateColumns()[1],
+             {"Selector", "string", "",
+              "A label query over pods that should match the pod count. Normally, the system "
+              "sets this field for you. More info: https://kubernetes.io/docs/concepts/overview/"
+              "working-with-objects/labels/#label-selectors",
+              1}},
+            [](const nlohmann::json& o, const std::string& name, const std::string& age) {
+              const std::string last = str(at(o, {"status", "lastScheduleTime"}));
+              const auto& suspend = at(o, {"spec", "suspend"});
+              const nlohmann::json& job_template = at(o, {"spec", "jobTemplate"});
+              return nlohmann::json{
+                  name,
+                  str(at(o, {"spec", "schedule"})),
+                  str(at(o, {"spec", "timeZone"}), "<none>"),
+                  suspend.is_boolean() ? (suspend.get<bool>() ? "True" : "False") : "<unset>",
+                  count(at(o, {"status", "active"})),
+                  last.empty() ? std::string("<none>")
+                               : ageSince(last, std::chrono::system_clock::now()),
+                  age,
+                  joinContainerField(job_template, "name"),
+                  joinContainerField(job_template, "image"),
+                  selectorText(at(job_template, {"spec", "selector"}))};
+            }};
+  }
   if (resource == "replicasets") {
     // printReplicaSet (pkg/printers/internalversion/printers.go).
     return {{nameColumn(),
@@ -359,27 +480,8 @@ std::string humanDuration(std::chrono::nanoseconds d) {
 }
 
 std::string ageSince(const std::string& rfc3339, std::chrono::system_clock::time_point now) {
-  std::tm tm{};
-  int year = 0;
-  int month = 0;
-  int day = 0;
-  int hour = 0;
-  int minute = 0;
-  int second = 0;
-  char zone = 0;
-  if (std::sscanf(rfc3339.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &year, &month, &day, &hour,
-                  &minute, &second, &zone) != 7 ||
-      zone != 'Z') {
-    return "<unknown>";
-  }
-  tm.tm_year = year - 1900;
-  tm.tm_mon = month - 1;
-  tm.tm_mday = day;
-  tm.tm_hour = hour;
-  tm.tm_min = minute;
-  tm.tm_sec = second;
-  const std::time_t created = timegm(&tm);
-  return humanDuration(now - std::chrono::system_clock::from_time_t(created));
+  const auto created = parseRfc3339(rfc3339);
+  return created ? humanDuration(now - *created) : std::string("<unknown>");
 }
 
 nlohmann::json toPartialObjectMetadata(const nlohmann::json& object, std::string_view version) {

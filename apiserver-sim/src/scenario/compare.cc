@@ -164,6 +164,27 @@ json comparableView(const StepResult& step, const std::vector<std::string>& unob
   view["reason"] = result.status ? result.status->reason : "";
   view["message"] =
       result.status ? withoutGeneratedVolumeNames(withoutUids(result.status->message)) : "";
+  // Validating webhooks run in parallel and the request fails with the first rejection to
+  // arrive (validating/dispatcher.go Dispatch: errs[0] of the error channel): when several
+  // rejected it, which one the Status names (and so its code and text) is a race. The view then
+  // says which rejected, sorted; the calls below still show each one's outcome.
+  std::vector<std::string> rejecting;
+  for (const auto& call : result.calls) {
+    if (call.called && call.kind == core::WebhookKind::kValidating &&
+        (call.outcome == CallOutcome::kDenied || call.outcome == CallOutcome::kCallingError)) {
+      rejecting.push_back(call.webhook);
+    }
+  }
+  std::sort(rejecting.begin(), rejecting.end());
+  rejecting.erase(std::unique(rejecting.begin(), rejecting.end()), rejecting.end());
+  if (!result.allowed && rejecting.size() > 1) {
+    const std::string raced =
+        fmt::format("the first to answer of the validating webhooks that rejected it: {}",
+                    fmt::join(rejecting, ", "));
+    view["code"] = raced;
+    view["reason"] = raced;
+    view["message"] = raced;
+  }
   view["object"] = result.object ? withoutDeletionTime(withoutGeneratedName(
                                        withoutServerSetFields(*result.object)))
                                  : json();

@@ -35,6 +35,13 @@ nlohmann::json& metadataOf(nlohmann::json& object) {
 
 std::string rfc3339Now() { return rfc3339(std::chrono::system_clock::now()); }
 
+std::optional<std::chrono::system_clock::time_point> parseRfc3339(const std::string& text) {
+  std::tm tm{};
+  const char* end = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (end == nullptr || *end != '\0') return std::nullopt;
+  return std::chrono::system_clock::from_time_t(timegm(&tm));
+}
+
 std::string rfc3339(std::chrono::system_clock::time_point time) {
   const std::time_t now = std::chrono::system_clock::to_time_t(time);
   std::tm tm{};
@@ -90,9 +97,17 @@ StoreResult ObjectStore::createLocked(const core::GroupResource& resource, nlohm
   }
   StoreKey key = keyOf(resource, object);
   if (objects_.count(key) != 0) return core::newAlreadyExists(resource, key.name);
-  metadata["uid"] = newUidLocked();
+  // The admission chain sets uid and creationTimestamp before admission, as BeforeCreate's
+  // FillObjectMetaSystemFields does (the Job strategy's selector names the uid); they are kept.
+  const auto uid = metadata.find("uid");
+  if (uid == metadata.end() || !uid->is_string() || uid->get<std::string>().empty()) {
+    metadata["uid"] = newUidLocked();
+  }
   metadata["resourceVersion"] = std::to_string(++revision_);
-  metadata["creationTimestamp"] = rfc3339Now();
+  const auto created = metadata.find("creationTimestamp");
+  if (created == metadata.end() || !created->is_string() || created->get<std::string>().empty()) {
+    metadata["creationTimestamp"] = rfc3339Now();
+  }
   auto [it, inserted] = objects_.emplace(std::move(key), std::move(object));
   (void)inserted;
   recordLocked({StoreEvent::Type::kAdded, resource, it->second, std::nullopt, revision_});

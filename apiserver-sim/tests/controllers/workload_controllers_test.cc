@@ -3,6 +3,8 @@
 // references, pod-template-hash, the controllers' service accounts in the admission request),
 // scaling, the garbage collector, and a Pod creation a webhook denies (FailedCreate, backoff).
 
+#include <algorithm>
+#include <chrono>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -254,6 +256,293 @@ TEST_F(ControllersTest, ValidatingAdmissionPolicyStatusIsWrittenOncePerGeneratio
   settle();
   EXPECT_EQ(checked.size(), 2u);
   EXPECT_EQ((*store_.get(policies, "", "p"))["status"]["observedGeneration"], 1);
+}
+
+// --- job and cronjob controllers -------------------------------------------------------------
+
+class JobControllersTest : public ControllersTest {
+ protected:
+  void SetUp() override {
+    ControllersTest::SetUp();
+    now_ = std::chrono::system_clock::now();
+    ControllerOptions options;
+    options.run_thread = false;
+    options.now = [this] { return now_; };
+    controllers_ = std::make_unique<WorkloadControllers>(store_, *chain_, options);
+  }
+
+  void createBatch(const std::string& resource, const json& object) {
+    WriteRequest request;
+    request.operation = "CREATE";
+    request.resource = {"batch", "v1", resource};
+    request.namespace_name = "demo";
+    request.object = object;
+    const auto result = chain_->handle(request);
+    ASSERT_TRUE(result.allowed) << (result.status ? result.status->message : "");
+  }
+
+  void deleteObject(const core::GroupResource& resource, const std::string& name) {
+    WriteRequest request;
+    request.operation = "DELETE";
+    request.resource = {resource.group, "v1", resource.resource};
+    request.namespace_name = "demo";
+    request.name = name;
+    ASSERT_TRUE(chain_->handle(request).allowed);
+  }
+
+  std::vector<json> events(const std::string& reason) {
+    std::vector<json> out;
+    for (const auto& e : store_.list(kEvents, "demo")) {
+      if (e.value("reason", "") == reason) out.push_back(e);
+    }
+    return out;
+  }
+
+  // Creates a CronJob; returns the start of the minute it was created in (its first scheduled
+  // time with "* * * * *" is a minute later).
+  std::chrono::system_clock::time_point createCronJob(const json& cron_job) {
+    createBatch("cronjobs", cron_job);
+    const auto stored = store_.get({"batch", "cronjobs"}, "demo", cron_job["metadata"]["name"]);
+    return std::chrono::floor<std::chrono::minutes>(
+        parseRfc3339(stored.value()["metadata"]["creationTimestamp"]).value());
+  }
+
+  // A Job's name for a scheduled time: "<cronjob>-<minutes since the epoch>".
+  static std::string jobName(const std::string& cron_job, std::chrono::system_clock::time_point t) {
+    return cron_job + "-" +
+           std::to_string(
+               std::chrono::duration_cast<std::chrono::minutes>(t.time_since_epoch()).count());
+  }
+
+  std::chrono::system_clock::time_point now_;
+};
+
+const core::GroupResource kJobs{"batch", "jobs"};
+const core::GroupResource kCronJobs{"batch", "cronjobs"};
+
+json job(const std::string& name, const std::string& spec_extra) {
+  return json::parse(R"({"apiVersion": "batch/v1", "kind": "Job",
+    "metadata": {"name": ")" + name + R"(", "namespace": "demo"},
+    "spec": {)" + spec_extra + R"(
+      "template": {"metadata": {"labels": {"app": "pi"}},
+                   "spec": {"restartPolicy": "Never",
+                            "containers": [{"name": "pi", "image": "perl"}]}}}})");
+}
+
+// job_controller.go manageJob: parallelism Pods (bounded by completions), as the job-controller
+// service account, each with the tracking finalizer and the Job as controller.
+TEST_F(JobControllersTest, AJobGetsItsPodsAsTheJobControllerMakesThem) {
+  createBatch("jobs", job("pi", R"("parallelism": 2, "completions": 3,)"));
+  settle();
+  const auto j = *store_.get(kJobs, "demo", "pi");
+  const auto pods = store_.list(kPods, "demo");
+  ASSERT_EQ(pods.size(), 2u);
+  for (const auto& pod : pods) {
+    EXPECT_EQ(pod["metadata"]["generateName"], "pi-");
+    EXPECT_EQ(pod["metadata"]["finalizers"], json::array({"batch.kubernetes.io/job-tracking"}));
+    EXPECT_EQ(pod["metadata"]["labels"]["app"], "pi");
+    EXPECT_EQ(pod["metadata"]["labels"]["job-name"], "pi");  // the Job strategy's labels
+    EXPECT_EQ(pod["metadata"]["labels"]["batch.kubernetes.io/controller-uid"],
+              j["metadata"]["uid"]);
+    EXPECT_EQ(pod["metadata"]["ownerReferences"][0],
+              json({{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"name", "pi"},
+                    {"uid", j["metadata"]["uid"]}, {"controller", true},
+                    {"blockOwnerDeletion", true}}));
+  }
+  EXPECT_EQ(users_, std::vector<std::string>(2, "system:serviceaccount:kube-system:job-controller"));
+  EXPECT_EQ(events("SuccessfulCreate").size(), 2u);
+  EXPECT_EQ(events("SuccessfulCreate")[0]["source"]["component"], "job-controller");
+  EXPECT_EQ(j["status"]["active"], 2);
+  EXPECT_EQ(j["status"]["ready"], 0);
+  EXPECT_EQ(j["status"]["terminating"], 0);
+  EXPECT_EQ(j["status"]["uncountedTerminatedPods"], json::object());
+  EXPECT_EQ(j["status"]["startTime"], rfc3339(now_));
+}
+
+// indexed_job_utils.go: the lowest indexes, their annotation and label, hostname, generateName
+// and the JOB_COMPLETION_INDEX variable.
+TEST_F(JobControllersTest, AnIndexedJobsPodsCarryTheirIndex) {
+  createBatch("jobs", job("idx", R"("completionMode": "Indexed", "parallelism": 2,
+                                      "completions": 5,)"));
+  settle();
+  auto pods = store_.list(kPods, "demo");
+  ASSERT_EQ(pods.size(), 2u);
+  std::sort(pods.begin(), pods.end(), [](const json& a, const json& b) {
+    return a["spec"]["hostname"] < b["spec"]["hostname"];
+  });
+  for (int i = 0; i < 2; ++i) {
+    const json& pod = pods[static_cast<std::size_t>(i)];
+    EXPECT_EQ(pod["metadata"]["generateName"], "idx-" + std::to_string(i) + "-");
+    EXPECT_EQ(pod["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"],
+              std::to_string(i));
+    EXPECT_EQ(pod["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"],
+              std::to_string(i));
+    EXPECT_EQ(pod["spec"]["hostname"], "idx-" + std::to_string(i));
+    EXPECT_EQ(pod["spec"]["containers"][0]["env"][0]["name"], "JOB_COMPLETION_INDEX");
+    EXPECT_EQ(pod["spec"]["containers"][0]["env"][0]["valueFrom"]["fieldRef"]["fieldPath"],
+              "metadata.labels['batch.kubernetes.io/job-completion-index']");
+  }
+}
+
+// A Pod deleted before it finished failed: its finalizer goes, status.failed counts it, the
+// replacement waits for the pod-failure backoff (10 s); past backoffLimit the Job fails.
+TEST_F(JobControllersTest, ADeletedPodFailsAndIsReplacedAfterTheBackoff) {
+  createBatch("jobs", job("pi", R"("backoffLimit": 1,)"));
+  settle();
+  ASSERT_EQ(store_.list(kPods, "demo").size(), 1u);
+  deleteObject(kPods, store_.list(kPods, "demo")[0]["metadata"]["name"]);
+  settle();
+  EXPECT_TRUE(store_.list(kPods, "demo").empty()) << "the finalizer was not removed";
+  EXPECT_EQ((*store_.get(kJobs, "demo", "pi"))["status"]["failed"], 1);
+  now_ += std::chrono::seconds(9);
+  settle();
+  EXPECT_TRUE(store_.list(kPods, "demo").empty()) << "replaced before the backoff";
+  now_ += std::chrono::seconds(2);
+  settle();
+  ASSERT_EQ(store_.list(kPods, "demo").size(), 1u);
+
+  deleteObject(kPods, store_.list(kPods, "demo")[0]["metadata"]["name"]);
+  settle();
+  const auto j = *store_.get(kJobs, "demo", "pi");
+  EXPECT_EQ(j["status"]["failed"], 2);
+  ASSERT_EQ(j["status"]["conditions"].size(), 2u);
+  EXPECT_EQ(j["status"]["conditions"][0]["type"], "FailureTarget");
+  EXPECT_EQ(j["status"]["conditions"][1]["type"], "Failed");
+  EXPECT_EQ(j["status"]["conditions"][1]["reason"], "BackoffLimitExceeded");
+  EXPECT_EQ(j["status"]["conditions"][1]["message"], "Job has reached the specified backoff limit");
+  EXPECT_FALSE(j["status"].contains("active"));
+  EXPECT_EQ(events("BackoffLimitExceeded").size(), 1u);
+  now_ += std::chrono::minutes(30);
+  settle();
+  EXPECT_TRUE(store_.list(kPods, "demo").empty()) << "a failed Job made a Pod";
+}
+
+// Suspending deletes the active Pods without counting them as failed; resuming starts again.
+TEST_F(JobControllersTest, SuspendAndResume) {
+  createBatch("jobs", job("pi", R"("suspend": true,)"));
+  settle();
+  EXPECT_TRUE(store_.list(kPods, "demo").empty());
+  auto j = *store_.get(kJobs, "demo", "pi");
+  EXPECT_EQ(j["status"]["conditions"][0]["type"], "Suspended");
+  EXPECT_EQ(j["status"]["conditions"][0]["reason"], "JobSuspended");
+  EXPECT_FALSE(j["status"].contains("startTime"));
+  EXPECT_EQ(events("Suspended").size(), 1u);
+
+  j["spec"]["suspend"] = false;
+  store_.update(kJobs, j);
+  settle();
+  EXPECT_EQ(store_.list(kPods, "demo").size(), 1u);
+  j = *store_.get(kJobs, "demo", "pi");
+  EXPECT_EQ(j["status"]["conditions"][0]["status"], "False");
+  EXPECT_EQ(j["status"]["conditions"][0]["reason"], "JobResumed");
+  EXPECT_TRUE(j["status"].contains("startTime"));
+  EXPECT_EQ(events("Resumed").size(), 1u);
+
+  j["spec"]["suspend"] = true;
+  store_.update(kJobs, j);
+  settle();
+  EXPECT_TRUE(store_.list(kPods, "demo").empty());
+  EXPECT_EQ(events("SuccessfulDelete").size(), 1u);
+  EXPECT_FALSE((*store_.get(kJobs, "demo", "pi"))["status"].contains("failed"));
+}
+
+json cronJob(const std::string& name, const std::string& spec_extra) {
+  return json::parse(R"({"apiVersion": "batch/v1", "kind": "CronJob",
+    "metadata": {"name": ")" + name + R"(", "namespace": "demo"},
+    "spec": {"schedule": "* * * * *", )" + spec_extra + R"(
+      "jobTemplate": {"metadata": {"labels": {"team": "a"}, "annotations": {"note": "x"}},
+        "spec": {"template": {"spec": {"restartPolicy": "OnFailure",
+                                       "containers": [{"name": "c", "image": "busybox"}]}}}}}})");
+}
+
+// cronjob_controllerv2.go syncCronJob: one Job per scheduled time, named after it in minutes,
+// its Pods made by the job controller; the status lists it; Forbid waits for it.
+TEST_F(JobControllersTest, ACronJobMakesAJobAtEachScheduledTime) {
+  using std::chrono::minutes;
+  using std::chrono::seconds;
+  const auto m0 = createCronJob(cronJob("every", R"("concurrencyPolicy": "Forbid",)"));
+  now_ = m0 + minutes(1) - seconds(1);
+  settle();
+  EXPECT_TRUE(store_.list(kJobs, "demo").empty()) << "before the first scheduled time";
+  now_ = m0 + minutes(1);
+  settle();
+  const auto jobs = store_.list(kJobs, "demo");
+  ASSERT_EQ(jobs.size(), 1u);
+  const json& made = jobs[0];
+  EXPECT_EQ(made["metadata"]["name"], jobName("every", m0 + minutes(1)));
+  EXPECT_EQ(made["metadata"]["labels"]["team"], "a");
+  EXPECT_EQ(made["metadata"]["annotations"]["note"], "x");
+  EXPECT_EQ(made["metadata"]["annotations"]["batch.kubernetes.io/cronjob-scheduled-timestamp"],
+            rfc3339(m0 + minutes(1)));
+  EXPECT_EQ(made["metadata"]["ownerReferences"][0]["kind"], "CronJob");
+  EXPECT_EQ(store_.list(kPods, "demo").size(), 1u);
+  auto cj = *store_.get(kCronJobs, "demo", "every");
+  EXPECT_EQ(cj["status"]["lastScheduleTime"], rfc3339(m0 + minutes(1)));
+  ASSERT_EQ(cj["status"]["active"].size(), 1u);
+  EXPECT_EQ(cj["status"]["active"][0]["name"], made["metadata"]["name"]);
+  EXPECT_EQ(cj["status"]["active"][0]["uid"], made["metadata"]["uid"]);
+  ASSERT_EQ(events("SuccessfulCreate").size(), 2u);  // the CronJob's and the Job's
+  EXPECT_EQ(users_.front(), "system:serviceaccount:kube-system:job-controller");
+
+  now_ = m0 + minutes(2) + seconds(10);
+  settle();
+  settle();  // acted on once per scheduled time
+  EXPECT_EQ(store_.list(kJobs, "demo").size(), 1u);
+  ASSERT_EQ(events("JobAlreadyActive").size(), 1u);
+  EXPECT_EQ(events("JobAlreadyActive")[0]["count"], 1);
+  EXPECT_EQ(events("JobAlreadyActive")[0]["message"],
+            "Not starting job because prior execution is running and concurrency policy is "
+            "Forbid");
+
+  // Deleting the CronJob takes its Job and the Job's Pod with it.
+  deleteObject(kCronJobs, "every");
+  settle();
+  EXPECT_TRUE(store_.list(kJobs, "demo").empty());
+  EXPECT_TRUE(store_.list(kPods, "demo").empty());
+}
+
+// Replace deletes the running Job before it makes the next; a controller that comes late makes
+// only the most recent missed time, and none older than startingDeadlineSeconds.
+TEST_F(JobControllersTest, ReplaceAndStartingDeadline) {
+  using std::chrono::minutes;
+  using std::chrono::seconds;
+  const auto m0 = createCronJob(cronJob("rep", R"("concurrencyPolicy": "Replace",)"));
+  now_ = m0 + minutes(3) + seconds(20);
+  settle();
+  auto jobs = store_.list(kJobs, "demo");
+  ASSERT_EQ(jobs.size(), 1u) << "three missed times make one Job";
+  EXPECT_EQ(jobs[0]["metadata"]["name"], jobName("rep", m0 + minutes(3)));
+  now_ = m0 + minutes(4);
+  settle();
+  jobs = store_.list(kJobs, "demo");
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0]["metadata"]["name"], jobName("rep", m0 + minutes(4)));
+  ASSERT_EQ(events("SuccessfulDelete").size(), 1u);
+  EXPECT_EQ(events("SuccessfulDelete")[0]["message"],
+            "Deleted job " + jobName("rep", m0 + minutes(3)));
+  deleteObject(kCronJobs, "rep");
+  settle();
+  ASSERT_TRUE(store_.list(kJobs, "demo").empty());
+
+  const auto m1 = createCronJob(cronJob("late", R"("startingDeadlineSeconds": 10,)"));
+  now_ = m1 + minutes(5) + seconds(45);
+  settle();
+  EXPECT_TRUE(store_.list(kJobs, "demo").empty()) << "the last scheduled time is 45 s ago";
+  now_ = m1 + minutes(6) + seconds(5);
+  settle();
+  jobs = store_.list(kJobs, "demo");
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0]["metadata"]["name"], jobName("late", m1 + minutes(6)));
+}
+
+// Schedules the simulator cannot evaluate say so in a Warning event and make nothing.
+TEST_F(JobControllersTest, BadSchedulesAndTimeZonesAreWarningEvents) {
+  const auto m0 = createCronJob(cronJob("tz", R"("timeZone": "Europe/Paris",)"));
+  now_ = m0 + std::chrono::minutes(3);
+  settle();
+  EXPECT_TRUE(store_.list(kJobs, "demo").empty());
+  ASSERT_EQ(events("UnsupportedTimeZone").size(), 1u);
+  EXPECT_EQ(events("UnsupportedTimeZone")[0]["type"], "Warning");
 }
 
 TEST(PodTemplateHashTest, FormOfControllerComputeHash) {

@@ -217,6 +217,42 @@ TEST(Compare, IdenticalStepsAreIdentical) {
   EXPECT_EQ(report.exitCode(), 0);
 }
 
+// Validating webhooks run in parallel: when two reject a request, the real server reports
+// whichever answered first. Which one each backend named is not a difference; the set of
+// webhooks that rejected, and each one's outcome, still are.
+TEST(Compare, SeveralValidatingRejectionsRaceForTheStatus) {
+  auto rejected = [](const std::string& named, CallOutcome second) {
+    StepResult step = stepWith(500, nullptr);
+    core::Status status;
+    status.code = 500;
+    status.reason = "InternalError";
+    status.message = "Internal error occurred: failed calling webhook \"" + named + "\": broken";
+    step.admission->status = status;
+    for (const auto& [webhook, outcome] :
+         {std::pair<std::string, CallOutcome>{"w2", CallOutcome::kCallingError},
+          std::pair<std::string, CallOutcome>{"w3", second}}) {
+      CallRecord call;
+      call.kind = core::WebhookKind::kValidating;
+      call.webhook = webhook;
+      call.called = true;
+      call.outcome = outcome;
+      step.admission->calls.push_back(call);
+    }
+    return step;
+  };
+  const auto raced = compareRuns(runOf("simulator", rejected("w2", CallOutcome::kCallingError)),
+                                 runOf("kube", rejected("w3", CallOutcome::kCallingError)), {});
+  EXPECT_EQ(raced.counts().identical, 1u);
+  // One rejection only: the Status is deterministic and compared.
+  const auto alone = compareRuns(runOf("simulator", rejected("w2", CallOutcome::kAllowed)),
+                                 runOf("kube", rejected("w3", CallOutcome::kAllowed)), {});
+  EXPECT_EQ(alone.counts().different, 1u);
+  // A denial where the other backend saw a calling error is a difference.
+  const auto outcome = compareRuns(runOf("simulator", rejected("w2", CallOutcome::kDenied)),
+                                   runOf("kube", rejected("w2", CallOutcome::kCallingError)), {});
+  EXPECT_EQ(outcome.counts().different, 1u);
+}
+
 // Each backend names the ServiceAccount volume afresh (kube-api-access-<5 random>); a patch
 // annotation that names it is the same patch (seen with Istio's injector, which moves volumes).
 TEST(Compare, GeneratedVolumeNamesInAnnotationsAreNotDifferences) {

@@ -1,9 +1,10 @@
 #pragma once
 
 // kube-controller-manager's workload controllers for `apiserver-sim serve`, so that kubectl sees
-// what a cluster does after `kubectl apply` of a Deployment: the deployment controller creates a
-// ReplicaSet, the replicaset controller its Pods, the garbage collector removes what an owner
-// deletion leaves. Every write goes through the admission chain as the controller's service
+// what a cluster does after `kubectl apply` of a Deployment, a Job or a CronJob: the deployment
+// controller creates a ReplicaSet, the replicaset controller its Pods, the job controller a Job's
+// Pods, the cronjob controller a Job at each scheduled time, the garbage collector removes what
+// an owner deletion leaves. Every write goes through the admission chain as the controller's service
 // account (kube-controller-manager --use-service-account-credentials), so webhooks, audit events
 // and the injector's owner lookups see what they see on a cluster. Pods never run: there is no
 // scheduler or kubelet (status.phase stays Pending), as on the local real control plane.
@@ -16,6 +17,10 @@
 //                                            SuccessfulCreate / FailedCreate events
 //   pkg/controller/replicaset/replica_set_utils.go     calculateStatus
 //   pkg/controller/controller_utils.go       GetPodFromTemplate (generateName, ownerReference)
+//   pkg/controller/job                       a Job's Pods, suspension, failures and backoffLimit
+//                                            (src/controllers/job_controller.h)
+//   pkg/controller/cronjob                   a Job per scheduled time, concurrencyPolicy,
+//                                            startingDeadlineSeconds (cronjob_controller.h)
 //   pkg/controller/garbagecollector          dependents of a deleted owner are deleted
 //   pkg/controller/namespace                 a Namespace being deleted is emptied, then
 //                                            finalized (src/controllers/namespace_deleter.h)
@@ -31,7 +36,8 @@
 //   * a changed template gets a new ReplicaSet sized by NewRSNewReplicas; old ReplicaSets are
 //     not scaled down (on a cluster without kubelets no Pod becomes available, so with the
 //     default strategy and one replica the real controller does not scale them down either);
-//   * Jobs and CronJobs are not simulated.
+//   * Jobs never complete (no Pod runs); CronJobs are scheduled in UTC only (the two headers
+//     list the rest).
 
 #include <chrono>
 #include <functional>
@@ -54,7 +60,8 @@ struct ControllerOptions {
   std::chrono::milliseconds max_backoff{60'000};
   // false: no thread; the caller runs reconcileOnce() (tests).
   bool run_thread = true;
-  // The namespace controller's clock (time.Now); the system clock when unset (tests set it).
+  // The namespace, job and cronjob controllers' clock (time.Now); the system clock when unset
+  // (tests set it).
   std::function<std::chrono::system_clock::time_point()> now;
   // controller.ComputeHash(&d.Spec.Template, d.Status.CollisionCount), Kubernetes' own (serve
   // wires kube-cel's podTemplateHash); nullopt or unset: podTemplateHash() below.
@@ -76,8 +83,9 @@ class WorkloadControllers {
   WorkloadControllers(const WorkloadControllers&) = delete;
   WorkloadControllers& operator=(const WorkloadControllers&) = delete;
 
-  // One pass over every Deployment, ReplicaSet, owned object and ValidatingAdmissionPolicy (what the thread runs); returns
-  // whether it wrote anything. For tests, without the thread (ControllerOptions::run_thread).
+  // One pass over every Deployment, ReplicaSet, Job, CronJob, owned object, Namespace being
+  // deleted and ValidatingAdmissionPolicy (what the thread runs); returns whether it wrote
+  // anything. For tests, without the thread (ControllerOptions::run_thread).
   bool reconcileOnce();
   // Stops the thread (idempotent).
   void stop();

@@ -88,8 +88,9 @@ class ObjectStore {
                                                  const std::string& namespace_name = {}) const;
 
   // Stores a new object. Server-set fields are filled as the registry does: metadata.name from
-  // generateName plus 5 random characters when name is empty (BeforeCreate), uid (UUID v4),
-  // resourceVersion, creationTimestamp (RFC 3339, seconds), generation 1 for objects with a spec
+  // generateName plus 5 random characters when name is empty (BeforeCreate), uid (UUID v4) and
+  // creationTimestamp (RFC 3339, seconds) unless set (the admission chain sets both before
+  // admission, as BeforeCreate does), resourceVersion, generation 1 for objects with a spec
   // other than Pods/Namespaces-less kinds (see store.cc). 409 AlreadyExists when the key exists.
   StoreResult create(const core::GroupResource& resource, nlohmann::json object);
   // Replaces a stored object (uid, creationTimestamp kept; resourceVersion bumped). 404 NotFound
@@ -180,5 +181,7 @@ class StoreSubscription {
 // RFC 3339 UTC timestamp with seconds, as metav1.Time marshals ("2026-11-22T10:00:00Z").
 std::string rfc3339Now();
 std::string rfc3339(std::chrono::system_clock::time_point time);
+// metav1.Time's text (RFC 3339 in UTC, whole seconds) as a time point; nullopt for other text.
+std::optional<std::chrono::system_clock::time_point> parseRfc3339(const std::string& text);
 
 }  // namespace harness::sim
