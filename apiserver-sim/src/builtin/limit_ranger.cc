@@ -19,6 +19,8 @@
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "harness/core/quantity.h"
 #include "harness/sim/defaulting.h"
 #include "json_access.h"
@@ -167,14 +169,14 @@ void checkContainer(const nlohmann::json& container, const nlohmann::json& item,
       const nlohmann::json* lim = member(*limits, r);
       auto e = milli(&it.value());
       if (req == nullptr) {
-        errors.push_back("minimum " + r + " usage per " + type + " is " + enforced +
-                         ".  No request is specified");
+        errors.push_back(fmt::format("minimum {} usage per {} is {}.  No request is specified", r,
+                                     type, enforced));
       } else if (milli(req) < e) {
-        errors.push_back("minimum " + r + " usage per " + type + " is " + enforced +
-                         ", but request is " + quantityText(*req));
+        errors.push_back(fmt::format("minimum {} usage per {} is {}, but request is {}", r,
+                                     type, enforced, quantityText(*req)));
       } else if (lim != nullptr && milli(lim) < e) {
-        errors.push_back("minimum " + r + " usage per " + type + " is " + enforced +
-                         ", but limit is " + quantityText(*lim));
+        errors.push_back(fmt::format("minimum {} usage per {} is {}, but limit is {}", r,
+                                     type, enforced, quantityText(*lim)));
       }
     }
   }
@@ -186,14 +188,14 @@ void checkContainer(const nlohmann::json& container, const nlohmann::json& item,
       const nlohmann::json* lim = member(*limits, r);
       auto e = milli(&it.value());
       if (lim == nullptr) {
-        errors.push_back("maximum " + r + " usage per " + type + " is " + enforced +
-                         ".  No limit is specified");
+        errors.push_back(fmt::format("maximum {} usage per {} is {}.  No limit is specified", r,
+                                     type, enforced));
       } else if (milli(lim) > e) {
-        errors.push_back("maximum " + r + " usage per " + type + " is " + enforced +
-                         ", but limit is " + quantityText(*lim));
+        errors.push_back(fmt::format("maximum {} usage per {} is {}, but limit is {}", r,
+                                     type, enforced, quantityText(*lim)));
       } else if (req != nullptr && milli(req) > e) {
-        errors.push_back("maximum " + r + " usage per " + type + " is " + enforced +
-                         ", but request is " + quantityText(*req));
+        errors.push_back(fmt::format("maximum {} usage per {} is {}, but request is {}", r,
+                                     type, enforced, quantityText(*req)));
       }
     }
   }
@@ -203,7 +205,8 @@ void checkContainer(const nlohmann::json& container, const nlohmann::json& item,
       const std::string enforced = quantityText(it.value());
       auto req = milli(member(*requests, r));
       auto lim = milli(member(*limits, r));
-      std::string prefix = r + " max limit to request ratio per " + type + " is " + enforced;
+      std::string prefix =
+          fmt::format("{} max limit to request ratio per {} is {}", r, type, enforced);
       if (!req || *req == 0) {
         errors.push_back(prefix + ", but no request is specified or request is 0");
       } else if (!lim || *lim == 0) {

@@ -39,7 +39,7 @@ using nlohmann::json;
 namespace {
 
 constexpr std::size_t kLabelValueMaxLength = 63;
-constexpr std::size_t kTotalAnnotationSizeLimit = 256 * 1024;
+constexpr std::size_t kTotalAnnotationSizeLimit = std::size_t{256} * 1024;
 
 // maskTrailingDash: a generateName "abc-" is validated as "aba" (upstream drops two characters).
 std::string maskTrailingDash(std::string_view name) {

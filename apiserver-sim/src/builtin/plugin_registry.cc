@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "harness/sim/builtin_plugins.h"
 #include "json_access.h"
 #include "plugins_internal.h"
@@ -167,8 +169,8 @@ core::Result<std::vector<std::unique_ptr<AdmissionPlugin>>> makePlugins(
         if (!known.empty()) known += ", ";
         known += k;
       }
-      return core::makeError("admission plugin \"" + name + "\" is unknown; known plugins: " +
-                             known);
+      return core::makeError(
+          fmt::format("admission plugin \"{}\" is unknown; known plugins: {}", name, known));
     }
   }
   std::vector<std::unique_ptr<AdmissionPlugin>> plugins;

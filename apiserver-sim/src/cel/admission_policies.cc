@@ -117,7 +117,7 @@ ValidatingPolicyDispatcher validatingPolicyDispatcher(std::shared_ptr<KubeCel> c
   };
 }
 
-MutatingPolicyDispatcher mutatingPolicyDispatcher(std::shared_ptr<KubeCel> cel) {
+MutatingPolicyDispatcher mutatingPolicyDispatcher(const std::shared_ptr<KubeCel>& cel) {
   MutatingPolicyDispatcher dispatcher;
   dispatcher.dispatch = [cel](const PolicyInput& input, const AdmissionAttributes& attributes,
                               const MutatingPolicyRound& round) {

@@ -37,7 +37,7 @@ namespace harness::core {
 // jsonpatch.AccumulatedCopySizeLimit of gopkg.in/evanphx/json-patch.v4, the package the mutating
 // webhook dispatcher applies patches with (mutating/dispatcher.go: patchObj.Apply). So webhook
 // patches run with negative indices on and this copy limit.
-inline constexpr std::int64_t kApiserverJsonPatchMaxCopyBytes = 3 * 1024 * 1024;
+inline constexpr std::int64_t kApiserverJsonPatchMaxCopyBytes = std::int64_t{3} * 1024 * 1024;
 
 struct JsonPatchOptions {
   // evanphx SupportNegativeIndices; kube-apiserver never changes the default (true).

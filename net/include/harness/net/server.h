@@ -36,7 +36,7 @@ struct ServerOptions {
   std::uint16_t port = 0;  // 0: pick a free port; see Server::port()
   std::optional<TlsServerConfig> tls;  // nullopt: plain HTTP
   int threads = 2;
-  std::size_t body_limit = 10 * 1024 * 1024;
+  std::size_t body_limit = std::size_t{10} * 1024 * 1024;
   // The status sent for a body over the limit (413; Linkerd's proxy-injector answers 500).
   int oversized_body_status = 413;
   std::chrono::milliseconds handshake_timeout{10'000};
@@ -62,7 +62,7 @@ struct ServerOptions {
   // above would run dozens), and once no large request is in flight, freed heap memory is
   // returned to the OS (malloc_trim): glibc otherwise keeps the pages of large freed bodies and
   // parsed documents in its arenas. A large response body counts too. 0: nothing is large.
-  std::size_t large_body_bytes = 1024 * 1024;
+  std::size_t large_body_bytes = std::size_t{1024} * 1024;
   int max_large_handlers = 2;
   std::string name = "server";  // used in log lines
 };

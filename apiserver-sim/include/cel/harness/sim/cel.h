@@ -99,7 +99,7 @@ nlohmann::json validatingPolicyRequest(const ValidatingPolicyInput& input,
                                        const AdmissionAttributes& attributes);
 // --- MutatingAdmissionPolicy (admission_policies.cc) ---
 // The plugin's pass per request and round, by kube-cel (mutating.NewDispatcher(...).Dispatch).
-MutatingPolicyDispatcher mutatingPolicyDispatcher(std::shared_ptr<KubeCel> cel);
+MutatingPolicyDispatcher mutatingPolicyDispatcher(const std::shared_ptr<KubeCel>& cel);
 nlohmann::json mutatingPolicyRequest(const PolicyInput& input,
                                      const AdmissionAttributes& attributes,
                                      const MutatingPolicyRound& round);
