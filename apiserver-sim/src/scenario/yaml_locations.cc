@@ -167,15 +167,55 @@ class Lines {
   std::vector<std::size_t> starts_;
 };
 
+// Where yaml-cpp's scanner starts the token libfyaml gives: libfyaml starts an anchor or alias
+// after its '&' or '*', a quoted scalar after its quote, and a block scalar at its first line
+// of content; yaml-cpp at the indicator ('&', '*', the quote, the '|' or '>' of the header).
+std::size_t yamlCppStart(std::string_view text, fy_token* token, std::size_t start) {
+  const fy_token_type type = fy_token_get_type(token);
+  if (type == FYTT_ANCHOR || type == FYTT_ALIAS) {
+    return start > 0 && (text[start - 1] == '&' || text[start - 1] == '*') ? start - 1 : start;
+  }
+  if (type != FYTT_SCALAR) return start;
+  switch (fy_token_scalar_style(token)) {
+    case FYSS_SINGLE_QUOTED:
+    case FYSS_DOUBLE_QUOTED:
+      return start > 0 && (text[start - 1] == '\'' || text[start - 1] == '"') ? start - 1 : start;
+    case FYSS_LITERAL:
+    case FYSS_FOLDED: {
+      // The header is the last line before the content that holds an indicator outside its
+      // comment: "key: |-  # note", "- >2".
+      std::size_t end = std::min(start, text.size());
+      while (end > 0) {
+        const std::size_t line_start = text.rfind('\n', end - 1) == std::string_view::npos
+                                           ? 0
+                                           : text.rfind('\n', end - 1) + 1;
+        std::string_view line = text.substr(line_start, end - line_start);
+        if (const auto comment = line.find(" #"); comment != std::string_view::npos) {
+          line = line.substr(0, comment);
+        }
+        if (const auto indicator = line.find_last_of("|>"); indicator != std::string_view::npos) {
+          return line_start + indicator;
+        }
+        if (line_start == 0) break;
+        end = line_start - 1;
+      }
+      return start;
+    }
+    default:
+      return start;
+  }
+}
+
 // The start of the first of `tokens` that has one (yaml-cpp marks a node where its first
 // token, anchor or tag included, starts).
-std::optional<std::size_t> startOf(std::initializer_list<fy_token*> tokens) {
+std::optional<std::size_t> startOf(std::string_view text, std::initializer_list<fy_token*> tokens) {
   std::optional<std::size_t> first;
   for (fy_token* token : tokens) {
     if (token == nullptr) continue;
     const fy_mark* mark = fy_token_start_mark(token);
     if (mark == nullptr) continue;
-    if (!first || mark->input_pos < *first) first = mark->input_pos;
+    const std::size_t start = yamlCppStart(text, token, mark->input_pos);
+    if (!first || start < *first) first = start;
   }
   return first;
 }
@@ -234,7 +274,7 @@ std::optional<std::pair<std::vector<TreeNode>, std::optional<std::size_t>>> read
         pending.clear();
         break;
       case FYET_DOCUMENT_END:
-        settle(startOf({e.event->document_end.document_end}));
+        settle(startOf(text, {e.event->document_end.document_end}));
         if (!done && root && nodes[*root].kind != TreeNode::Kind::kNull && seen++ == document) {
           kept = std::move(nodes);
           kept_root = root;
@@ -250,7 +290,7 @@ std::optional<std::pair<std::vector<TreeNode>, std::optional<std::size_t>>> read
         const bool null = plain && s.tag == nullptr && isYamlCppNull(value);
         // An empty value without properties has no token of its own in yaml-cpp.
         const bool empty = value.empty() && plain && s.anchor == nullptr && s.tag == nullptr;
-        const auto start = startOf({s.anchor, s.tag, s.value});
+        const auto start = startOf(text, {s.anchor, s.tag, s.value});
         settle(start);
         const std::size_t id = newNode(null ? TreeNode::Kind::kNull : TreeNode::Kind::kScalar,
                                        s.anchor, empty ? std::nullopt : start);
@@ -259,30 +299,30 @@ std::optional<std::pair<std::vector<TreeNode>, std::optional<std::size_t>>> read
       }
       case FYET_SEQUENCE_START: {
         const auto& s = e.event->sequence_start;
-        const auto start = startOf({s.anchor, s.tag, s.sequence_start});
+        const auto start = startOf(text, {s.anchor, s.tag, s.sequence_start});
         settle(start);
         open.push_back(newNode(TreeNode::Kind::kSequence, s.anchor, start));
         break;
       }
       case FYET_MAPPING_START: {
         const auto& s = e.event->mapping_start;
-        const auto start = startOf({s.anchor, s.tag, s.mapping_start});
+        const auto start = startOf(text, {s.anchor, s.tag, s.mapping_start});
         settle(start);
         open.push_back(newNode(TreeNode::Kind::kMap, s.anchor, start));
         break;
       }
       case FYET_SEQUENCE_END:
-        settle(startOf({e.event->sequence_end.sequence_end}));
+        settle(startOf(text, {e.event->sequence_end.sequence_end}));
         if (!open.empty()) open.pop_back();
         break;
       case FYET_MAPPING_END:
-        settle(startOf({e.event->mapping_end.mapping_end}));
+        settle(startOf(text, {e.event->mapping_end.mapping_end}));
         if (!open.empty()) open.pop_back();
         break;
       case FYET_ALIAS: {
         const auto found = anchors.find(tokenText(e.event->alias.anchor));
         if (found == anchors.end()) return std::nullopt;
-        settle(startOf({e.event->alias.anchor}));
+        settle(startOf(text, {e.event->alias.anchor}));
         add(found->second);
         break;
       }
