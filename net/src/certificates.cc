@@ -11,6 +11,8 @@
 #include <ctime>
 #include <initializer_list>
 #include <memory>
+#include <mutex>
+#include <vector>
 #include <utility>
 #include <system_error>
 
@@ -23,6 +25,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "tls_identity.h"
 #include "tls_support.h"
 
 namespace harness::net {
@@ -37,8 +40,8 @@ struct OpenSslFree {
   void operator()(GENERAL_NAMES* p) const { GENERAL_NAMES_free(p); }
   void operator()(X509_EXTENSION* p) const { X509_EXTENSION_free(p); }
 };
-using KeyPtr = std::unique_ptr<EVP_PKEY, OpenSslFree>;
-using CertPtr = std::unique_ptr<X509, OpenSslFree>;
+using KeyPtr = std::unique_ptr<EVP_PKEY, detail::OpenSslObjectFree>;
+using CertPtr = std::unique_ptr<X509, detail::OpenSslObjectFree>;
 using BioPtr = std::unique_ptr<BIO, OpenSslFree>;
 
 // Five minutes of tolerance for clocks that disagree (Go's own test certificates start an hour
@@ -217,21 +220,30 @@ core::Result<CertPtr> newCertificate(EVP_PKEY* subject_key, std::string_view com
 }
 
 // Builds and signs a leaf. `issuer`/`issuer_key` null: self-signed.
+// `shared_key`: the leaf's key (a CA's leaf_key), else a fresh one.
 core::Result<IssuedCertificate> makeLeaf(X509* issuer, EVP_PKEY* issuer_key,
                                          std::string_view common_name,
                                          const std::vector<std::string>& sans,
                                          std::chrono::hours validity,
-                                         const std::vector<std::string>& organizations = {}) {
+                                         const std::vector<std::string>& organizations = {},
+                                         const TlsIdentity* shared_key = nullptr) {
   ERR_clear_error();
-  auto key = generateKey();
-  if (!key) return key.error();
-  auto cert = newCertificate(key->get(), common_name, validity, organizations);
+  KeyPtr key;
+  if (shared_key != nullptr) {
+    if (EVP_PKEY_up_ref(shared_key->key.get()) != 1) return openSslError("cannot share the key");
+    key.reset(shared_key->key.get());
+  } else {
+    auto fresh = generateKey();
+    if (!fresh) return fresh.error();
+    key = std::move(*fresh);
+  }
+  auto cert = newCertificate(key.get(), common_name, validity, organizations);
   if (!cert) return cert.error();
   X509* leaf = cert->get();
   const bool self_signed = issuer == nullptr;
   if (self_signed) {
     issuer = leaf;
-    issuer_key = key->get();
+    issuer_key = key.get();
   }
   if (X509_set_issuer_name(leaf, X509_get_subject_name(issuer)) != 1) {
     return openSslError("cannot set issuer");
@@ -255,16 +267,56 @@ core::Result<IssuedCertificate> makeLeaf(X509* issuer, EVP_PKEY* issuer_key,
   if (X509_sign(leaf, issuer_key, EVP_sha256()) <= 0) return openSslError("cannot sign");
   auto cert_pem = certificatePem(leaf);
   if (!cert_pem) return cert_pem.error();
-  auto key_pem = privateKeyPem(key->get());
-  if (!key_pem) return key_pem.error();
-  return IssuedCertificate{std::move(*cert_pem), std::move(*key_pem)};
+  std::string key_pem;
+  if (shared_key != nullptr) {
+    key_pem = shared_key->private_key_pem;
+  } else {
+    auto encoded = privateKeyPem(key.get());
+    if (!encoded) return encoded.error();
+    key_pem = std::move(*encoded);
+  }
+  auto parsed = std::make_shared<TlsIdentity>();
+  parsed->certificate = std::move(*cert);
+  parsed->key = std::move(key);
+  parsed->certificate_pem = *cert_pem;
+  parsed->private_key_pem = key_pem;
+  return IssuedCertificate{std::move(*cert_pem), std::move(key_pem), std::move(parsed)};
+}
+
+// The CA's certificate and key decoded from PEM and checked (what issueCertificate did on
+// every call before CertificateAuthority::parsed).
+core::Result<std::shared_ptr<const TlsIdentity>> parseAuthority(const CertificateAuthority& ca) {
+  BioPtr cert_bio(BIO_new_mem_buf(ca.certificate_pem.data(),
+                                  static_cast<int>(ca.certificate_pem.size())));
+  CertPtr ca_cert(cert_bio ? PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr)
+                           : nullptr);
+  if (!ca_cert) return openSslError("CA certificate: cannot parse PEM");
+  BioPtr key_bio(BIO_new_mem_buf(ca.private_key_pem.data(),
+                                 static_cast<int>(ca.private_key_pem.size())));
+  KeyPtr ca_key(key_bio ? PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr)
+                        : nullptr);
+  if (!ca_key) return openSslError("CA private key: cannot parse PEM");
+  if (X509_check_private_key(ca_cert.get(), ca_key.get()) != 1) {
+    ERR_clear_error();
+    return core::makeError("CA private key does not match the CA certificate");
+  }
+  if (X509_check_ca(ca_cert.get()) == 0) {
+    return core::makeError("CA certificate is not a certificate authority (no CA:TRUE)");
+  }
+  auto parsed = std::make_shared<TlsIdentity>();
+  parsed->certificate = std::move(ca_cert);
+  parsed->key = std::move(ca_key);
+  parsed->certificate_pem = ca.certificate_pem;
+  parsed->private_key_pem = ca.private_key_pem;
+  return std::shared_ptr<const TlsIdentity>(std::move(parsed));
 }
 
 
 }  // namespace
 
 core::Result<CertificateAuthority> CertificateAuthority::create(std::string_view common_name,
-                                                                std::chrono::hours validity) {
+                                                                std::chrono::hours validity,
+                                                                LeafKeys leaf_keys) {
   ERR_clear_error();
   auto key = generateKey();
   if (!key) return key.error();
@@ -284,11 +336,31 @@ core::Result<CertificateAuthority> CertificateAuthority::create(std::string_view
     return r.error();
   }
   if (X509_sign(ca, key->get(), EVP_sha256()) <= 0) return openSslError("cannot sign the CA");
+  // Caches the extensions (X509_check_ca computes them once, under the certificate's lock), so
+  // that later signing only reads the certificate.
+  if (X509_check_ca(ca) == 0) return openSslError("the new CA is not a CA");
   auto cert_pem = certificatePem(ca);
   if (!cert_pem) return cert_pem.error();
   auto key_pem = privateKeyPem(key->get());
   if (!key_pem) return key_pem.error();
-  return CertificateAuthority{std::move(*cert_pem), std::move(*key_pem)};
+  auto parsed = std::make_shared<TlsIdentity>();
+  parsed->certificate = std::move(*cert);
+  parsed->key = std::move(*key);
+  parsed->certificate_pem = *cert_pem;
+  parsed->private_key_pem = *key_pem;
+  CertificateAuthority authority{std::move(*cert_pem), std::move(*key_pem), std::move(parsed),
+                                 nullptr};
+  if (leaf_keys == LeafKeys::kShared) {
+    auto leaf_key = generateKey();
+    if (!leaf_key) return leaf_key.error();
+    auto leaf_pem = privateKeyPem(leaf_key->get());
+    if (!leaf_pem) return leaf_pem.error();
+    auto shared = std::make_shared<TlsIdentity>();
+    shared->key = std::move(*leaf_key);
+    shared->private_key_pem = std::move(*leaf_pem);
+    authority.leaf_key = std::move(shared);
+  }
+  return authority;
 }
 
 core::Result<IssuedCertificate> issueCertificate(const CertificateAuthority& ca,
@@ -297,24 +369,15 @@ core::Result<IssuedCertificate> issueCertificate(const CertificateAuthority& ca,
                                                  std::chrono::hours validity,
                                                  const std::vector<std::string>& organizations) {
   ERR_clear_error();
-  BioPtr cert_bio(BIO_new_mem_buf(ca.certificate_pem.data(),
-                                  static_cast<int>(ca.certificate_pem.size())));
-  CertPtr ca_cert(cert_bio ? PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr)
-                           : nullptr);
-  if (!ca_cert) return openSslError("CA certificate: cannot parse PEM");
-  BioPtr key_bio(BIO_new_mem_buf(ca.private_key_pem.data(),
-                                 static_cast<int>(ca.private_key_pem.size())));
-  KeyPtr ca_key(key_bio ? PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr)
-                        : nullptr);
-  if (!ca_key) return openSslError("CA private key: cannot parse PEM");
-  if (X509_check_private_key(ca_cert.get(), ca_key.get()) != 1) {
-    ERR_clear_error();
-    return core::makeError("CA private key does not match the CA certificate");
+  std::shared_ptr<const TlsIdentity> authority = ca.parsed;
+  if (!authority || !authority->certificate || authority->certificate_pem != ca.certificate_pem ||
+      authority->private_key_pem != ca.private_key_pem) {
+    auto parsed = parseAuthority(ca);
+    if (!parsed) return parsed.error();
+    authority = std::move(*parsed);
   }
-  if (X509_check_ca(ca_cert.get()) == 0) {
-    return core::makeError("CA certificate is not a certificate authority (no CA:TRUE)");
-  }
-  return makeLeaf(ca_cert.get(), ca_key.get(), common_name, sans, validity, organizations);
+  return makeLeaf(authority->certificate.get(), authority->key.get(), common_name, sans,
+                  validity, organizations, ca.leaf_key.get());
 }
 
 core::Result<IssuedCertificate> selfSignedCertificate(std::string_view common_name,
@@ -384,12 +447,63 @@ core::Result<KeyPair> generateKeyPair() {
   return KeyPair{std::move(*private_pem), std::move(*public_pem)};
 }
 
+namespace detail {
+namespace {
+
+struct WrittenIdentity {
+  std::string certificate_file, key_file;
+  FileFingerprint certificate_fingerprint, key_fingerprint;
+  std::weak_ptr<const TlsIdentity> identity;
+};
+
+std::mutex written_mutex;
+std::vector<WrittenIdentity> written;  // guarded by written_mutex
+
+}  // namespace
+
+void rememberWrittenIdentity(const std::string& certificate_file, const std::string& key_file,
+                             const std::shared_ptr<const TlsIdentity>& identity) {
+  WrittenIdentity entry{certificate_file, key_file, fingerprintOf(certificate_file),
+                        fingerprintOf(key_file), identity};
+  std::lock_guard lock(written_mutex);
+  std::erase_if(written, [&](const WrittenIdentity& old) {
+    return old.identity.expired() ||
+           (old.certificate_file == certificate_file && old.key_file == key_file);
+  });
+  if (entry.certificate_fingerprint.exists && entry.key_fingerprint.exists) {
+    written.push_back(std::move(entry));
+  }
+}
+
+std::shared_ptr<const TlsIdentity> writtenIdentity(const std::string& certificate_file,
+                                                   const std::string& key_file) {
+  std::lock_guard lock(written_mutex);
+  for (const auto& entry : written) {
+    if (entry.certificate_file != certificate_file || entry.key_file != key_file) continue;
+    if (fingerprintOf(certificate_file) != entry.certificate_fingerprint ||
+        fingerprintOf(key_file) != entry.key_fingerprint) {
+      return nullptr;
+    }
+    return entry.identity.lock();
+  }
+  return nullptr;
+}
+
+}  // namespace detail
+
 core::Result<void> writePemFiles(const IssuedCertificate& certificate,
                                  const std::filesystem::path& cert_file,
                                  const std::filesystem::path& key_file) {
   // The key first: a watcher that sees the new certificate then finds its key already there.
   if (auto r = writeFileAtomically(key_file, certificate.private_key_pem, 0600); !r) return r;
-  return writeFileAtomically(cert_file, certificate.certificate_pem, 0644);
+  if (auto r = writeFileAtomically(cert_file, certificate.certificate_pem, 0644); !r) return r;
+  // Only objects that encode to exactly the PEM written (a caller may have edited the PEM).
+  if (const auto& parsed = certificate.parsed;
+      parsed && parsed->certificate && parsed->certificate_pem == certificate.certificate_pem &&
+      parsed->private_key_pem == certificate.private_key_pem) {
+    detail::rememberWrittenIdentity(cert_file.string(), key_file.string(), parsed);
+  }
+  return {};
 }
 
 }  // namespace harness::net

@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <thread>
@@ -20,6 +21,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
@@ -82,6 +84,45 @@ bool idleConnectionBroken(Connection& c) {
   return !(errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
+// CA bundles parsed once per process: a webhook caller makes a client per caBundle and every
+// scenario makes its callers anew, so the same PEM was decoded again and again (issue 19). An
+// X509_STORE is reference-counted and, once filled, read under its own lock by the SSL_CTXs and
+// threads that verify with it. The few most recent bundles are kept.
+struct StoreFree {
+  void operator()(X509_STORE* store) const { X509_STORE_free(store); }
+};
+using StorePtr = std::unique_ptr<X509_STORE, StoreFree>;
+
+// A new reference to the store of `pem`'s certificates; null when it holds none.
+StorePtr sharedCaStore(const std::string& pem) {
+  constexpr std::size_t kKept = 8;
+  static std::mutex mutex;
+  static std::vector<std::pair<std::string, StorePtr>> recent;  // most recent last
+  std::lock_guard lock(mutex);
+  for (auto it = recent.begin(); it != recent.end(); ++it) {
+    if (it->first != pem) continue;
+    std::rotate(it, it + 1, recent.end());
+    X509_STORE* store = recent.back().second.get();
+    X509_STORE_up_ref(store);
+    return StorePtr(store);
+  }
+  StorePtr store(X509_STORE_new());
+  if (!store) return nullptr;
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  int added = 0;
+  while (X509* cert = bio ? PEM_read_bio_X509(bio, nullptr, nullptr, nullptr) : nullptr) {
+    if (X509_STORE_add_cert(store.get(), cert) == 1) ++added;
+    X509_free(cert);
+  }
+  BIO_free(bio);
+  ERR_clear_error();
+  if (added == 0) return nullptr;
+  if (recent.size() >= kKept) recent.erase(recent.begin());
+  X509_STORE_up_ref(store.get());
+  recent.emplace_back(pem, StorePtr(store.get()));
+  return store;
+}
+
 }  // namespace
 
 struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
@@ -106,16 +147,11 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
     ERR_clear_error();
     if (!options.ca_pem.empty()) {
-      X509_STORE* store = SSL_CTX_get_cert_store(ctx);
-      BIO* bio = BIO_new_mem_buf(options.ca_pem.data(), static_cast<int>(options.ca_pem.size()));
-      int added = 0;
-      while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
-        if (X509_STORE_add_cert(store, cert) == 1) ++added;
-        X509_free(cert);
+      if (StorePtr store = sharedCaStore(options.ca_pem)) {
+        SSL_CTX_set1_cert_store(ctx, store.get());  // takes its own reference
+      } else {
+        tls_setup_error = "unable to load root certificates: no PEM certificate";
       }
-      BIO_free(bio);
-      ERR_clear_error();
-      if (added == 0) tls_setup_error = "unable to load root certificates: no PEM certificate";
     } else {
       SSL_CTX_set_default_verify_paths(ctx);
     }

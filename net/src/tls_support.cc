@@ -1,5 +1,7 @@
 #include "tls_support.h"
 
+#include "tls_identity.h"
+
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -49,12 +51,23 @@ core::Result<std::shared_ptr<ssl::context>> makeServerContext(const TlsServerCon
   // them until it closes.
   SSL_CTX_set_mode(native, SSL_MODE_RELEASE_BUFFERS);
   // HTTP/1.1 only (the webhook client never negotiates h2).
-  if (SSL_CTX_use_certificate_chain_file(native, config.certificate_file.c_str()) != 1) {
+  // Files this process wrote from objects it still has: those objects, not the PEM decoded again.
+  const std::shared_ptr<const TlsIdentity> identity =
+      writtenIdentity(config.certificate_file, config.private_key_file);
+  if (identity) {
+    // SSL_CTX_use_certificate/_PrivateKey take their own references.
+    if (SSL_CTX_use_certificate(native, identity->certificate.get()) != 1 ||
+        SSL_CTX_use_PrivateKey(native, identity->key.get()) != 1) {
+      return core::makeError("tls: cannot use the certificate " + config.certificate_file + ": " +
+                             takeOpenSslErrors());
+    }
+  } else if (SSL_CTX_use_certificate_chain_file(native, config.certificate_file.c_str()) != 1) {
     return core::makeError("tls: cannot load certificate " + config.certificate_file + ": " +
                            takeOpenSslErrors());
   }
-  if (SSL_CTX_use_PrivateKey_file(native, config.private_key_file.c_str(), SSL_FILETYPE_PEM) !=
-      1) {
+  if (!identity &&
+      SSL_CTX_use_PrivateKey_file(native, config.private_key_file.c_str(), SSL_FILETYPE_PEM) !=
+          1) {
     return core::makeError("tls: cannot load private key " + config.private_key_file + ": " +
                            takeOpenSslErrors());
   }

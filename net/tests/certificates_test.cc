@@ -15,6 +15,7 @@
 #include "harness/net/client.h"
 #include "harness/net/server.h"
 #include "harness/testing/support.h"
+#include "../src/tls_identity.h"
 
 namespace harness::net {
 namespace {
@@ -270,6 +271,68 @@ TEST(WritePemFiles, WritesTheKeyOwnerOnlyAndTheCertificateWorldReadable) {
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir / "sub"),
                           std::filesystem::directory_iterator()),
             2);
+}
+
+std::string issuerCommonName(const std::string& certificate_pem) {
+  auto cert = parsePem(certificate_pem);
+  if (!cert) return "";
+  char name[256] = {0};
+  X509_NAME_get_text_by_NID(X509_get_issuer_name(cert.get()), NID_commonName, name, sizeof name);
+  return name;
+}
+
+TEST(CertificateAuthority, SignsWithTheParsedCaOnlyWhileItsPemIsUnchanged) {
+  const CertificateAuthority one = makeCa("one");
+  const CertificateAuthority two = makeCa("two");
+  ASSERT_TRUE(one.parsed);
+  auto leaf = issueCertificate(one, "webhook", {"localhost"});
+  ASSERT_TRUE(leaf.ok()) << leaf.error().message;
+  EXPECT_EQ(issuerCommonName(leaf->certificate_pem), "one");
+  // A copy whose PEM was replaced still carries the first CA's objects: the PEM wins.
+  CertificateAuthority replaced = one;
+  replaced.certificate_pem = two.certificate_pem;
+  replaced.private_key_pem = two.private_key_pem;
+  auto other = issueCertificate(replaced, "webhook", {"localhost"});
+  ASSERT_TRUE(other.ok()) << other.error().message;
+  EXPECT_EQ(issuerCommonName(other->certificate_pem), "two");
+}
+
+TEST(CertificateAuthority, SharedLeafKeyIsOneKeyForEveryLeafItIssues) {
+  auto shared = CertificateAuthority::create("shared", std::chrono::hours(24),
+                                             CertificateAuthority::LeafKeys::kShared);
+  ASSERT_TRUE(shared.ok()) << shared.error().message;
+  auto a = issueCertificate(*shared, "a", {"localhost"});
+  auto b = issueCertificate(*shared, "b", {"localhost"});
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->private_key_pem, b->private_key_pem);
+  EXPECT_NE(a->certificate_pem, b->certificate_pem);
+  const CertificateAuthority fresh = makeCa("fresh");
+  auto c = issueCertificate(fresh, "c", {"localhost"});
+  auto d = issueCertificate(fresh, "d", {"localhost"});
+  ASSERT_TRUE(c.ok() && d.ok());
+  EXPECT_NE(c->private_key_pem, d->private_key_pem);
+}
+
+TEST(WritePemFiles, RemembersTheObjectsUntilTheFilesChange) {
+  ScratchDir dir{"pem-remembered"};
+  auto leaf = issueCertificate(makeCa(), "webhook", {"localhost"});
+  ASSERT_TRUE(leaf.ok());
+  const std::string cert = (dir / "tls.crt").string();
+  const std::string key = (dir / "tls.key").string();
+  ASSERT_TRUE(writePemFiles(*leaf, cert, key).ok());
+  EXPECT_EQ(detail::writtenIdentity(cert, key), leaf->parsed);
+  EXPECT_EQ(detail::writtenIdentity(cert, (dir / "other.key").string()), nullptr);
+  // Another key written over the file: the server must decode the files again.
+  auto other = issueCertificate(makeCa(), "webhook", {"localhost"});
+  ASSERT_TRUE(other.ok());
+  ASSERT_TRUE(writeFileAtomically(key, other->private_key_pem, 0600).ok());
+  EXPECT_EQ(detail::writtenIdentity(cert, key), nullptr);
+  // Objects that no longer exist are not kept alive by the table.
+  ASSERT_TRUE(writePemFiles(*other, cert, key).ok());
+  std::weak_ptr<const TlsIdentity> weak = other->parsed;
+  other->parsed.reset();
+  EXPECT_TRUE(weak.expired());
+  EXPECT_EQ(detail::writtenIdentity(cert, key), nullptr);
 }
 
 TEST(WritePemFiles, ReportsAnUnwritableLocation) {

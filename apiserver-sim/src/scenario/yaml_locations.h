@@ -27,10 +27,18 @@ std::string parentPath(const std::string& path);
 
 class LocationIndex {
  public:
-  // Indexes document `document` (0-based, counting non-empty documents) of `text`. Never throws:
-  // text that yaml-cpp cannot read gives an empty index. Bounded in size (aliases are not
-  // followed).
+  // Indexes document `document` (0-based, counting non-empty documents) of `text`, read by
+  // libfyaml with yaml-cpp's node positions (a node starts at its anchor or tag; an empty node
+  // where the next token starts). Never throws: text that neither libfyaml nor yaml-cpp can read
+  // gives an empty index. Bounded in size (kMaxIndexedValues, kMaxDepth).
   static LocationIndex build(std::string_view text, std::size_t document = 0);
+  // The same index read by yaml-cpp: build's fallback, and the reference its test compares.
+  static LocationIndex buildWithYamlCpp(std::string_view text, std::size_t document = 0);
+
+  [[nodiscard]] const std::unordered_map<std::string, Position>& values() const {
+    return values_;
+  }
+  [[nodiscard]] const std::unordered_map<std::string, Position>& keys() const { return keys_; }
 
   // Position of the value at `path`, else of its nearest indexed ancestor.
   [[nodiscard]] Position value(const std::string& path) const;

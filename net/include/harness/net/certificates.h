@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,19 +20,41 @@
 
 namespace harness::net {
 
+// A certificate and its private key as OpenSSL objects (X509, EVP_PKEY), immutable once made,
+// so one may be shared by several threads and servers (OpenSSL 3 allows concurrent read-only
+// use: signing with a key or sending a certificate does not change them). Decoding a private
+// key's PEM costs OpenSSL 3 millions of instructions (its decoder lookup), so what is made in
+// the process is kept in this form beside its PEM. net::Server serves these objects directly
+// when its certificate and key files are the ones writePemFiles wrote from them (unchanged since).
+struct TlsIdentity;
+
 struct CertificateAuthority {
   std::string certificate_pem;  // the CA certificate (a caBundle)
   std::string private_key_pem;  // PKCS#8 PEM
+  // The two above parsed once (create() sets it; copies share it), used by issueCertificate
+  // instead of decoding the PEM on every call. Only while it still holds exactly the PEM above:
+  // a CA whose PEM was replaced, or one built from PEM by hand, is parsed on each call.
+  std::shared_ptr<const TlsIdentity> parsed;
+  // One key for every leaf this CA issues (create(..., LeafKeys::kShared)): P-256 key
+  // generation and its PEM encoding happen once instead of once per certificate. Each leaf is
+  // still its own certificate (serial, names); they only share the key pair.
+  std::shared_ptr<const TlsIdentity> leaf_key;
+
+  enum class LeafKeys { kFreshPerCertificate, kShared };
 
   // A self-signed CA: basicConstraints CA:TRUE (critical), keyUsage keyCertSign, cRLSign,
   // digitalSignature (critical). Valid from five minutes ago (clock skew) for `validity`.
   static core::Result<CertificateAuthority> create(
-      std::string_view common_name, std::chrono::hours validity = std::chrono::hours(24 * 365));
+      std::string_view common_name, std::chrono::hours validity = std::chrono::hours(24 * 365),
+      LeafKeys leaf_keys = LeafKeys::kFreshPerCertificate);
 };
 
 struct IssuedCertificate {
   std::string certificate_pem;  // the leaf certificate only
   std::string private_key_pem;  // PKCS#8 PEM
+  // The same certificate and key as OpenSSL objects (a server can use them without decoding
+  // the PEM again).
+  std::shared_ptr<const TlsIdentity> parsed;
 };
 
 // A serving (and client) certificate signed by `ca`: subject CN=`common_name`, one SAN per entry
@@ -72,6 +95,8 @@ core::Result<void> writeFileAtomically(const std::filesystem::path& path, const 
 
 // Writes both PEM files atomically (a temporary file in the same directory, then rename), the
 // certificate with mode 0644 and the key with mode 0600; missing parent directories are created.
+// While the files stay as written and `certificate.parsed` lives, a net::Server of this process
+// given these two files uses the parsed objects instead of decoding them.
 core::Result<void> writePemFiles(const IssuedCertificate& certificate,
                                  const std::filesystem::path& cert_file,
                                  const std::filesystem::path& key_file);
