@@ -142,27 +142,32 @@ func encodeVersioned(obj runtime.Object, gvk schema.GroupVersionKind) (json.RawM
 	return json.Marshal(versioned)
 }
 
-func managedFieldsKind(kind *groupVersionKind) (schema.GroupVersionKind, error) {
+// The endpoint's kind, its field manager and the live object (`live`: null for a create) of an
+// applyFields or updateFields request.
+func fieldManagerInput(req *request, op string, live json.RawMessage) (schema.GroupVersionKind,
+	*managedfields.FieldManager, runtime.Object, error) {
+	kind := req.InvocationKind
 	if kind == nil || kind.Version == "" || kind.Kind == "" {
-		return schema.GroupVersionKind{}, fmt.Errorf("needs invocationKind (the endpoint's group, version and kind)")
+		return schema.GroupVersionKind{}, nil, nil, fmt.Errorf("%s needs invocationKind (the endpoint's group, version and kind)", op)
 	}
-	return schema.GroupVersionKind{Group: kind.Group, Version: kind.Version, Kind: kind.Kind}, nil
+	gvk := schema.GroupVersionKind{Group: kind.Group, Version: kind.Version, Kind: kind.Kind}
+	manager, err := fieldManagerFor(gvk, req.Subresource)
+	if err != nil {
+		return gvk, nil, nil, fmt.Errorf("%s: %v", op, err)
+	}
+	liveObj, err := versionedObject(live, gvk, false)
+	if err != nil {
+		return gvk, nil, nil, fmt.Errorf("%s: the live object does not decode: %v", op, err)
+	}
+	return gvk, manager, liveObj, nil
 }
 
 // applyFields: {"object": the live object | null, "data": the apply patch (YAML), "manager",
 // "force", "subresource", "invocationKind"} -> {"object": the applied object} | {"status": ...}.
 func applyFields(req *request) (map[string]any, error) {
-	gvk, err := managedFieldsKind(req.InvocationKind)
+	gvk, manager, live, err := fieldManagerInput(req, "applyFields", req.Object)
 	if err != nil {
-		return nil, fmt.Errorf("applyFields %v", err)
-	}
-	manager, err := fieldManagerFor(gvk, req.Subresource)
-	if err != nil {
-		return nil, fmt.Errorf("applyFields: %v", err)
-	}
-	live, err := versionedObject(req.Object, gvk, false)
-	if err != nil {
-		return nil, fmt.Errorf("applyFields: the live object does not decode: %v", err)
+		return nil, err
 	}
 	patchObj := &unstructured.Unstructured{Object: map[string]interface{}{}}
 	if err := yaml.Unmarshal(req.Data, &patchObj.Object); err != nil {
@@ -186,17 +191,9 @@ func applyFields(req *request) (map[string]any, error) {
 // updateFields: {"object": the object written, "oldObject": the live object | null, "manager",
 // "subresource", "invocationKind"} -> {"managedFields": [...]}.
 func updateFields(req *request) (map[string]any, error) {
-	gvk, err := managedFieldsKind(req.InvocationKind)
+	gvk, manager, live, err := fieldManagerInput(req, "updateFields", req.OldObject)
 	if err != nil {
-		return nil, fmt.Errorf("updateFields %v", err)
-	}
-	manager, err := fieldManagerFor(gvk, req.Subresource)
-	if err != nil {
-		return nil, fmt.Errorf("updateFields: %v", err)
-	}
-	live, err := versionedObject(req.OldObject, gvk, false)
-	if err != nil {
-		return nil, fmt.Errorf("updateFields: the live object does not decode: %v", err)
+		return nil, err
 	}
 	// The request body as the handler holds it: decoded and defaulted.
 	written, err := versionedObject(req.Object, gvk, true)
