@@ -349,48 +349,6 @@ bool reachedByIdentityLease(const sim::Scenario& scenario) {
   });
 }
 
-std::string resourcePath(const core::GroupVersionResource& resource, const std::string& ns,
-                         const std::string& name, const std::string& subresource) {
-  std::string path = resource.group.empty()
-                         ? "/api/" + resource.version
-                         : fmt::format("/apis/{}/{}", resource.group, resource.version);
-  const auto info = core::findResource(resource);
-  const bool namespaced = info ? info->namespaced : !ns.empty();
-  if (namespaced && !ns.empty()) path += "/namespaces/" + ns;
-  path += "/" + resource.resource;
-  if (!name.empty()) path += "/" + name;
-  if (!subresource.empty()) path += "/" + subresource;
-  return path;
-}
-
-// `299 - "text"` (RFC 7234 warn-code, warn-agent, quoted warn-text), as k8s.io/apiserver
-// pkg/endpoints/handlers/responsewriters/warning.go writes it: the text.
-std::string warningText(const std::string& header) {
-  const auto quote = header.find('"');
-  if (quote == std::string::npos) return header;
-  std::string out;
-  for (std::size_t i = quote + 1; i < header.size() && header[i] != '"'; ++i) {
-    if (header[i] == '\\' && i + 1 < header.size()) ++i;
-    out += header[i];
-  }
-  return out;
-}
-
-// Go's url.QueryEscape.
-std::string queryEscape(std::string_view text) {
-  std::string out;
-  for (const unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else if (c == ' ') {
-      out += '+';
-    } else {
-      out += fmt::format("%{:02X}", c);
-    }
-  }
-  return out;
-}
-
 // The query parameters a client sends for the options of a CONNECT (PodExecOptions,
 // PodAttachOptions, PodPortForwardOptions, PodProxyOptions...): kube-apiserver decodes them into
 // the options object its webhooks receive (k8s.io/apiserver pkg/endpoints/handlers/rest.go
@@ -402,15 +360,10 @@ std::vector<std::string> connectParameters(const json& options) {
     if (key == "apiVersion" || key == "kind") continue;
     for (const json& item : value.is_array() ? value : json::array({value})) {
       const std::string text = item.is_string() ? item.get<std::string>() : item.dump();
-      out.push_back(queryEscape(key) + "=" + queryEscape(text));
+      out.push_back(sim::queryEscape(key) + "=" + sim::queryEscape(text));
     }
   }
   return out;
-}
-
-std::string durationParam(std::chrono::milliseconds timeout) {
-  if (timeout.count() % 1000 == 0) return fmt::format("{}s", timeout.count() / 1000);
-  return fmt::format("{}ms", timeout.count());
 }
 
 struct ApiResponse {
@@ -467,7 +420,7 @@ class KubeSession : public sim::BackendSession {
     }
     plane_options.audit_policy_file = policy_file;
     plane_options.extra_apiserver_args.push_back(
-        "--request-timeout=" + durationParam(scenario_.request_timeout));
+        "--request-timeout=" + sim::durationParam(scenario_.request_timeout));
     if (reachedByIdentityLease(scenario_)) {
       // A catch-all webhook would see the identity Lease's renewals during the steps.
       // (UnknownVersionInteroperabilityProxy depends on it: pkg/features/kube_features.go.)
@@ -577,14 +530,14 @@ class KubeSession : public sim::BackendSession {
     } else if (!request.subresource.empty()) {
       name = request.name;
     }
-    std::string path = resourcePath(request.resource, request.namespace_name, name,
-                                    request.subresource);
+    std::string path =
+        sim::resourcePath(request.resource, request.namespace_name, name, request.subresource);
     std::vector<std::string> query;
     if (request.operation == "CONNECT" && request.object) {
       query = connectParameters(*request.object);
     }
     if (request.dry_run) query.push_back("dryRun=All");
-    if (request.timeout) query.push_back("timeout=" + durationParam(*request.timeout));
+    if (request.timeout) query.push_back("timeout=" + sim::durationParam(*request.timeout));
     for (std::size_t i = 0; i < query.size(); ++i) path += (i == 0 ? "?" : "&") + query[i];
     std::string body;
     if (request.operation == "DELETE") {
@@ -618,7 +571,16 @@ class KubeSession : public sim::BackendSession {
     auto before = counters();
     if (!before) return before.error();
 
-    auto response = call(method, path, body, std::move(headers));
+    std::string content_type = "application/json";
+    if (request.isPatch()) {
+      // kubectl patch / kubectl apply --server-side: the same request the simulator answers.
+      sim::PatchHttpRequest patch = sim::patchHttpRequest(request);
+      method = "PATCH";
+      path = std::move(patch.path);
+      body = std::move(patch.body);
+      content_type = std::move(patch.content_type);
+    }
+    auto response = call(method, path, body, std::move(headers), content_type);
     if (response.status == 0) return core::makeError(describe(response));
     if (!request.dry_run && response.status == 201 && request.operation == "CREATE" &&
         request.resource.group.empty() && request.resource.resource == "namespaces" &&
@@ -645,7 +607,7 @@ class KubeSession : public sim::BackendSession {
     result.code = response.status;
     result.allowed = response.status / 100 == 2;
     for (const auto& warning : response.headers.getAll("Warning")) {
-      result.warnings.push_back(warningText(warning));
+      result.warnings.push_back(sim::warningText(warning));
     }
     if (result.allowed) {
       if (response.parsed.is_object() && response.parsed.value("kind", "") != "Status") {
@@ -772,7 +734,7 @@ class KubeSession : public sim::BackendSession {
     const auto info = core::findResource(resource);
     if (info && info->namespaced && ns.empty()) ns = "default";
     if (info && !info->namespaced) ns.clear();
-    auto response = call("POST", resourcePath(resource, ns, "", ""), object.dump());
+    auto response = call("POST", sim::resourcePath(resource, ns, "", ""), object.dump());
     // The `default` Namespace, a namespace's default ServiceAccount...: the cluster has them.
     if (response.status == 201 || response.status == 200 || response.status == 409) return {};
     // A `default` ServiceAccount listed for a namespace a step creates later: the
@@ -1012,7 +974,7 @@ class KubeSession : public sim::BackendSession {
     }
     const json object = syncObject(sync_plan_.resource, token);
     const std::string path =
-        resourcePath(sync_plan_.resource.resource,
+        sim::resourcePath(sync_plan_.resource.resource,
                      sync_plan_.resource.namespaced ? std::string(kSyncNamespace) : "", "", "") +
         "?dryRun=All";
     const std::string expected = syncPolicyMessage(mutating, token);
@@ -1046,7 +1008,7 @@ class KubeSession : public sim::BackendSession {
     }
     const json object = syncObject(sync_plan_.resource, token);
     const std::string path =
-        resourcePath(sync_plan_.resource.resource,
+        sim::resourcePath(sync_plan_.resource.resource,
                      sync_plan_.resource.namespaced ? std::string(kSyncNamespace) : "", "", "") +
         "?dryRun=All";
     const auto deadline = Clock::now() + options_.wait_timeout;
@@ -1111,6 +1073,7 @@ class KubeSession : public sim::BackendSession {
       attributes.verb = request.operation == "CREATE"   ? "create"
                         : request.operation == "UPDATE" ? "update"
                         : request.operation == "DELETE" ? "delete"
+                        : request.isPatch()             ? "patch"
                                                         : "create";
       attributes.api_group = request.resource.group;
       attributes.api_version = request.resource.version;

@@ -2,7 +2,9 @@
 // simulator's REST API (with kube-cel, as `apiserver-sim serve` runs it): the exit status,
 // stdout and stderr must be identical. `kubectl auth can-i` (SelfSubjectAccessReview: the
 // admin, impersonated users with and without system:masters) and PATCH bodies with unknown or
-// duplicate fields under kubectl's default fieldValidation (Warn) for the three patch types.
+// duplicate fields under kubectl's default fieldValidation (Warn) for the three patch types;
+// server-side apply (creates, a conflict between two managers, --force-conflicts) and the
+// managedFields every write records, by Kubernetes' field manager in kube-cel.
 // Labels: real, integration (skipped with one line when the binaries are not built).
 
 #include <filesystem>
@@ -19,6 +21,7 @@
 #include "harness/sim/admission_chain.h"
 #include "harness/sim/caller.h"
 #include "harness/sim/cel.h"
+#include "harness/sim/field_manager.h"
 #include "harness/sim/field_validation.h"
 #include "harness/sim/go_types.h"
 #include "harness/sim/rest_api.h"
@@ -61,6 +64,8 @@ class KubectlCompareTest : public ::testing::Test {
     sim::setProtobufDecoder(sim::cel::protobufDecoder(*cel_));
     sim::setStrictFieldChecker(sim::cel::strictFieldChecker(*cel_));
     sim::setStrictPatchChecker(sim::cel::strictPatchChecker(*cel_));
+    sim::setFieldManager(
+        {sim::cel::fieldManagerApply(*cel_), sim::cel::fieldManagerUpdate(*cel_)});
     store_ = new sim::ObjectStore;
     store_->put({"", "namespaces"}, {{"apiVersion", "v1"},
                                      {"kind", "Namespace"},
@@ -86,6 +91,7 @@ class KubectlCompareTest : public ::testing::Test {
     sim::setProtobufDecoder({});
     sim::setStrictFieldChecker({});
     sim::setStrictPatchChecker({});
+    sim::setFieldManager({});
     if (plane_) plane_->stop();
     delete server_;
     delete chain_;
@@ -171,6 +177,42 @@ TEST_F(KubectlCompareTest, PatchBodiesWithUnknownOrDuplicateFieldsWarn) {
               R"({"data":{"g":"1","g":"2"}})"});
   EXPECT_NE(run.err.find("duplicate field"), std::string::npos) << run.err;
   same({"get", "configmap", "settings", "-n", "default", "-o", "jsonpath={.data}"});
+}
+
+// kubectl apply --server-side: an apply that creates, a second manager's conflicting apply (the
+// 409 kubectl prints with its advice), the same apply with --force-conflicts, then a patch and a
+// client-side create recorded as Update entries: the managedFields must read the same.
+TEST_F(KubectlCompareTest, ServerSideApplyConflictsForceAndManagedFields) {
+  const fs::path dir = scratch_->path() / "ServerSideApplyConflictsForceAndManagedFields";
+  fs::create_directories(dir);
+  const auto manifest = [&dir](const std::string& name, const std::string& data) {
+    const fs::path file = dir / name;
+    testing::writeFile(file, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shared\n"
+                             "  namespace: default\ndata:\n" + data);
+    return file.string();
+  };
+  const std::string alice = manifest("alice.yaml", "  x: \"1\"\n  w: a\n");
+  const std::string bob = manifest("bob.yaml", "  x: \"2\"\n");
+  EXPECT_EQ(same({"apply", "--server-side", "--field-manager", "alice", "-f", alice}).out,
+            "configmap/shared serverside-applied\n");
+  const auto conflict = same({"apply", "--server-side", "--field-manager", "bob", "-f", bob});
+  EXPECT_NE(conflict.status, 0);
+  EXPECT_NE(conflict.err.find("Apply failed with 1 conflict: conflict with \"alice\": .data.x"),
+            std::string::npos)
+      << conflict.err;
+  same({"apply", "--server-side", "--field-manager", "bob", "--force-conflicts", "-f", bob});
+  same({"patch", "configmap", "shared", "-n", "default", "--type", "strategic", "-p",
+        R"({"data":{"z":"3"}})"});
+  same({"create", "configmap", "plain", "-n", "default", "--from-literal=k=v"});
+  const std::string managers = R"(jsonpath={range .metadata.managedFields[*]}{.manager} )"
+                               R"({.operation} {.fieldsV1}{"\n"}{end})";
+  const auto fields = same({"get", "configmap", "shared", "-n", "default", "-o", managers});
+  EXPECT_EQ(fields.out,
+            "alice Apply {\"f:data\":{\"f:w\":{}}}\n"
+            "bob Apply {\"f:data\":{\"f:x\":{}}}\n"
+            "kubectl-patch Update {\"f:data\":{\"f:z\":{}}}\n");
+  same({"get", "configmap", "plain", "-n", "default", "-o", managers});
+  same({"get", "configmap", "shared", "-n", "default", "-o", "jsonpath={.data}"});
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // What only Kubernetes' Go types give, through kube-cel: controller.ComputeHash
-// (kube/cmd/kube-cel/pod_template_hash.go), protobuf request bodies (protobuf.go) and the
-// unknown fields of a body (strict_decode.go) or of a patch (strict_patch.go).
+// (kube/cmd/kube-cel/pod_template_hash.go), protobuf request bodies (protobuf.go), the
+// unknown fields of a body (strict_decode.go) or of a patch (strict_patch.go), and the field
+// manager (managed_fields.go).
 
 #include "harness/sim/cel.h"
 #include "harness/sim/go_types.h"
@@ -109,6 +110,71 @@ strictPatchChecker(std::shared_ptr<KubeCel> cel) {
     if (!warnings) return warnings.error();
     answer.first = std::move(*warnings);
     return answer;
+  };
+}
+
+namespace {
+
+nlohmann::json kindJson(const core::GroupVersionKind& kind) {
+  return {{"group", kind.group}, {"version", kind.version}, {"kind", kind.kind}};
+}
+
+}  // namespace
+
+std::function<core::Result<ApplyOutcome>(
+    const std::optional<nlohmann::json>& live, const std::string& patch,
+    const std::string& manager, bool force, const std::string& subresource,
+    const core::GroupVersionKind& kind)>
+fieldManagerApply(std::shared_ptr<KubeCel> cel) {
+  return [cel = std::move(cel)](const std::optional<nlohmann::json>& live,
+                                const std::string& patch, const std::string& manager, bool force,
+                                const std::string& subresource,
+                                const core::GroupVersionKind& kind) -> core::Result<ApplyOutcome> {
+    nlohmann::json request = {{"op", "applyFields"},
+                              {"data", go::base64Encode(patch)},
+                              {"manager", manager},
+                              {"force", force},
+                              {"subresource", subresource},
+                              {"invocationKind", kindJson(kind)}};
+    if (live) request["object"] = *live;
+    auto response = cel->call(request);
+    if (!response) return response.error();
+    if (auto it = response->find("status"); it != response->end()) {
+      auto status = core::statusFromJson(*it, "applyFields.status");
+      if (!status) return status.error();
+      return ApplyOutcome(nullptr, std::move(*status));
+    }
+    if (auto it = response->find("object"); it != response->end() && it->is_object()) {
+      return ApplyOutcome(std::move(*it), std::nullopt);
+    }
+    return core::makeError("kube-cel answered applyFields without an object: " +
+                           response->dump());
+  };
+}
+
+std::function<core::Result<nlohmann::json>(
+    const nlohmann::json& object, const std::optional<nlohmann::json>& live,
+    const std::string& manager, const std::string& subresource,
+    const core::GroupVersionKind& kind)>
+fieldManagerUpdate(std::shared_ptr<KubeCel> cel) {
+  return [cel = std::move(cel)](const nlohmann::json& object,
+                                const std::optional<nlohmann::json>& live,
+                                const std::string& manager, const std::string& subresource,
+                                const core::GroupVersionKind& kind)
+             -> core::Result<nlohmann::json> {
+    nlohmann::json request = {{"op", "updateFields"},
+                              {"object", object},
+                              {"manager", manager},
+                              {"subresource", subresource},
+                              {"invocationKind", kindJson(kind)}};
+    if (live) request["oldObject"] = *live;
+    auto response = cel->call(request);
+    if (!response) return response.error();
+    if (auto it = response->find("managedFields"); it != response->end() && it->is_array()) {
+      return std::move(*it);
+    }
+    return core::makeError("kube-cel answered updateFields without managedFields: " +
+                           response->dump());
   };
 }
 

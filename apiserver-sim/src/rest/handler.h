@@ -33,6 +33,10 @@ struct Call {
   std::string namespace_name;              // "" for cluster-scoped resources
   OutputFormat output;
   std::optional<std::chrono::milliseconds> timeout;  // ?timeout=, when positive
+  // RestApiHandler::handleAs: the user a write is admitted as (null: the admin), and where the
+  // chain's result goes.
+  const core::UserInfo* user = nullptr;
+  std::optional<AdmissionResult>* admitted = nullptr;
 
   [[nodiscard]] core::GroupResource groupResource() const {
     return {main.resource.group, main.resource.resource};
@@ -63,7 +67,8 @@ struct RestApiHandler::Impl {
   mutable std::mutex mutex;
   std::string server_address;  // guarded by mutex
 
-  net::Response handle(const net::Request& request);
+  net::Response handle(const net::Request& request, const core::UserInfo* user = nullptr,
+                       std::optional<AdmissionResult>* admitted = nullptr);
   net::Response nonResource(const net::Request& request, const rest::RequestInfo& info);
   net::Response resource(rest::Call& call);
 

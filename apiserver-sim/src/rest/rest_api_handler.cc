@@ -121,6 +121,15 @@ net::Response RestApiHandler::handle(const net::Request& request) {
   }
 }
 
+net::Response RestApiHandler::handleAs(const net::Request& request, const core::UserInfo& user,
+                                       std::optional<AdmissionResult>* admitted) {
+  try {
+    return impl_->handle(request, &user, admitted);
+  } catch (const std::exception& e) {
+    return rest::statusResponse(core::newInternalError(e.what()));
+  }
+}
+
 void RestApiHandler::setServerAddress(const std::string& host_port) {
   std::lock_guard lock(impl_->mutex);
   impl_->server_address = host_port;
@@ -128,7 +137,9 @@ void RestApiHandler::setServerAddress(const std::string& host_port) {
 
 const RestApiOptions& RestApiHandler::options() const { return impl_->options; }
 
-net::Response RestApiHandler::Impl::handle(const net::Request& request) {
+net::Response RestApiHandler::Impl::handle(const net::Request& request,
+                                           const core::UserInfo* user,
+                                           std::optional<AdmissionResult>* admitted) {
   const auto token = bearerToken(request);
   if (!token || options.bearer_token.empty() || !constantTimeEquals(*token, options.bearer_token)) {
     return rest::statusResponse(core::newUnauthorized("Unauthorized"));
@@ -136,6 +147,8 @@ net::Response RestApiHandler::Impl::handle(const net::Request& request) {
 
   Call call;
   call.http = &request;
+  call.user = user;
+  call.admitted = admitted;
   call.query = rest::QueryValues::parse(request.query);
   if (auto timeout = call.query.get("timeout"); timeout && !timeout->empty()) {
     auto parsed = go::parseDuration(*timeout);
@@ -389,7 +402,7 @@ WriteRequest RestApiHandler::Impl::writeRequest(const Call& call, std::string op
   request.subresource = call.info.subresource;
   request.namespace_name = call.namespace_name;
   request.name = call.info.name;
-  request.user_info = defaultAdminUser();
+  request.user_info = call.user ? *call.user : defaultAdminUser();
   request.timeout = call.timeout;
   request.request_uri = call.http->target;
   request.user_agent = call.http->headers.get("User-Agent").value_or("");
@@ -399,6 +412,7 @@ WriteRequest RestApiHandler::Impl::writeRequest(const Call& call, std::string op
 
 net::Response RestApiHandler::Impl::writeResponse(const Call& call,
                                                   const AdmissionResult& result) const {
+  if (call.admitted) *call.admitted = result;
   net::Response response;
   if (!result.allowed) {
     core::Status status = result.status.value_or(

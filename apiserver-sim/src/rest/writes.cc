@@ -11,9 +11,14 @@
 // (EnsureObjectNamespaceMatchesRequestNamespace), apimachinery pkg/apis/meta/v1/validation
 // (ValidateDryRun, ValidateFieldValidation, ValidatePatchOptions, ValidateDeleteOptions).
 //
-// Server-side apply (application/apply-patch+yaml) is simplified: without managed fields, the
-// applied configuration is strategically merged into the stored object, or becomes the object
-// when there is none (operation CREATE, 201). Fields an apply would remove are kept.
+// Server-side apply (application/apply-patch+yaml) and managedFields are Kubernetes' own field
+// manager when one is installed (field_manager.h: kube-cel's): patch.go's applyPatcher for an
+// apply (conflicts are upstream's 409, force takes the fields over), FieldManager.UpdateNoErrors
+// before admission for every other create, update and patch (create.go, update.go, patch.go
+// applyPatch), with managerOrUserAgent's manager. Without it apply is simplified: the applied
+// configuration is strategically merged into the stored object, or becomes the object when there
+// is none (operation CREATE, 201); fields an apply would remove are kept, nothing conflicts, and
+// no managedFields are recorded.
 
 #include <algorithm>
 #include <iostream>
@@ -30,6 +35,7 @@
 #include "harness/core/process_slot.h"
 #include "harness/core/strategic_merge.h"
 #include "harness/core/yaml.h"
+#include "harness/sim/field_manager.h"
 #include "harness/sim/field_validation.h"
 #include "harness/go/fmt.h"
 #include "harness/go/strconv.h"
@@ -136,6 +142,51 @@ void noteFieldsNotChecked() {
     std::cerr << "apiserver-sim: unknown and duplicate fields are not detected (fieldValidation "
                  "Strict and Warn need kube-cel: bash scripts/build-kube.sh)\n";
   });
+}
+
+// The field manager of field_manager.h, when installed.
+FieldManager fieldManager() { return installedHook<FieldManager>(); }
+
+// Said once a process when an apply is served by the simplified merge.
+void noteApplySimplified() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::cerr << "apiserver-sim: server-side apply is simplified (no managedFields, no conflicts: "
+                 "Kubernetes' field manager needs kube-cel: bash scripts/build-kube.sh)\n";
+  });
+}
+
+// Said once a process when the field manager fails for an object (a kind its type converter
+// does not know): the write goes on without managedFields, as UpdateNoErrors does.
+void noteFieldsNotManaged(const std::string& why) {
+  static std::once_flag once;
+  std::call_once(once, [&why] {
+    std::cerr << "apiserver-sim: managedFields not recorded: " << why << "\n";
+  });
+}
+
+// FieldManager.UpdateNoErrors (create.go, update.go, patch.go applyPatch): the managedFields
+// `object` gets when written over `live` (nullopt: created), before admission.
+void recordManagedFields(const Call& call, const nlohmann::json& options, nlohmann::json& object,
+                         const std::optional<nlohmann::json>& live) {
+  const auto update = installedHook<FieldManager>().update;
+  if (!update || !object.is_object()) return;
+  const std::string manager =
+      managerOrUserAgent(options.value("fieldManager", std::string()),
+                         call.http->headers.get("User-Agent").value_or(""));
+  auto managed = update(object, live, manager, call.info.subresource, call.main.kind);
+  if (!managed) {
+    noteFieldsNotManaged(managed.error().message);
+    return;
+  }
+  if (!object.contains("metadata") || !object["metadata"].is_object()) {
+    object["metadata"] = nlohmann::json::object();
+  }
+  if (managed->empty()) {
+    object["metadata"].erase("managedFields");
+  } else {
+    object["metadata"]["managedFields"] = std::move(*managed);
+  }
 }
 
 // fieldValidation on a decoded create/update body (create.go, update.go): with Strict (or Warn,
@@ -391,6 +442,11 @@ rest::Decoded<nlohmann::json> writeOptions(const Call& call, const std::string& 
     return out;
   }
   if (!dry_run.empty()) options["dryRun"] = dry_run;
+  if (kind == "PatchOptions" && call.query.has("force")) {
+    // PatchOptions.force (a query bool: "true", "1"...; anything else is false).
+    auto force = go::parseBool(call.query.get("force").value_or(""));
+    options["force"] = force.ok() && *force;
+  }
   if (!field_manager.empty()) options["fieldManager"] = field_manager;
   if (!field_validation.empty()) options["fieldValidation"] = field_validation;
   out.value = std::move(options);
@@ -474,6 +530,28 @@ void setStrictPatchChecker(StrictPatchChecker checker) {
   hookSlot<StrictPatchChecker>().set(std::move(checker));
 }
 
+void setFieldManager(FieldManager manager) { hookSlot<FieldManager>().set(std::move(manager)); }
+
+std::string managerOrUserAgent(const std::string& manager, const std::string& user_agent) {
+  if (!manager.empty()) return manager;
+  // prefixFromUserAgent: runes before the first "/", printable ones, within
+  // validation.FieldManagerMaxLength (128) bytes. Bytes below 0x20 and DEL are unprintable; a
+  // multi-byte UTF-8 rune is kept whole.
+  constexpr std::size_t kFieldManagerMaxLength = 128;
+  const std::string prefix = user_agent.substr(0, user_agent.find('/'));
+  std::string out;
+  for (std::size_t i = 0; i < prefix.size();) {
+    const auto lead = static_cast<unsigned char>(prefix[i]);
+    const std::size_t length = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+    const std::string rune = prefix.substr(i, length);
+    i += length;
+    if (length == 1 && (lead < 0x20 || lead == 0x7F)) continue;
+    if (out.size() + rune.size() > kFieldManagerMaxLength) break;
+    out += rune;
+  }
+  return out;
+}
+
 net::Response RestApiHandler::Impl::create(const Call& call) {
   auto options = writeOptions(call, "CreateOptions");
   if (options.error) return rest::statusResponse(*options.error);
@@ -487,6 +565,7 @@ net::Response RestApiHandler::Impl::create(const Call& call) {
   if (auto error = ensureNamespace(call.namespace_name, object)) {
     return rest::statusResponse(*error);
   }
+  recordManagedFields(call, *options.value, object, std::nullopt);
   WriteRequest request = writeRequest(call, std::string(kOperationCreate), "create");
   request.name = metadataString(object, "name");
   request.object = std::move(object);
@@ -530,6 +609,15 @@ net::Response RestApiHandler::Impl::update(const Call& call) {
     }
     request.old_object = rest::asRequested(std::move(*stored), call.main);
     object = std::move(updated);
+  }
+  {
+    auto live = request.old_object;
+    if (!live) {
+      if (auto stored = findStored(call.main.resource, call.namespace_name, call.info.name)) {
+        live = rest::asRequested(std::move(*stored), call.main);
+      }
+    }
+    recordManagedFields(call, *options.value, object, live);
   }
   request.object = std::move(object);
   request.dry_run = options.value->contains("dryRun");
@@ -601,6 +689,9 @@ net::Response RestApiHandler::Impl::patch(const Call& call) {
   const bool precondition = content_type != kContentJsonPatch && document.is_object() &&
                             !metadataString(document, "resourceVersion").empty();
 
+  decltype(FieldManager::apply) apply_fields;
+  if (apply) apply_fields = fieldManager().apply;
+  if (apply && !apply_fields) noteApplySimplified();
   AdmissionResult result;
   std::vector<std::string> field_warnings;
   for (int attempt = 0; attempt < kPatchConflictRetries; ++attempt) {
@@ -608,7 +699,40 @@ net::Response RestApiHandler::Impl::patch(const Call& call) {
     WriteRequest request = writeRequest(call, std::string(kOperationUpdate), "patch");
     request.dry_run = options.value->contains("dryRun");
     nlohmann::json patched;
-    if (!stored) {
+    if (apply && apply_fields) {
+      // patch.go applyPatcher: FieldManager.Apply on the live object, or on a new one
+      // (createNewObject) when there is none.
+      if (!stored && call.sub) {
+        return rest::statusResponse(core::newNotFound(call.groupResource(), call.info.name));
+      }
+      std::optional<nlohmann::json> live;
+      if (stored) live = rest::asRequested(*stored, call.main);
+      auto applied = apply_fields(live, body, options.value->value("fieldManager", std::string()),
+                                  options.value->value("force", false), call.info.subresource,
+                                  call.main.kind);
+      if (!applied) return rest::statusResponse(core::newInternalError(applied.error().message));
+      if (applied->second) return rest::statusResponse(*applied->second);
+      patched = std::move(applied->first);
+      if (live) {
+        if (call.sub) {
+          nlohmann::json updated = *live;
+          if (patched.contains("status")) {
+            updated["status"] = patched["status"];
+          } else {
+            updated.erase("status");
+          }
+          if (patched.contains("metadata") && patched["metadata"].contains("managedFields")) {
+            updated["metadata"]["managedFields"] = patched["metadata"]["managedFields"];
+          }
+          patched = std::move(updated);
+        }
+        request.old_object = std::move(*live);
+        request.options = optionsAs(*options.value, "UpdateOptions");
+      } else {
+        request.operation = std::string(kOperationCreate);
+        request.options = optionsAs(*options.value, "CreateOptions");
+      }
+    } else if (!stored) {
       if (!apply || call.sub) {
         return rest::statusResponse(core::newNotFound(call.groupResource(), call.info.name));
       }
@@ -665,6 +789,7 @@ net::Response RestApiHandler::Impl::patch(const Call& call) {
         }
         patched = std::move(updated);
       }
+      if (patched.is_object()) recordManagedFields(call, *options.value, patched, current);
     }
     if (!patched.is_object()) {
       return rest::statusResponse(core::newBadRequest("the patched object is not a JSON object"));

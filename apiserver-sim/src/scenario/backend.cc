@@ -10,7 +10,10 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/json.h"
+#include "harness/core/status.h"
 #include "harness/sim/explain.h"
+#include "harness/sim/rest_api.h"
 #include "harness/sim/scenario_runner.h"
 
 namespace harness::sim {
@@ -156,7 +159,9 @@ class SimulatorSession : public BackendSession {
     }
     const auto counters_before =
         parseCounterSamples(env_->metrics().render(), kWebhookMetricPrefix);
-    outcome.admission = env_->chain().handle(env_->writeRequest(step.request));
+    outcome.admission = step.request.isPatch()
+                            ? patch(step.request)
+                            : env_->chain().handle(env_->writeRequest(step.request));
     for (std::size_t m = 0; m < step.expect.metrics.size(); ++m) {
       const auto& metric = step.expect.metrics[m];
       const auto after = metricValue(env_->metrics(), metric.name, metric.labels);
@@ -184,7 +189,52 @@ class SimulatorSession : public BackendSession {
   void stop() override { env_->stop(); }
 
  private:
+  // A PATCH or APPLY step: the request kubectl sends, answered by the simulator's REST handler
+  // (its patch handler: the same patching, options and admission as for `apiserver-sim serve`).
+  AdmissionResult patch(const RequestSpec& spec) {
+    if (!rest_) {
+      RestApiOptions options;
+      options.bearer_token = "scenario-step";
+      options.metrics = &env_->metrics();
+      rest_ = std::make_unique<RestApiHandler>(env_->store(), env_->chain(), std::move(options));
+    }
+    const PatchHttpRequest patch = patchHttpRequest(spec);
+    net::Request request;
+    request.method = "PATCH";
+    request.target = patch.path;
+    const auto question = patch.path.find('?');
+    request.path = patch.path.substr(0, question);
+    if (question != std::string::npos) request.query = patch.path.substr(question + 1);
+    request.headers.set("Authorization", "Bearer scenario-step");
+    request.headers.set("Content-Type", patch.content_type);
+    request.headers.set("Accept", "application/json");
+    request.headers.set("User-Agent", "kubectl");
+    request.body = patch.body;
+    request.peer = "127.0.0.1:0";
+    std::optional<AdmissionResult> admitted;
+    const net::Response response =
+        rest_->handleAs(request, spec.user_info.value_or(defaultAdminUser()), &admitted);
+    if (admitted) return std::move(*admitted);
+    // Answered before admission (the request's own 4xx): what the client sees.
+    AdmissionResult result;
+    result.code = response.status;
+    result.allowed = response.status / 100 == 2;
+    for (const auto& warning : response.headers.getAll("Warning")) {
+      result.warnings.push_back(warningText(warning));
+    }
+    auto body = core::parseJson(response.body);
+    if (body.ok()) {
+      if (!result.allowed) {
+        if (auto status = core::statusFromJson(*body); status.ok()) result.status = *status;
+      } else {
+        result.object = std::move(*body);
+      }
+    }
+    return result;
+  }
+
   std::unique_ptr<ScenarioEnvironment> env_;
+  std::unique_ptr<RestApiHandler> rest_;
 };
 
 class SimulatorBackend : public Backend {

@@ -687,13 +687,69 @@ std::optional<core::UserInfo> readUserInfo(Reader& reader, const View& view) {
   return user;
 }
 
+// The fields of PATCH and APPLY steps: patchType and the patch (inline, any YAML value, or
+// patchFile: one YAML or JSON document), sent as JSON as kubectl sends it; fieldManager,
+// fieldValidation, force (the query).
+void readPatch(Reader& reader, const View& view, RequestSpec& request) {
+  const bool patch = request.operation == "PATCH";
+  for (const char* key : {"patchType", "patch", "patchFile"}) {
+    if (!patch && reader.get(view, key)) {
+      reader.fail(detail::childPath(view.path, key), "only for operation PATCH");
+    }
+  }
+  for (const char* key : {"fieldManager", "fieldValidation", "force"}) {
+    if (!request.isPatch() && reader.get(view, key)) {
+      reader.fail(detail::childPath(view.path, key), "only for operations PATCH and APPLY");
+    }
+  }
+  if (auto manager = reader.string(view, "fieldManager")) request.field_manager = *manager;
+  if (auto directive = reader.oneOf(view, "fieldValidation", {"Strict", "Warn", "Ignore"})) {
+    request.field_validation = *directive;
+  }
+  if (auto force = reader.boolean(view, "force")) request.force = *force;
+  if (!patch) return;
+  if (auto type = reader.oneOf(view, "patchType", {"json", "merge", "strategic"})) {
+    request.patch_type = *type;
+  } else if (!reader.get(view, "patchType") && !reader.failed()) {
+    reader.fail(view.path, "PATCH needs a patchType (json, merge or strategic)");
+  }
+  const auto inline_patch = reader.get(view, "patch");
+  const auto file = reader.get(view, "patchFile");
+  if (inline_patch && file) {
+    reader.fail(view.path, "patch and patchFile are mutually exclusive");
+  } else if (inline_patch) {
+    request.patch = (*inline_patch)->dump();
+  } else if (file) {
+    auto name = reader.string(view, "patchFile");
+    if (!name) return;
+    const fs::path path = reader.baseDir() / *name;
+    auto text = readTextFile(path);
+    if (!text.ok()) {
+      reader.fail(file->path, text.error().message);
+      return;
+    }
+    auto document = core::parseYaml(*text);
+    if (!document.ok()) {
+      reader.fail(file->path, fmt::format("{}: {}", path.string(), document.error().message));
+      return;
+    }
+    request.patch = document->dump();
+  } else if (!reader.failed()) {
+    reader.fail(view.path, "PATCH needs a patch (patch or patchFile)");
+  }
+}
+
 void readRequest(Reader& reader, const View& view, RequestSpec& request) {
   if (!reader.mapping(view)) return;
   reader.checkKeys(view, {"operation", "object", "file", "resource", "subresource", "namespace",
-                          "name", "dryRun", "timeout", "userInfo", "oldObject", "options"});
-  if (auto operation = reader.oneOf(view, "operation", {"CREATE", "UPDATE", "DELETE", "CONNECT"})) {
+                          "name", "dryRun", "timeout", "userInfo", "oldObject", "options",
+                          "patchType", "patch", "patchFile", "fieldManager", "fieldValidation",
+                          "force"});
+  if (auto operation = reader.oneOf(
+          view, "operation", {"CREATE", "UPDATE", "DELETE", "CONNECT", "PATCH", "APPLY"})) {
     request.operation = *operation;
   }
+  readPatch(reader, view, request);
   const auto object = reader.get(view, "object");
   const auto file = reader.get(view, "file");
   if (object && file) {
@@ -759,11 +815,13 @@ void readRequest(Reader& reader, const View& view, RequestSpec& request) {
       request.namespace_name = "default";  // kubectl's namespace without a context namespace
     }
   }
-  if (request.operation == "DELETE" && request.name.empty() && !reader.failed()) {
-    reader.fail(view.path, "DELETE needs a name (name, or an object naming the target)");
+  if ((request.operation == "DELETE" || request.isPatch()) && request.name.empty() &&
+      !reader.failed()) {
+    reader.fail(view.path, fmt::format("{} needs a name (name, or an object naming the target)",
+                                       request.operation));
   }
   if ((request.operation == "CREATE" || request.operation == "UPDATE" ||
-       request.operation == "CONNECT") &&
+       request.operation == "CONNECT" || request.operation == "APPLY") &&
       !request.object && !reader.failed()) {
     reader.fail(view.path, fmt::format("{} needs an object (object or file)", request.operation));
   }

@@ -15,6 +15,7 @@
 #include "harness/sim/admission_chain.h"
 #include "harness/sim/caller.h"
 #include "harness/sim/cel.h"
+#include "harness/sim/field_manager.h"
 #include "harness/sim/field_validation.h"
 #include "harness/sim/go_types.h"
 #include "harness/sim/rest_api.h"
@@ -421,6 +422,78 @@ TEST_F(KubectlFieldValidationTest, PatchWarnsOfUnknownAndDuplicateFields) {
             "Warning: duplicate field \"data.g\"\nWarning: unknown field \"spec\"\n");
   EXPECT_EQ((*store_.get({"", "configmaps"}, "demo", "settings"))["data"],
             json({{"k", "v"}, {"a", "b"}, {"c", "d"}, {"g", "2"}}));
+}
+
+// kubectl apply --server-side and kubectl patch with Kubernetes' field manager (kube-cel's
+// applyFields/updateFields, as `apiserver-sim serve` installs it): the texts are kube-apiserver
+// v1.37.2's (the same commands are compared with it in kube/tests/kubectl_compare_real_test.cc).
+class KubectlServerSideApplyTest : public KubectlWithKubeCelTest {
+ protected:
+  void SetUp() override {
+    KubectlWithKubeCelTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    setProtobufDecoder(cel::protobufDecoder(cel_));
+    setFieldManager({cel::fieldManagerApply(cel_), cel::fieldManagerUpdate(cel_)});
+    ASSERT_EQ(kubectl({"create", "-f", writeManifest("ns.yaml", kDemoNamespaceYaml)}).status, 0);
+  }
+
+  void TearDown() override {
+    setFieldManager({});
+    setProtobufDecoder({});
+    KubectlWithKubeCelTest::TearDown();
+  }
+
+  std::string configMap(const std::string& name, const std::string& data) {
+    return writeManifest(name, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shared\n"
+                               "  namespace: demo\ndata:\n" + data);
+  }
+
+  json managedFields() {
+    auto stored = store_.get({"", "configmaps"}, "demo", "shared");
+    if (!stored) return nullptr;
+    json out = json::array();
+    for (const auto& entry : (*stored)["metadata"].value("managedFields", json::array())) {
+      out.push_back({entry["manager"], entry["operation"], entry["fieldsV1"]});
+    }
+    return out;
+  }
+};
+
+TEST_F(KubectlServerSideApplyTest, ConflictBetweenManagersThenForce) {
+  KubectlRun run = kubectl({"apply", "--server-side", "--field-manager", "alice", "-f",
+                            configMap("alice.yaml", "  x: \"1\"\n  w: a\n")});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out, "configmap/shared serverside-applied\n");
+  EXPECT_EQ(managedFields(), json::parse(R"([["alice","Apply",{"f:data":{"f:x":{},"f:w":{}}}]])"));
+
+  const std::string bob = configMap("bob.yaml", "  x: \"2\"\n");
+  run = kubectl({"apply", "--server-side", "--field-manager", "bob", "-f", bob});
+  EXPECT_NE(run.status, 0);
+  EXPECT_NE(run.err.find("Apply failed with 1 conflict: conflict with \"alice\": .data.x"),
+            std::string::npos)
+      << run.err;
+  EXPECT_EQ((*store_.get({"", "configmaps"}, "demo", "shared"))["data"]["x"], "1");
+
+  run = kubectl({"apply", "--server-side", "--field-manager", "bob", "--force-conflicts", "-f",
+                 bob});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ((*store_.get({"", "configmaps"}, "demo", "shared"))["data"],
+            json({{"x", "2"}, {"w", "a"}}));
+  EXPECT_EQ(managedFields(), json::parse(R"([["alice","Apply",{"f:data":{"f:w":{}}}],)"
+                                         R"(["bob","Apply",{"f:data":{"f:x":{}}}]])"));
+}
+
+// kubectl patch names its manager (kubectl-patch): an Update entry for the fields it set.
+TEST_F(KubectlServerSideApplyTest, PatchRecordsAnUpdateEntry) {
+  ASSERT_EQ(kubectl({"apply", "--server-side", "--field-manager", "alice", "-f",
+                     configMap("alice.yaml", "  x: \"1\"\n")})
+                .status,
+            0);
+  const KubectlRun run = kubectl({"patch", "configmap", "shared", "-n", "demo", "--type",
+                                  "strategic", "-p", R"({"data":{"z":"3"}})"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(managedFields(), json::parse(R"([["alice","Apply",{"f:data":{"f:x":{}}}],)"
+                                         R"(["kubectl-patch","Update",{"f:data":{"f:z":{}}}]])"));
 }
 
 }  // namespace

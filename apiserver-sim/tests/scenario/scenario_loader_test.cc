@@ -275,6 +275,88 @@ TEST_F(ScenarioLoaderTest, CreateWithoutAnObjectIsAnError) {
             file() + ":7:16: spec.steps[0].request: CREATE needs an object (object or file)");
 }
 
+// PATCH and APPLY steps: the patch is sent as JSON (a file's YAML converted, as kubectl does), and
+// the HTTP request both backends send is kubectl's.
+TEST_F(ScenarioLoaderTest, PatchAndApplyStepsBecomeKubectlsRequests) {
+  testing::writeFile(dir_ / "template.yaml", "spec:\n  replicas: 2\n");
+  auto scenario = load(std::string(kHeader) + R"(  steps:
+    - name: patch
+      request:
+        operation: PATCH
+        resource: {group: apps, version: v1, resource: deployments}
+        namespace: ns
+        name: web
+        patchType: strategic
+        patchFile: template.yaml
+        fieldManager: "ops team"
+        fieldValidation: Strict
+        dryRun: true
+    - name: json
+      request:
+        operation: PATCH
+        resource: {version: v1, resource: configmaps}
+        name: c
+        patchType: json
+        patch: [{op: remove, path: /data/x}]
+    - name: apply
+      request:
+        operation: APPLY
+        fieldManager: alice
+        force: true
+        timeout: 5s
+        object: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: ns}}
+)");
+  ASSERT_TRUE(scenario.ok()) << scenario.error().message;
+  const auto& steps = scenario->steps;
+  ASSERT_EQ(steps.size(), 3u);
+  PatchHttpRequest patch = patchHttpRequest(steps[0].request);
+  EXPECT_EQ(patch.path,
+            "/apis/apps/v1/namespaces/ns/deployments/web"
+            "?dryRun=All&fieldManager=ops+team&fieldValidation=Strict");
+  EXPECT_EQ(patch.content_type, "application/strategic-merge-patch+json");
+  EXPECT_EQ(patch.body, R"({"spec":{"replicas":2}})");
+  patch = patchHttpRequest(steps[1].request);
+  EXPECT_EQ(patch.path, "/api/v1/namespaces/default/configmaps/c");
+  EXPECT_EQ(patch.content_type, "application/json-patch+json");
+  EXPECT_EQ(patch.body, R"([{"op":"remove","path":"/data/x"}])");
+  patch = patchHttpRequest(steps[2].request);
+  EXPECT_EQ(patch.path,
+            "/api/v1/namespaces/ns/configmaps/c?fieldManager=alice&force=true&timeout=5s");
+  EXPECT_EQ(patch.content_type, "application/apply-patch+yaml");
+  EXPECT_EQ(patch.body, R"({"apiVersion":"v1","kind":"ConfigMap","metadata":)"
+                        R"({"name":"c","namespace":"ns"}})");
+}
+
+TEST_F(ScenarioLoaderTest, PatchStepsNeedTheirFields) {
+  const std::string patch_step = std::string(kHeader) + R"(  steps:
+    - request:
+        operation: PATCH
+        resource: {version: v1, resource: configmaps}
+        name: c
+)";
+  auto scenario = load(patch_step);
+  ASSERT_FALSE(scenario.ok());
+  EXPECT_EQ(scenario.error().message,
+            file() + ":8:9: spec.steps[0].request: PATCH needs a patchType (json, merge or "
+                     "strategic)");
+  scenario = load(patch_step + "        patchType: merge\n");
+  ASSERT_FALSE(scenario.ok());
+  EXPECT_EQ(scenario.error().message,
+            file() + ":8:9: spec.steps[0].request: PATCH needs a patch (patch or patchFile)");
+  scenario = load(patch_step + "        patchType: merge\n        patchFile: missing.yaml\n");
+  ASSERT_FALSE(scenario.ok());
+  EXPECT_THAT(scenario.error().message, HasSubstr("spec.steps[0].request.patchFile: "));
+  EXPECT_THAT(scenario.error().message, HasSubstr("missing.yaml"));
+  scenario = load(std::string(kHeader) + kPodStep + "        force: true\n");
+  ASSERT_FALSE(scenario.ok());
+  EXPECT_THAT(scenario.error().message,
+              HasSubstr("spec.steps[0].request.force: only for operations PATCH and APPLY"));
+  scenario = load(std::string(kHeader) + kPodStep + "        patch: {a: b}\n");
+  ASSERT_FALSE(scenario.ok());
+  EXPECT_THAT(scenario.error().message,
+              HasSubstr("spec.steps[0].request.patch: only for operation PATCH"));
+}
+
 TEST_F(ScenarioLoaderTest, ObjectAndFileAreExclusive) {
   auto scenario = load(std::string(kHeader) +
                        "  steps:\n    - request: {file: p.yaml, object: {apiVersion: v1, kind: "

@@ -102,6 +102,10 @@ type request struct {
 	ContentType string `json:"contentType,omitempty"`
 	// strictPatch: Strict, Warn or Ignore
 	FieldValidation string `json:"fieldValidation,omitempty"`
+	// applyFields, updateFields: the field manager's name, apply's force, the subresource
+	Manager     string `json:"manager,omitempty"`
+	Force       bool   `json:"force,omitempty"`
+	Subresource string `json:"subresource,omitempty"`
 }
 
 type conditionJSON struct {
@@ -239,9 +243,13 @@ func (s *server) dispatch(req *request) (map[string]any, error) {
 		return strictDecode(req.Data, req.ContentType, req.InvocationKind)
 	case "strictPatch":
 		return strictPatch(req.Object, req.Data, req.ContentType, req.FieldValidation, req.InvocationKind)
+	case "applyFields":
+		return applyFields(req)
+	case "updateFields":
+		return updateFields(req)
 	case "":
 		return nil, fmt.Errorf("request has no op")
 	default:
-		return nil, fmt.Errorf("unknown op %q (version, compileMatchConditions, evaluateMatchConditions, admitPolicyObject, dispatchValidatingPolicies, dispatchMutatingPolicies, releaseMutatingPolicies, setAuthorizer, typeCheckValidatingPolicy, policyMetrics, podTemplateHash, decodeProtobuf, validatePodUpdate, strictDecode, strictPatch)", req.Op)
+		return nil, fmt.Errorf("unknown op %q (version, compileMatchConditions, evaluateMatchConditions, admitPolicyObject, dispatchValidatingPolicies, dispatchMutatingPolicies, releaseMutatingPolicies, setAuthorizer, typeCheckValidatingPolicy, policyMetrics, podTemplateHash, decodeProtobuf, validatePodUpdate, strictDecode, strictPatch, applyFields, updateFields)", req.Op)
 	}
 }

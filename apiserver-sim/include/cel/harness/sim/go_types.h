@@ -45,4 +45,22 @@ std::function<core::Result<std::pair<std::vector<std::string>, std::optional<cor
     std::string_view directive, const core::GroupVersionKind& kind)>
 strictPatchChecker(std::shared_ptr<KubeCel> cel);
 
+// The applied object (first) or the Status to answer (second): rest's field_manager.h.
+using ApplyOutcome = std::pair<nlohmann::json, std::optional<core::Status>>;
+
+// Kubernetes' field manager (ops applyFields and updateFields, kube/cmd/kube-cel/managed_fields.go;
+// rest's field_manager.h FieldManager): server-side apply of `patch` by `manager` on `live`
+// (nullopt: create), answering the applied object or the Status (409 conflict...); and the
+// managedFields a create, update or non-apply patch records. An error when kube-cel failed.
+std::function<core::Result<ApplyOutcome>(
+    const std::optional<nlohmann::json>& live, const std::string& patch,
+    const std::string& manager, bool force, const std::string& subresource,
+    const core::GroupVersionKind& kind)>
+fieldManagerApply(std::shared_ptr<KubeCel> cel);
+std::function<core::Result<nlohmann::json>(
+    const nlohmann::json& object, const std::optional<nlohmann::json>& live,
+    const std::string& manager, const std::string& subresource,
+    const core::GroupVersionKind& kind)>
+fieldManagerUpdate(std::shared_ptr<KubeCel> cel);
+
 }  // namespace harness::sim::cel

@@ -35,6 +35,7 @@
 #include "harness/core/result.h"
 #include "harness/net/certificates.h"
 #include "harness/net/http.h"
+#include "harness/sim/admission_chain.h"
 
 namespace harness::sim {
 
@@ -92,6 +93,12 @@ class RestApiHandler {
   // Never throws. Every error is a metav1.Status JSON body (kind Status, apiVersion v1) with the
   // HTTP code in `code`, except the plain-text health endpoints.
   net::Response handle(const net::Request& request);
+  // handle() for a request made inside the process (a scenario's PATCH and APPLY steps): a write
+  // is admitted as `user` (as impersonation would), and `admitted`, when not null, receives the
+  // admission chain's result of the write (left empty when the request is answered before
+  // admission: a 4xx of the request itself).
+  net::Response handleAs(const net::Request& request, const core::UserInfo& user,
+                         std::optional<AdmissionResult>* admitted);
 
   // "host:port" advertised in /api serverAddressByClientCIDRs (set once the port is known).
   void setServerAddress(const std::string& host_port);

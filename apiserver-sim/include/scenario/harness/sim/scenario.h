@@ -127,8 +127,12 @@ struct Expectation {
 // --- requests ---
 
 struct RequestSpec {
-  std::string operation = "CREATE";      // CREATE UPDATE DELETE CONNECT
-  std::optional<nlohmann::json> object;  // the body (DELETE: only names the target)
+  // CREATE UPDATE DELETE CONNECT, or the step kinds PATCH and APPLY: an HTTP PATCH as kubectl
+  // sends it (patchRequest), admitted as kube-apiserver's patch handler admits it (UPDATE, or
+  // CREATE for an apply that creates).
+  std::string operation = "CREATE";
+  std::optional<nlohmann::json> object;  // the body (DELETE, PATCH: only names the target;
+                                         // APPLY: the applied configuration)
   core::GroupVersionResource resource;   // resolved at load time
   std::string subresource;
   std::string namespace_name;
@@ -138,7 +142,36 @@ struct RequestSpec {
   std::optional<core::UserInfo> user_info;           // default: defaultAdminUser()
   std::optional<nlohmann::json> old_object;          // default: the stored object
   std::optional<nlohmann::json> options;             // Create/Update/DeleteOptions
+  // PATCH: "json", "merge" or "strategic", and the patch as sent (JSON text).
+  std::string patch_type;
+  std::string patch;
+  // PATCH and APPLY: the query's fieldManager, fieldValidation (Strict, Warn, Ignore) and force.
+  std::string field_manager;
+  std::string field_validation;
+  bool force = false;
+
+  [[nodiscard]] bool isPatch() const { return operation == "PATCH" || operation == "APPLY"; }
 };
+
+// The HTTP request of a PATCH or APPLY step, as kubectl sends it (`kubectl patch --type`,
+// `kubectl apply --server-side`): both backends send exactly this.
+struct PatchHttpRequest {
+  std::string path;          // with the query: ?dryRun=All&fieldManager=...&force=true&timeout=
+  std::string content_type;  // application/{json-patch+json,merge-patch+json,
+                             // strategic-merge-patch+json,apply-patch+yaml}
+  std::string body;
+};
+PatchHttpRequest patchHttpRequest(const RequestSpec& request);
+// /api/v1/namespaces/<ns>/<resource>[/<name>[/<subresource>]], /apis/<group>/<version>/...
+std::string resourcePath(const core::GroupVersionResource& resource, const std::string& ns,
+                         const std::string& name, const std::string& subresource);
+// Go's url.QueryEscape.
+std::string queryEscape(std::string_view text);
+// The text of a Warning header `299 - "text"` (RFC 7234 warn-code, warn-agent, quoted
+// warn-text), as k8s.io/apiserver pkg/endpoints/handlers/responsewriters/warning.go writes it.
+std::string warningText(const std::string& header);
+// A Go duration for ?timeout= ("1m", "250ms").
+std::string durationParam(std::chrono::milliseconds duration);
 
 struct Step {
   std::string name;
