@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "harness/sim/admission_chain.h"
+#include "harness/sim/authorizer.h"
 #include "harness/sim/store.h"
 #include "namespace_deleter.h"
 
@@ -280,6 +281,9 @@ struct WorkloadControllers::Impl {
     for (const auto& rs : store.list(kReplicaSets)) wrote |= syncReplicaSet(rs);
     wrote |= namespaces.sync(options.now ? options.now() : std::chrono::system_clock::now());
     wrote |= syncPolicyStatuses();
+    // clusterrole-aggregation-controller: roles with an aggregationRule take the rules of the
+    // roles their selectors match (authorizer.h); written to the store directly.
+    wrote |= aggregateClusterRoles(store) > 0;
     return wrote;
   }
 

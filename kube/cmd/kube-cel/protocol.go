@@ -60,6 +60,8 @@ package main
 //	 "invocationKind":{...}}
 //	  -> {} | {"warnings":["unknown field \"spec.foo\"",...]} | {"status":{the 422 or 400}}:
 //	     fieldValidation on a PATCH (strict_patch.go).
+//	{"op":"bootstrapPolicy"} -> {"clusterRoles":[...],"clusterRoleBindings":[...],"roles":[...],
+//	  "roleBindings":[...]}: the RBAC objects kube-apiserver creates at start (bootstrap_policy.go).
 //
 // A request that cannot be decoded or names an unknown op gets {"error":"..."}; the stream goes on.
 
@@ -239,9 +241,11 @@ func (s *server) dispatch(req *request) (map[string]any, error) {
 		return strictDecode(req.Data, req.ContentType, req.InvocationKind)
 	case "strictPatch":
 		return strictPatch(req.Object, req.Data, req.ContentType, req.FieldValidation, req.InvocationKind)
+	case "bootstrapPolicy":
+		return bootstrapPolicy()
 	case "":
 		return nil, fmt.Errorf("request has no op")
 	default:
-		return nil, fmt.Errorf("unknown op %q (version, compileMatchConditions, evaluateMatchConditions, admitPolicyObject, dispatchValidatingPolicies, dispatchMutatingPolicies, releaseMutatingPolicies, setAuthorizer, typeCheckValidatingPolicy, policyMetrics, podTemplateHash, decodeProtobuf, validatePodUpdate, strictDecode, strictPatch)", req.Op)
+		return nil, fmt.Errorf("unknown op %q (version, compileMatchConditions, evaluateMatchConditions, admitPolicyObject, dispatchValidatingPolicies, dispatchMutatingPolicies, releaseMutatingPolicies, setAuthorizer, typeCheckValidatingPolicy, policyMetrics, podTemplateHash, decodeProtobuf, validatePodUpdate, strictDecode, strictPatch, bootstrapPolicy)", req.Op)
 	}
 }
