@@ -643,6 +643,8 @@ int serveCommand(const ServeArgs& args) {
         std::cerr << "apiserver-sim: pod-template-hash approximated (a hash of the template's "
                      "JSON, not Kubernetes' controller.ComputeHash): "
                   << cel.status() << "\n";
+        std::cerr << "apiserver-sim: RBAC's bootstrap roles are absent (they come from kube-cel): "
+                     "every request is allowed, access reviews see only the stored roles\n";
       }
       if (status == 0) {
         controllers.emplace((*environment)->store(), (*environment)->chain(),

@@ -479,6 +479,12 @@ const std::vector<TableEntry>& table() {
     add("batch", "v1", "cronjobs", "", {"batch", "v1", "CronJob"}, true);
     add("batch", "v1", "cronjobs", "status", {"batch", "v1", "CronJob"}, true);
 
+    const std::string rbac = "rbac.authorization.k8s.io";
+    add(rbac, "v1", "clusterrolebindings", "", {rbac, "v1", "ClusterRoleBinding"}, false);
+    add(rbac, "v1", "clusterroles", "", {rbac, "v1", "ClusterRole"}, false);
+    add(rbac, "v1", "rolebindings", "", {rbac, "v1", "RoleBinding"}, true);
+    add(rbac, "v1", "roles", "", {rbac, "v1", "Role"}, true);
+
     const std::string admission = "admissionregistration.k8s.io";
     add(admission, "v1", "mutatingwebhookconfigurations", "",
         {admission, "v1", "MutatingWebhookConfiguration"}, false);

@@ -156,7 +156,10 @@ const std::vector<std::string>& defaultControllers() {
   static const std::vector<std::string> kControllers = {
       "namespace-controller",  "serviceaccount-controller", "serviceaccount-token-controller",
       "deployment-controller", "replicaset-controller",     "job-controller",
-      "cronjob-controller",    "garbage-collector-controller"};
+      "cronjob-controller",    "garbage-collector-controller",
+      // The aggregated ClusterRoles (admin, edit, view) get their rules, as the simulator's
+      // serve fills them (apiserver-sim authorizer.h aggregateClusterRoles).
+      "clusterrole-aggregation-controller"};
   return kControllers;
 }
 

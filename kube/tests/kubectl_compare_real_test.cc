@@ -1,15 +1,21 @@
 // The same kubectl commands against the real kube-apiserver (v1.37.2, kube/) and against the
 // simulator's REST API (with kube-cel, as `apiserver-sim serve` runs it): the exit status,
 // stdout and stderr must be identical. `kubectl auth can-i` (SelfSubjectAccessReview: the
-// admin, impersonated users with and without system:masters) and PATCH bodies with unknown or
-// duplicate fields under kubectl's default fieldValidation (Warn) for the three patch types;
-// server-side apply (creates, a conflict between two managers, --force-conflicts) and the
+// admin, impersonated users with and without system:masters), RBAC (the bootstrap roles from
+// kube-cel on the simulator, aggregated as kube-controller-manager's clusterrole-aggregation
+// controller does; Roles and bindings made with kubectl; `auth can-i` and `--list` as users,
+// groups and service accounts; the 403 of a forbidden read), PATCH bodies with unknown or
+// duplicate fields under kubectl's default fieldValidation (Warn) for the three patch types, and
+// server-side apply (creates, a conflict between two managers, --force-conflicts) with the
 // managedFields every write records, by Kubernetes' field manager in kube-cel.
 // Labels: real, integration (skipped with one line when the binaries are not built).
 
+#include <chrono>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -19,6 +25,7 @@
 #include "harness/net/certificates.h"
 #include "harness/process/kube_bin_dir.h"
 #include "harness/sim/admission_chain.h"
+#include "harness/sim/authorizer.h"
 #include "harness/sim/caller.h"
 #include "harness/sim/cel.h"
 #include "harness/sim/field_manager.h"
@@ -51,7 +58,8 @@ class KubectlCompareTest : public ::testing::Test {
     ControlPlaneOptions options;
     options.binaries = binaries;
     options.work_dir = scratch_->path() / "plane";
-    options.controller_manager = false;
+    // Only the clusterrole-aggregation controller: admin, edit and view get their rules.
+    options.controllers = {"clusterrole-aggregation-controller"};
     options.ready_timeout = 600s;
     auto plane = ControlPlane::start(std::move(options));
     ASSERT_TRUE(plane.ok()) << plane.error().message;
@@ -71,9 +79,16 @@ class KubectlCompareTest : public ::testing::Test {
                                      {"kind", "Namespace"},
                                      {"metadata", {{"name", "default"}}},
                                      {"status", {{"phase", "Active"}}}});
+    // RBAC's bootstrap policy as `serve` seeds it; requests are then authorized.
+    auto policy = (*cel_)->call({{"op", "bootstrapPolicy"}});
+    ASSERT_TRUE(policy.ok()) << policy.error().message;
+    auto seeded = sim::seedBootstrapPolicy(*store_, *policy);
+    ASSERT_TRUE(seeded.ok()) << seeded.error().message;
     caller_ = new sim::InProcessWebhookCaller;
     metrics_ = new core::MetricsRegistry;
-    chain_ = new sim::AdmissionChain(*store_, *caller_, *metrics_, sim::ChainOptions{});
+    sim::ChainOptions chain_options;
+    chain_options.authorize = true;
+    chain_ = new sim::AdmissionChain(*store_, *caller_, *metrics_, chain_options);
     auto ca = net::CertificateAuthority::create("kubectl-compare-ca");
     ASSERT_TRUE(ca.ok()) << ca.error().message;
     sim::RestApiOptions rest;
@@ -157,6 +172,97 @@ TEST_F(KubectlCompareTest, AuthCanIAsTheAdminAndAsImpersonatedUsers) {
   EXPECT_EQ(same({"auth", "can-i", "list", "secrets", "-n", "default", "--as",
                   "system:serviceaccount:default:default"}).out,
             "no\n");
+}
+
+// The aggregated roles on the real side are filled by kube-controller-manager a moment after it
+// starts: wait for admin's rules (a condition, up to a minute) before comparing them.
+void waitForAggregation(const std::function<testing::CommandOutput()>& get) {
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const auto out = get();
+    if (out.status == 0 && out.out.find("verbs") != std::string::npos) return;
+    std::this_thread::sleep_for(500ms);
+  }
+  ADD_FAILURE() << "the real admin ClusterRole got no rules within a minute";
+}
+
+TEST_F(KubectlCompareTest, BootstrapRolesAsKubeApiserverCreatesThem) {
+  waitForAggregation([] {
+    return kubectl(plane_->kubeconfig(),
+                   {"get", "clusterrole", "admin", "-o", "jsonpath={.rules}"});
+  });
+  same({"get", "clusterroles", "-o", "name"});
+  same({"get", "clusterrolebindings", "-o",
+        "custom-columns=NAME:.metadata.name,ROLE:.roleRef.name,SUBJECTS:.subjects[*].name"});
+  same({"get", "roles,rolebindings", "-A", "-o", "name"});
+  for (const char* role : {"admin", "edit", "view", "cluster-admin", "system:basic-user"}) {
+    same({"get", "clusterrole", role, "-o",
+          "jsonpath={.metadata.labels}{.metadata.annotations}{.aggregationRule}{.rules}"});
+  }
+  // The table's columns (the creation times differ).
+  const auto real = kubectl(plane_->kubeconfig(), {"get", "clusterrole", "view"});
+  const auto simulated =
+      kubectl(scratch_->path() / "sim-kubeconfig", {"get", "clusterrole", "view"});
+  EXPECT_EQ(simulated.out.substr(0, simulated.out.find('\n')),
+            real.out.substr(0, real.out.find('\n')));
+}
+
+TEST_F(KubectlCompareTest, RbacDecidesAuthCanIAndForbiddenReads) {
+  waitForAggregation([] {
+    return kubectl(plane_->kubeconfig(),
+                   {"get", "clusterrole", "edit", "-o", "jsonpath={.rules}"});
+  });
+  ASSERT_EQ(same({"create", "namespace", "rbac-team"}).status, 0);
+  ASSERT_EQ(same({"create", "role", "pod-reader", "--verb=get,list,watch", "--resource=pods",
+                  "--resource=pods/status", "-n", "rbac-team"}).status, 0);
+  ASSERT_EQ(same({"create", "rolebinding", "jane-reads", "--role=pod-reader", "--user=jane",
+                  "-n", "rbac-team"}).status, 0);
+  ASSERT_EQ(same({"create", "rolebinding", "bob-edits", "--clusterrole=edit", "--user=bob", "-n",
+                  "rbac-team"}).status, 0);
+  ASSERT_EQ(same({"create", "rolebinding", "builder-admin", "--clusterrole=admin",
+                  "--serviceaccount=rbac-team:builder", "-n", "rbac-team"}).status, 0);
+  ASSERT_EQ(same({"create", "clusterrolebinding", "rbac-ops-view", "--clusterrole=view",
+                  "--group=rbac-ops"}).status, 0);
+  same({"get", "rolebindings", "-n", "rbac-team", "-o",
+        "custom-columns=NAME:.metadata.name,ROLE:.roleRef.name,SUBJECTS:.subjects[*].name"});
+
+  EXPECT_EQ(same({"auth", "can-i", "get", "pods", "-n", "rbac-team", "--as", "jane"}).out,
+            "yes\n");
+  EXPECT_EQ(same({"auth", "can-i", "get", "pods", "--subresource=status", "-n", "rbac-team",
+                  "--as", "jane"}).out,
+            "yes\n");
+  EXPECT_EQ(same({"auth", "can-i", "get", "pods", "-n", "default", "--as", "jane"}).out, "no\n");
+  same({"auth", "can-i", "delete", "pods", "-n", "rbac-team", "--as", "jane"});
+  same({"auth", "can-i", "get", "pods", "--subresource=log", "-n", "rbac-team", "--as", "jane"});
+  EXPECT_EQ(same({"auth", "can-i", "create", "deployments.apps", "-n", "rbac-team", "--as",
+                  "bob"}).out,
+            "yes\n");
+  same({"auth", "can-i", "update", "deployments.apps", "--subresource=scale", "-n", "rbac-team",
+        "--as", "bob"});
+  same({"auth", "can-i", "create", "rolebindings", "-n", "rbac-team", "--as", "bob"});
+  same({"auth", "can-i", "create", "rolebindings", "-n", "rbac-team", "--as",
+        "system:serviceaccount:rbac-team:builder"});
+  same({"auth", "can-i", "list", "configmaps", "-n", "kube-system", "--as", "carol",
+        "--as-group", "rbac-ops"});
+  same({"auth", "can-i", "get", "secrets", "-n", "kube-system", "--as", "carol", "--as-group",
+        "rbac-ops"});
+  same({"auth", "can-i", "get", "/healthz", "--as", "jane"});
+  same({"auth", "can-i", "get", "/metrics", "--as", "jane"});
+  same({"auth", "can-i", "--list", "-n", "rbac-team", "--as", "jane"});
+  same({"auth", "can-i", "--list", "-n", "rbac-team", "--as", "bob"});
+  same({"auth", "can-i", "--list", "-n", "default", "--as", "carol", "--as-group", "rbac-ops"});
+  same({"auth", "can-i", "--list", "-n", "rbac-team", "--as",
+        "system:serviceaccount:rbac-team:builder"});
+  same({"auth", "can-i", "--list"});
+
+  // Reads as jane: allowed in her namespace, the 403 elsewhere.
+  same({"get", "pods", "-n", "rbac-team", "--as", "jane"});
+  const auto forbidden = same({"get", "pods", "-n", "default", "--as", "jane"});
+  EXPECT_NE(forbidden.status, 0);
+  EXPECT_NE(forbidden.err.find("Forbidden"), std::string::npos) << forbidden.err;
+  same({"get", "configmaps", "-A", "--as", "jane"});
+  same({"create", "configmap", "x", "-n", "rbac-team", "--as", "jane"});
+  same({"get", "secrets", "-n", "rbac-team", "--as", "carol", "--as-group", "rbac-ops"});
 }
 
 TEST_F(KubectlCompareTest, PatchBodiesWithUnknownOrDuplicateFieldsWarn) {

@@ -21,6 +21,7 @@
 #include "harness/core/unstructured.h"
 #include "harness/go/strconv.h"
 #include "harness/sim/admission_metrics.h"
+#include "harness/sim/authorizer.h"
 #include "harness/sim/defaulting.h"
 #include "harness/sim/object_validation.h"
 #include "harness/sim/pod_update_validation.h"
@@ -81,6 +82,22 @@ std::string verbFor(const WriteRequest& request) {
   if (request.operation == kOperationUpdate) return "update";
   if (request.operation == kOperationDelete) return "delete";
   return "create";  // CONNECT requests are POSTs (verb create on the subresource)
+}
+
+AuthorizationAttributes authorizationAttributes(const WriteRequest& request) {
+  AuthorizationAttributes attributes;
+  attributes.user = request.user_info.username.empty() ? defaultAdminUser() : request.user_info;
+  attributes.verb = verbFor(request);
+  attributes.namespace_name = request.namespace_name;
+  attributes.api_group = request.resource.group;
+  attributes.api_version = request.resource.version;
+  attributes.resource = request.resource.resource;
+  attributes.subresource = request.subresource;
+  // A create's request names no object (the body does), except on a subresource.
+  if (request.operation != kOperationCreate || !request.subresource.empty()) {
+    attributes.name = request.name;
+  }
+  return attributes;
 }
 
 nlohmann::json defaultOptions(const std::string& operation, bool dry_run) {
@@ -284,7 +301,17 @@ std::vector<HookEntry> AdmissionChain::validatingHooks() const {
 AdmissionResult AdmissionChain::handle(const WriteRequest& request) {
   ChainRequest run(request, options_);
   impl_->receive(run);
-  std::optional<Failure> failure = impl_->decode(run);
+  std::optional<Failure> failure;
+  if (options_.authorize && !request.authorized) {
+    // WithAuthorization, before admission (pkg/endpoints/filters/authorization.go).
+    const AuthorizationAttributes attributes = authorizationAttributes(request);
+    const Authorization decision = authorize(impl_->store, attributes);
+    run.audit->setAuthorization(decision.allowed(), decision.reason);
+    if (!decision.allowed()) {
+      failure = Failure{forbidden(attributes, decision.reason), "authorization"};
+    }
+  }
+  if (!failure) failure = impl_->decode(run);
   if (!failure && request.operation == kOperationDelete) {
     const AdmissionAttributes& attributes = run.attributes();
     detail::GracefulDeletion deletion = detail::gracefulDeletion(

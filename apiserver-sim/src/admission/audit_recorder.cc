@@ -48,8 +48,9 @@ audit::HttpRequestInfo httpInfo(const std::string& audit_id, const std::string& 
   return info;
 }
 
-// The simulator authorizes every request, as the privileged-group authorizer does for
-// system:masters (its reason is empty); the filter records both keys at Metadata.
+// Allowed, as the privileged-group authorizer allows system:masters (its reason is empty); the
+// filter records both keys at Metadata. With ChainOptions::authorize the chain replaces them with
+// the authorizer's decision (setAuthorization).
 void logAuthorization(audit::Event& event) {
   audit::logAnnotation(event, audit::kAuthorizationDecisionAnnotation, "allow");
   audit::logAnnotation(event, audit::kAuthorizationReasonAnnotation, "");
@@ -117,6 +118,15 @@ void AuditRecorder::requestReceived() {
   if (!event_) return;
   emit(options_, config_, *event_);
   logAuthorization(*event_);
+}
+
+void AuditRecorder::setAuthorization(bool allowed, const std::string& reason) {
+  if (!event_) return;
+  event_->annotations.erase(std::string(audit::kAuthorizationDecisionAnnotation));
+  event_->annotations.erase(std::string(audit::kAuthorizationReasonAnnotation));
+  audit::logAnnotation(*event_, audit::kAuthorizationDecisionAnnotation,
+                       allowed ? "allow" : "forbid");
+  audit::logAnnotation(*event_, audit::kAuthorizationReasonAnnotation, reason);
 }
 
 void AuditRecorder::setRequestObject(const std::optional<nlohmann::json>& object) {

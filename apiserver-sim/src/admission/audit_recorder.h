@@ -34,6 +34,8 @@ class AuditRecorder {
 
   // The RequestReceived stage (sent to the sink unless the policy omits the stage).
   void requestReceived();
+  // The authorizer's decision (ChainOptions::authorize): "allow" or "forbid" and its reason.
+  void setAuthorization(bool allowed, const std::string& reason);
   // LogRequestObject: the decoded (and defaulted) body; objectRef completed from its metadata.
   void setRequestObject(const std::optional<nlohmann::json>& object);
   // Admission annotations of the phase that just ended, at the event's level.

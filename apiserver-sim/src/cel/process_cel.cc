@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <mutex>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -22,8 +23,30 @@ struct Installed {
   MutatingPolicyDispatcher mutating;
   PolicyObjectAdmitter admitter;
   std::function<std::string()> metrics;
+  std::function<core::Result<nlohmann::json>()> bootstrap_policy;
   std::optional<std::string> unavailable_reason;
 };
+
+// kube-cel's bootstrapPolicy answer, asked once per kube-cel (the policy is the binary's).
+std::function<core::Result<nlohmann::json>()> bootstrapPolicyOf(std::shared_ptr<KubeCel> cel) {
+  struct Cache {
+    std::mutex mutex;
+    std::optional<nlohmann::json> policy;
+  };
+  return [cel = std::move(cel), cache = std::make_shared<Cache>()]()
+             -> core::Result<nlohmann::json> {
+    std::lock_guard lock(cache->mutex);
+    if (cache->policy) return *cache->policy;
+    auto response = cel->call({{"op", "bootstrapPolicy"}});
+    if (!response) return response.error();
+    if (!response->is_object() || !response->contains("clusterRoles")) {
+      return core::makeError("kube-cel answered bootstrapPolicy without clusterRoles: " +
+                             response->dump().substr(0, 200));
+    }
+    cache->policy = std::move(*response);
+    return *cache->policy;
+  };
+}
 
 core::ProcessSlot<Installed>& installed() {
   static core::ProcessSlot<Installed> slot;
@@ -43,6 +66,7 @@ void install(std::shared_ptr<KubeCel> cel) {
   setPodUpdateValidator(podUpdateValidator(cel));
   Installed next;
   next.metrics = policyMetricsText(cel);
+  next.bootstrap_policy = bootstrapPolicyOf(cel);
   next.validating = validatingPolicyDispatcher(cel);
   next.mutating = mutatingPolicyDispatcher(cel);
   next.admitter = policyObjectAdmitter(cel);
@@ -78,6 +102,10 @@ MutatingPolicyDispatcher processMutatingPolicyDispatcher() {
 PolicyObjectAdmitter processPolicyObjectAdmitter() { return installed().get(&Installed::admitter); }
 
 std::function<std::string()> processPolicyMetrics() { return installed().get(&Installed::metrics); }
+
+std::function<core::Result<nlohmann::json>()> processBootstrapPolicy() {
+  return installed().get(&Installed::bootstrap_policy);
+}
 
 ProcessCel::ProcessCel() {
   std::error_code ec;

@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 
 #include "harness/sim/admission_chain.h"
+#include "harness/sim/authorizer.h"
 #include "harness/sim/store.h"
 #include "controller_context.h"
 #include "cronjob_controller.h"
@@ -167,6 +168,9 @@ struct WorkloadControllers::Impl {
     wrote |= jobs.sync(now());
     wrote |= namespaces.sync(now());
     wrote |= syncPolicyStatuses();
+    // clusterrole-aggregation-controller: roles with an aggregationRule take the rules of the
+    // roles their selectors match (authorizer.h); written to the store directly.
+    wrote |= aggregateClusterRoles(store) > 0;
     return wrote;
   }
 

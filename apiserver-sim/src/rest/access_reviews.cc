@@ -1,21 +1,19 @@
-// SelfSubjectAccessReview (`kubectl auth can-i`): POST
-// /apis/authorization.k8s.io/v1/selfsubjectaccessreviews, answered as
-// k8s.io/kubernetes pkg/registry/authorization/selfsubjectaccessreview/rest.go REST.Create does
-// (validation: pkg/apis/authorization/validation ValidateSelfSubjectAccessReview; the review is
-// answered with its status, 201), for the user of the request: the simulator's admin, or the user
-// named by the impersonation headers (k8s.io/apiserver pkg/endpoints/filters/impersonation.go:
-// the admin may impersonate anyone; the impersonated user gets the groups asked for, a service
-// account its service account groups when none are, and system:authenticated).
-//
-// The simulator's authorizer is the one the CEL `authorizer` variable sees (kube-cel authz.go):
-// the system:masters group is allowed everything (the privileged-group authorizer kube-apiserver
-// runs first), every other user gets no opinion, which is RBAC's answer when no role grants the
-// request: `kubectl auth can-i` prints "no". The simulator has no RBAC: roles and bindings are
-// stored, never evaluated, and the bootstrap roles every user has on a cluster (discovery,
-// /healthz, self reviews) are not granted either.
+// The access reviews of authorization.k8s.io/v1, answered as k8s.io/kubernetes
+// pkg/registry/authorization/{selfsubjectaccessreview,subjectaccessreview,
+// localsubjectaccessreview,selfsubjectrulesreview}/rest.go REST.Create do (validation:
+// pkg/apis/authorization/validation; each review is answered with its status, 201):
+//   SelfSubjectAccessReview (`kubectl auth can-i`), for the user of the request: the simulator's
+//     admin, or the user named by the impersonation headers (k8s.io/apiserver
+//     pkg/endpoints/filters/impersonation.go: the impersonated user gets the groups asked for, a
+//     service account its service account groups when none are, and system:authenticated);
+//   SubjectAccessReview and LocalSubjectAccessReview, for the user the spec names;
+//   SelfSubjectRulesReview (`kubectl auth can-i --list`): the rules RBAC's rule resolver lists
+//     for the user in spec.namespace.
+// The decisions are the simulator's authorizer's (harness/sim/authorizer.h: system:masters, then
+// RBAC over the store's roles and bindings); status.reason is its reason ("RBAC: allowed by
+// ..."), as kube-apiserver's union authorizer passes it on.
 
 #include <algorithm>
-
 
 #include "handler.h"
 #include "responses.h"
@@ -23,13 +21,17 @@
 #include "harness/core/yaml.h"
 #include "harness/go/strconv.h"
 #include "harness/sim/admission_chain.h"
+#include "harness/sim/authorizer.h"
 
 namespace harness::sim {
 namespace {
 
 constexpr std::string_view kServiceAccountPrefix = "system:serviceaccount:";
 
-// The user a request acts as.
+bool isMapping(const nlohmann::json& value) { return value.is_object(); }
+
+}  // namespace
+
 core::UserInfo requestUser(const net::Request& http) {
   const auto user = http.headers.get("Impersonate-User");
   if (!user) return defaultAdminUser();
@@ -53,19 +55,83 @@ core::UserInfo requestUser(const net::Request& http) {
   return out;
 }
 
-bool isMapping(const nlohmann::json& value) { return value.is_object(); }
+namespace {
+
+constexpr std::string_view kSelfSubjectAccessReviews = "selfsubjectaccessreviews";
+constexpr std::string_view kSubjectAccessReviews = "subjectaccessreviews";
+constexpr std::string_view kLocalSubjectAccessReviews = "localsubjectaccessreviews";
+constexpr std::string_view kSelfSubjectRulesReviews = "selfsubjectrulesreviews";
+
+std::string kindOf(std::string_view resource) {
+  if (resource == kSelfSubjectAccessReviews) return "SelfSubjectAccessReview";
+  if (resource == kSubjectAccessReviews) return "SubjectAccessReview";
+  if (resource == kLocalSubjectAccessReviews) return "LocalSubjectAccessReview";
+  return "SelfSubjectRulesReview";
+}
+
+std::string stringAt(const nlohmann::json& object, const char* key) {
+  if (!object.is_object()) return {};
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// field.Error prints a nil pointer as null, a struct with %#v.
+std::string nonResourceValue(const nlohmann::json& non_resource) {
+  return isMapping(non_resource)
+             ? "authorization.NonResourceAttributes{Path:" +
+                   go::quote(stringAt(non_resource, "path")) +
+                   ", Verb:" + go::quote(stringAt(non_resource, "verb")) + "}"
+             : std::string("null");
+}
+
+// authorizationutil.AuthorizationAttributesFrom(spec), the user of a SelfSubjectAccessReview
+// being the request's.
+AuthorizationAttributes attributesFrom(const nlohmann::json& spec, core::UserInfo user) {
+  AuthorizationAttributes attributes;
+  attributes.user = std::move(user);
+  const nlohmann::json resource = spec.value("resourceAttributes", nlohmann::json());
+  if (isMapping(resource)) {
+    attributes.verb = stringAt(resource, "verb");
+    attributes.namespace_name = stringAt(resource, "namespace");
+    attributes.api_group = stringAt(resource, "group");
+    attributes.api_version = stringAt(resource, "version");
+    attributes.resource = stringAt(resource, "resource");
+    attributes.subresource = stringAt(resource, "subresource");
+    attributes.name = stringAt(resource, "name");
+  } else {
+    const nlohmann::json non_resource = spec.value("nonResourceAttributes", nlohmann::json());
+    attributes.resource_request = false;
+    attributes.verb = stringAt(non_resource, "verb");
+    attributes.path = stringAt(non_resource, "path");
+  }
+  return attributes;
+}
+
+std::vector<std::string> stringList(const nlohmann::json& object, const char* key) {
+  std::vector<std::string> out;
+  if (!object.is_object() || !object.contains(key) || !object[key].is_array()) return out;
+  for (const auto& value : object[key]) {
+    if (value.is_string()) out.push_back(value.get<std::string>());
+  }
+  return out;
+}
 
 }  // namespace
 
 bool isAccessReview(const rest::RequestInfo& info) {
   return info.api_group == "authorization.k8s.io" && info.api_version == "v1" &&
-         info.resource == "selfsubjectaccessreviews";
+         (info.resource == kSelfSubjectAccessReviews || info.resource == kSubjectAccessReviews ||
+          info.resource == kLocalSubjectAccessReviews ||
+          info.resource == kSelfSubjectRulesReviews);
 }
 
 net::Response RestApiHandler::Impl::accessReview(const rest::Call& call) {
   const rest::RequestInfo& info = call.info;
-  // A create-only resource: its collection path takes POST, there is no object path.
-  if (!info.name.empty() || !info.subresource.empty()) {
+  const bool local = info.resource == kLocalSubjectAccessReviews;
+  // Create-only resources: their collection path takes POST, there is no object path; the local
+  // review is namespaced, the others are cluster-scoped.
+  if (!info.name.empty() || !info.subresource.empty() ||
+      local == info.namespace_name.empty()) {
     return rest::statusResponse(rest::routerError(404));
   }
   if (info.verb != "create") return rest::statusResponse(rest::routerError(405));
@@ -88,48 +154,111 @@ net::Response RestApiHandler::Impl::accessReview(const rest::Call& call) {
                                                      : core::parseJson(call.http->body);
   if (!body.ok()) return rest::statusResponse(core::newBadRequest(body.error().message));
   nlohmann::json review = std::move(*body);
+  const std::string review_kind = kindOf(info.resource);
   if (!review.is_object()) {
     return rest::statusResponse(core::newBadRequest(
-        "the body of the request was not a SelfSubjectAccessReview object"));
+        "the body of the request was not a " + review_kind + " object"));
   }
-  const nlohmann::json spec = review.value("spec", nlohmann::json::object());
-  const nlohmann::json resource = spec.is_object() ? spec.value("resourceAttributes",
-                                                                nlohmann::json())
-                                                   : nlohmann::json();
-  const nlohmann::json non_resource =
-      spec.is_object() ? spec.value("nonResourceAttributes", nlohmann::json()) : nlohmann::json();
+  nlohmann::json spec = review.value("spec", nlohmann::json::object());
+  if (!spec.is_object()) spec = nlohmann::json::object();
+  nlohmann::json metadata = review.value("metadata", nlohmann::json::object());
+  if (!metadata.is_object()) metadata = nlohmann::json::object();
+  if (local) {
+    // EnsureObjectNamespaceMatchesRequestNamespace (the create handler, before the registry).
+    const std::string object_namespace = stringAt(metadata, "namespace");
+    if (object_namespace.empty()) {
+      metadata["namespace"] = info.namespace_name;
+    } else if (object_namespace != info.namespace_name) {
+      return rest::statusResponse(core::newBadRequest(
+          "the namespace of the provided object does not match the namespace sent on the "
+          "request"));
+    }
+  }
+
+  if (info.resource == kSelfSubjectRulesReviews) {
+    const std::string namespace_name = stringAt(spec, "namespace");
+    if (namespace_name.empty()) {
+      return rest::statusResponse(core::newBadRequest("no namespace on request"));
+    }
+    const SubjectRules rules = rulesFor(store, call.user, namespace_name);
+    nlohmann::json status = {{"resourceRules", rules.resource_rules},
+                             {"nonResourceRules", rules.non_resource_rules},
+                             {"incomplete", false}};
+    if (!rules.evaluation_error.empty()) status["evaluationError"] = rules.evaluation_error;
+    // The registry answers a new object: the spec is not echoed.
+    return rest::jsonResponse(201, {{"kind", review_kind},
+                                    {"apiVersion", "authorization.k8s.io/v1"},
+                                    {"metadata", nlohmann::json::object()},
+                                    {"spec", nlohmann::json::object()},
+                                    {"status", std::move(status)}});
+  }
+
+  const nlohmann::json resource = spec.value("resourceAttributes", nlohmann::json());
+  const nlohmann::json non_resource = spec.value("nonResourceAttributes", nlohmann::json());
   core::FieldErrors errors;
   if (isMapping(resource) == isMapping(non_resource)) {
     core::FieldError error = core::FieldError::invalid(
         "spec", "", "exactly one of nonResourceAttributes or resourceAttributes must be specified");
-    // field.Error prints a nil pointer as null, a struct with %#v.
-    error.bad_value = isMapping(non_resource)
-                          ? "authorization.NonResourceAttributes{Path:" +
-                                go::quote(non_resource.value("path", std::string())) + ", Verb:" +
-                                go::quote(non_resource.value("verb", std::string())) + "}"
-                          : std::string("null");
+    error.bad_value = nonResourceValue(non_resource);
     errors.push_back(std::move(error));
   }
-  const nlohmann::json metadata = review.value("metadata", nlohmann::json::object());
-  if (metadata.is_object()) {
-    for (const auto& [key, value] : metadata.items()) {
-      if (key != "managedFields" && key != "creationTimestamp" && !value.is_null() &&
-          value != "" && value != nlohmann::json::object()) {
-        errors.push_back(core::FieldError{core::FieldErrorType::kInvalid, "metadata",
-                                          metadata.dump(), "must be empty"});
-        break;
-      }
+  const bool names_subject = info.resource != kSelfSubjectAccessReviews;
+  if (names_subject && stringAt(spec, "user").empty() && stringList(spec, "groups").empty()) {
+    core::FieldError error = core::FieldError::invalid(
+        "spec.user", "", "at least one of user or group must be specified");
+    error.bad_value = "\"\"";
+    errors.push_back(std::move(error));
+  }
+  for (const auto& [key, value] : metadata.items()) {
+    if (local && key == "namespace") continue;
+    if (key != "managedFields" && key != "creationTimestamp" && !value.is_null() &&
+        value != "" && value != nlohmann::json::object()) {
+      errors.push_back(core::FieldError{
+          core::FieldErrorType::kInvalid, "metadata", metadata.dump(),
+          local ? "must be empty except for namespace" : "must be empty"});
+      break;
+    }
+  }
+  if (local) {
+    if (isMapping(resource) &&
+        stringAt(resource, "namespace") != stringAt(metadata, "namespace")) {
+      errors.push_back(core::FieldError{core::FieldErrorType::kInvalid,
+                                        "spec.resourceAttributes.namespace",
+                                        go::quote(stringAt(resource, "namespace")),
+                                        "must match metadata.namespace"});
+    }
+    if (isMapping(non_resource)) {
+      errors.push_back(core::FieldError{core::FieldErrorType::kInvalid,
+                                        "spec.nonResourceAttributes",
+                                        nonResourceValue(non_resource),
+                                        "disallowed on this kind of request"});
     }
   }
   if (!errors.empty()) return rest::statusResponse(core::newInvalid(kind, "", errors));
 
-  const core::UserInfo user = requestUser(*call.http);
-  const bool allowed = std::find(user.groups.begin(), user.groups.end(), "system:masters") !=
-                       user.groups.end();
+  core::UserInfo user = call.user;
+  if (names_subject) {
+    user = core::UserInfo{};
+    user.username = stringAt(spec, "user");
+    user.uid = stringAt(spec, "uid");
+    user.groups = stringList(spec, "groups");
+    const nlohmann::json extra = spec.value("extra", nlohmann::json::object());
+    if (extra.is_object()) {
+      for (const auto& item : extra.items()) {
+        user.extra[item.key()] = stringList(extra, item.key().c_str());
+      }
+    }
+  }
+  const Authorization decision = authorize(store, attributesFrom(spec, std::move(user)));
+  nlohmann::json status = {{"allowed", decision.allowed()}};
+  if (decision.decision == Authorization::Decision::kDeny) status["denied"] = true;
+  if (!decision.reason.empty()) status["reason"] = decision.reason;
   review["apiVersion"] = "authorization.k8s.io/v1";
-  review["kind"] = "SelfSubjectAccessReview";
-  review["metadata"] = nlohmann::json::object();  // (no managedFields here)
-  review["status"] = {{"allowed", allowed}};
+  review["kind"] = review_kind;
+  // (no managedFields here; a local review keeps its namespace)
+  review["metadata"] = local ? nlohmann::json{{"namespace", info.namespace_name}}
+                             : nlohmann::json::object();
+  review["status"] = std::move(status);
   return rest::jsonResponse(201, review);
 }
 

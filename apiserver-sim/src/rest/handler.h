@@ -27,15 +27,14 @@ namespace harness::sim::rest {
 struct Call {
   const net::Request* http = nullptr;
   RequestInfo info;
+  core::UserInfo user;  // the admin, or the user its impersonation headers name
   QueryValues query;
   core::ResourceInfo main;                 // the resource as called (version included)
   std::optional<core::ResourceInfo> sub;   // the subresource, when one was called
   std::string namespace_name;              // "" for cluster-scoped resources
   OutputFormat output;
   std::optional<std::chrono::milliseconds> timeout;  // ?timeout=, when positive
-  // RestApiHandler::handleAs: the user a write is admitted as (null: the admin), and where the
-  // chain's result goes.
-  const core::UserInfo* user = nullptr;
+  // RestApiHandler::handleAs: where the chain's result goes (its user is `user` above).
   std::optional<AdmissionResult>* admitted = nullptr;
 
   [[nodiscard]] core::GroupResource groupResource() const {
@@ -85,8 +84,12 @@ struct RestApiHandler::Impl {
   net::Response remove(const rest::Call& call);
   net::Response removeCollection(const rest::Call& call);
 
-  // access_reviews.cc: SelfSubjectAccessReview
+  // access_reviews.cc: Self/Local/SubjectAccessReview, SelfSubjectRulesReview
   net::Response accessReview(const rest::Call& call);
+
+  // The request's authorization (WithImpersonation, then WithAuthorization): nullopt when it may
+  // go on, else the 403 to answer. Only when the chain authorizes (ChainOptions::authorize).
+  std::optional<net::Response> authorizeRequest(const rest::Call& call) const;
 
   // --- store access across equivalent resources (apps/v1 and extensions/v1beta1 deployments,
   // core and events.k8s.io events share one storage) ---
@@ -106,9 +109,12 @@ struct RestApiHandler::Impl {
   net::Response writeResponse(const rest::Call& call, const AdmissionResult& result) const;
 };
 
-// access_reviews.cc: a request for selfsubjectaccessreviews (authorization.k8s.io/v1), served
+// access_reviews.cc: a request for one of the access reviews (authorization.k8s.io/v1), served
 // apart from the stored resources.
 bool isAccessReview(const rest::RequestInfo& info);
+// The user a request acts as: the admin (the one bearer token), or the user its impersonation
+// headers name (k8s.io/apiserver pkg/endpoints/filters/impersonation.go).
+core::UserInfo requestUser(const net::Request& http);
 
 namespace rest {
 

@@ -58,7 +58,7 @@ net::Response RestApiHandler::Impl::get(const Call& call) {
   auto found = findStored(gvr, call.namespace_name, call.info.name);
   if (!found) {
     const core::Status status = core::newNotFound(call.groupResource(), call.info.name);
-    chain.auditRead("get", gvr, call.namespace_name, call.info.name, defaultAdminUser(),
+    chain.auditRead("get", gvr, call.namespace_name, call.info.name, call.user,
                     call.http->target, status.code, std::nullopt);
     return rest::statusResponse(status);
   }
@@ -81,7 +81,7 @@ net::Response RestApiHandler::Impl::get(const Call& call) {
       body = object;
       break;
   }
-  chain.auditRead("get", gvr, call.namespace_name, call.info.name, defaultAdminUser(),
+  chain.auditRead("get", gvr, call.namespace_name, call.info.name, call.user,
                   call.http->target, 200, object);
   return rest::jsonResponse(200, body);
 }
@@ -91,7 +91,7 @@ net::Response RestApiHandler::Impl::list(const Call& call) {
   const std::string resource_version = std::to_string(store.revision());
   auto selected = selectListed(call);
   if (selected.error) {
-    chain.auditRead("list", gvr, call.namespace_name, "", defaultAdminUser(), call.http->target,
+    chain.auditRead("list", gvr, call.namespace_name, "", call.user, call.http->target,
                     selected.error->code, std::nullopt);
     return rest::statusResponse(*selected.error);
   }
@@ -111,7 +111,7 @@ net::Response RestApiHandler::Impl::list(const Call& call) {
       body = list;
       break;
   }
-  chain.auditRead("list", gvr, call.namespace_name, "", defaultAdminUser(), call.http->target, 200,
+  chain.auditRead("list", gvr, call.namespace_name, "", call.user, call.http->target, 200,
                   list);
   return rest::jsonResponse(200, body);
 }

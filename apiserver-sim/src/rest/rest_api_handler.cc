@@ -17,6 +17,7 @@
 #include "discovery.h"
 #include "handler.h"
 #include "harness/go/time.h"
+#include "harness/sim/authorizer.h"
 
 namespace harness::sim {
 namespace rest {
@@ -147,7 +148,6 @@ net::Response RestApiHandler::Impl::handle(const net::Request& request,
 
   Call call;
   call.http = &request;
-  call.user = user;
   call.admitted = admitted;
   call.query = rest::QueryValues::parse(request.query);
   if (auto timeout = call.query.get("timeout"); timeout && !timeout->empty()) {
@@ -164,8 +164,71 @@ net::Response RestApiHandler::Impl::handle(const net::Request& request,
   }
 
   call.info = rest::parseRequestInfo(request.method, request.path, call.query);
+  // handleAs: a scenario step's user; else the admin or whom the headers impersonate.
+  call.user = user != nullptr ? *user : requestUser(request);
+  if (auto denied = authorizeRequest(call)) return std::move(*denied);
   if (!call.info.is_resource_request) return nonResource(request, call.info);
   return resource(call);
+}
+
+std::optional<net::Response> RestApiHandler::Impl::authorizeRequest(const Call& call) const {
+  if (!chain.options().authorize) return std::nullopt;
+  const net::Request& http = *call.http;
+  // WithImpersonation (impersonation.go): the requester must be allowed to "impersonate" the
+  // user (a service account's as serviceaccounts in its namespace), each group and the uid.
+  if (http.headers.get("Impersonate-User")) {
+    std::vector<AuthorizationAttributes> checks;
+    auto check = [&](std::string group, std::string resource, std::string subresource,
+                     std::string namespace_name, std::string name) {
+      AuthorizationAttributes attributes;
+      attributes.user = defaultAdminUser();
+      attributes.verb = "impersonate";
+      attributes.api_group = std::move(group);
+      attributes.api_version = "v1";
+      attributes.resource = std::move(resource);
+      attributes.subresource = std::move(subresource);
+      attributes.namespace_name = std::move(namespace_name);
+      attributes.name = std::move(name);
+      checks.push_back(std::move(attributes));
+    };
+    const std::string& username = call.user.username;
+    constexpr std::string_view kPrefix = "system:serviceaccount:";
+    const auto colon = username.find(':', kPrefix.size());
+    if (username.rfind(kPrefix, 0) == 0 && colon != std::string::npos) {
+      check("", "serviceaccounts", "", username.substr(kPrefix.size(), colon - kPrefix.size()),
+            username.substr(colon + 1));
+    } else {
+      check("", "users", "", "", username);
+    }
+    for (const auto& group : http.headers.getAll("Impersonate-Group")) {
+      check("", "groups", "", "", group);
+    }
+    if (auto uid = http.headers.get("Impersonate-Uid")) {
+      check("authentication.k8s.io", "uids", "", "", *uid);
+    }
+    for (const auto& attributes : checks) {
+      const Authorization decision = authorize(store, attributes);
+      if (!decision.allowed()) {
+        return rest::statusResponse(forbidden(attributes, decision.reason));
+      }
+    }
+  }
+  // WithAuthorization: the request as its RequestInfo names it.
+  const rest::RequestInfo& info = call.info;
+  AuthorizationAttributes attributes;
+  attributes.user = call.user;
+  attributes.verb = info.verb;
+  attributes.resource_request = info.is_resource_request;
+  attributes.path = info.path;
+  attributes.namespace_name = info.namespace_name;
+  attributes.api_group = info.api_group;
+  attributes.api_version = info.api_version;
+  attributes.resource = info.resource;
+  attributes.subresource = info.subresource;
+  attributes.name = info.name;
+  const Authorization decision = authorize(store, attributes);
+  if (decision.allowed()) return std::nullopt;
+  return rest::statusResponse(forbidden(attributes, decision.reason));
 }
 
 net::Response RestApiHandler::Impl::nonResource(const net::Request& request,
@@ -402,7 +465,8 @@ WriteRequest RestApiHandler::Impl::writeRequest(const Call& call, std::string op
   request.subresource = call.info.subresource;
   request.namespace_name = call.namespace_name;
   request.name = call.info.name;
-  request.user_info = call.user ? *call.user : defaultAdminUser();
+  request.user_info = call.user;
+  request.authorized = true;  // by authorizeRequest
   request.timeout = call.timeout;
   request.request_uri = call.http->target;
   request.user_agent = call.http->headers.get("User-Agent").value_or("");

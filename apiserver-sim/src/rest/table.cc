@@ -440,6 +440,57 @@ Printer printerFor(const core::ResourceInfo& info) {
               return nlohmann::json{name, count(at(o, {"webhooks"})), age};
             }};
   }
+  if (group == "rbac.authorization.k8s.io" &&
+      (resource == "rolebindings" || resource == "clusterrolebindings")) {
+    // printRoleBinding / printClusterRoleBinding (Wide, as the server always prints): the
+    // subjects by kind (rbac.SubjectsStrings), a service account as namespace/name.
+    // (rbacv1beta1's SwaggerDoc of roleRef, as upstream's columns take it)
+    const bool namespaced = resource == "rolebindings";
+    const std::string of = namespaced ? "roleBinding" : "clusterRoleBinding";
+    const std::string role_ref =
+        namespaced ? "roleRef can reference a Role in the current namespace or a ClusterRole in "
+                     "the global namespace. If the RoleRef cannot be resolved, the Authorizer "
+                     "must return an error."
+                   : "roleRef can only reference a ClusterRole in the global namespace. If the "
+                     "RoleRef cannot be resolved, the Authorizer must return an error.";
+    return {{nameColumn(),
+             {"Role", "string", "", role_ref},
+             ageColumn(),
+             {"Users", "string", "", "Users in the " + of, 1},
+             {"Groups", "string", "", "Groups in the " + of, 1},
+             {"ServiceAccounts", "string", "", "ServiceAccounts in the " + of, 1}},
+            [](const nlohmann::json& o, const std::string& name, const std::string& age) {
+              std::string users, groups, accounts;
+              auto append = [](std::string& list, const std::string& value) {
+                if (!list.empty()) list += ", ";
+                list += value;
+              };
+              const nlohmann::json& subjects = at(o, {"subjects"});
+              if (subjects.is_array()) {
+                for (const auto& subject : subjects) {
+                  const std::string kind = str(at(subject, {"kind"}));
+                  const std::string subject_name = str(at(subject, {"name"}));
+                  if (kind == "User") append(users, subject_name);
+                  if (kind == "Group") append(groups, subject_name);
+                  if (kind == "ServiceAccount") {
+                    append(accounts, str(at(subject, {"namespace"})) + "/" + subject_name);
+                  }
+                }
+              }
+              return nlohmann::json{name,
+                                    str(at(o, {"roleRef", "kind"})) + "/" +
+                                        str(at(o, {"roleRef", "name"})),
+                                    age, users, groups, accounts};
+            }};
+  }
+  if (group == "rbac.authorization.k8s.io") {
+    // Roles and ClusterRoles: the registry's rest.NewDefaultTableConvertor (k8s.io/apiserver
+    // pkg/registry/rest/table.go): the name and creationTimestamp in RFC 3339, UTC.
+    return {{nameColumn(), {"Created At", "date", "", std::string(kAgeDescription), 0}},
+            [](const nlohmann::json& o, const std::string& name, const std::string&) {
+              return nlohmann::json{name, str(at(o, {"metadata", "creationTimestamp"}))};
+            }};
+  }
   return {{nameColumn(), ageColumn()},
           [](const nlohmann::json&, const std::string& name, const std::string& age) {
             return nlohmann::json{name, age};

@@ -757,7 +757,7 @@ net::Response RestApiHandler::Impl::patch(const Call& call) {
           // The audit filter records every request, this one too (found by the e2e suite
           // namespace-lifecycle: kube-apiserver logs it, 422).
           chain.auditRead("patch", call.main.resource, call.namespace_name, call.info.name,
-                          defaultAdminUser(), call.http->target, status.code, std::nullopt);
+                          call.user, call.http->target, status.code, std::nullopt);
           return rest::statusResponse(status);
         }
         patched = std::move(*applied);

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <exception>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -28,6 +29,7 @@
 #include "harness/go/regexp.h"
 #include "harness/net/certificates.h"
 #include "harness/net/url.h"
+#include "harness/sim/authorizer.h"
 #include "harness/sim/caller.h"
 #include "harness/sim/cel.h"
 #include "harness/sim/defaulting.h"
@@ -182,6 +184,24 @@ core::Result<std::unique_ptr<ScenarioEnvironment>> ScenarioEnvironment::start(
   chain_options.validating_policies = cel::processValidatingPolicyDispatcher();
   chain_options.mutating_policies = cel::processMutatingPolicyDispatcher();
   chain_options.admit_policy_object = cel::processPolicyObjectAdmitter();
+  // RBAC's bootstrap policy, stored as kube-apiserver creates it at start (before anything else),
+  // its aggregated ClusterRoles filled; from then on requests are authorized by RBAC
+  // (authorizer.h). Without kube-cel there is none, and every request is allowed.
+  if (auto bootstrap = cel::processBootstrapPolicy()) {
+    auto policy = bootstrap();
+    if (!policy.ok()) return policy.error().within("reading RBAC's bootstrap policy");
+    auto seeded = seedBootstrapPolicy(impl->store, *policy);
+    if (!seeded.ok()) return seeded.error();
+    chain_options.authorize = true;
+  } else if (std::any_of(scenario.objects.begin(), scenario.objects.end(),
+                         [](const SourcedObject& sourced) {
+                           return sourced.object.value("apiVersion", "") ==
+                                  "rbac.authorization.k8s.io/v1";
+                         })) {
+    // Once, for a scenario whose roles would decide: its expectations cannot hold.
+    std::cerr << "apiserver-sim: RBAC's bootstrap roles are absent (they come from kube-cel: "
+                 "bash scripts/build-kube.sh builds it): requests are not authorized\n";
+  }
   impl->caller.setAuthentication(options.webhook_authentication);
   impl->chain = std::make_unique<AdmissionChain>(impl->store, impl->caller, impl->metrics,
                                                  std::move(chain_options));

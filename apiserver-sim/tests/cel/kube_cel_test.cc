@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <string>
@@ -13,8 +14,10 @@
 
 #include "harness/core/webhook_config.h"
 #include "harness/process/kube_bin_dir.h"
+#include "harness/sim/authorizer.h"
 #include "harness/sim/cel.h"
 #include "harness/sim/go_types.h"
+#include "harness/sim/store.h"
 #include "harness/testing/support.h"
 
 namespace harness::sim::cel {
@@ -151,6 +154,50 @@ class RealKubeCelTest : public ::testing::Test {
 TEST_F(RealKubeCelTest, ReportsTheKubernetesVersionItWasBuiltFrom) {
   EXPECT_THAT(cel_->kubernetesVersion(), ::testing::StartsWith("v1."));
   EXPECT_THAT(cel_->compatibilityVersion(), ::testing::MatchesRegex("1\\.[0-9]+"));
+}
+
+// RBAC's bootstrap policy from Kubernetes' bootstrappolicy, stored as kube-apiserver stores it and
+// aggregated as the clusterrole-aggregation controller aggregates it (authorizer.h).
+TEST_F(RealKubeCelTest, BootstrapPolicyIsKubernetesOwnAndAggregates) {
+  auto policy = cel_->call({{"op", "bootstrapPolicy"}});
+  ASSERT_TRUE(policy.ok()) << policy.error().message;
+  ObjectStore store;
+  auto seeded = seedBootstrapPolicy(store, *policy);
+  ASSERT_TRUE(seeded.ok()) << seeded.error().message;
+  EXPECT_GT(*seeded, 100U);
+  const core::GroupResource cluster_roles{"rbac.authorization.k8s.io", "clusterroles"};
+  auto admin = store.get(cluster_roles, "", "cluster-admin");
+  ASSERT_TRUE(admin);
+  EXPECT_EQ((*admin)["metadata"]["labels"]["kubernetes.io/bootstrapping"], "rbac-defaults");
+  EXPECT_EQ((*admin)["metadata"]["annotations"]["rbac.authorization.kubernetes.io/autoupdate"],
+            "true");
+  EXPECT_TRUE((*admin)["metadata"].contains("creationTimestamp"));
+  // view, edit and admin are filled; edit holds view's rules, admin edit's.
+  auto rules = [&](const char* name) { return store.get(cluster_roles, "", name)->at("rules"); };
+  ASSERT_FALSE(rules("view").empty());
+  for (const auto& rule : rules("view")) {
+    const auto edit = rules("edit");
+    EXPECT_NE(std::find(edit.begin(), edit.end(), rule), edit.end()) << rule.dump();
+  }
+  EXPECT_GT(rules("admin").size(), rules("edit").size());
+  // Namespaced roles keep their namespace; the controllers' bindings are there.
+  EXPECT_TRUE(store.get({"rbac.authorization.k8s.io", "roles"}, "kube-system",
+                        "extension-apiserver-authentication-reader"));
+  EXPECT_TRUE(store.get({"rbac.authorization.k8s.io", "clusterrolebindings"}, "",
+                        "system:controller:replicaset-controller"));
+  // Who may do what, as on a cluster: discovery for everyone authenticated, not more.
+  AuthorizationAttributes attributes;
+  attributes.user.username = "jane";
+  attributes.user.groups = {"system:authenticated"};
+  attributes.resource_request = false;
+  attributes.verb = "get";
+  attributes.path = "/apis/apps/v1";
+  const auto discovery = authorize(store, attributes);
+  EXPECT_TRUE(discovery.allowed());
+  EXPECT_EQ(discovery.reason, R"(RBAC: allowed by ClusterRoleBinding "system:discovery" of )"
+                              R"(ClusterRole "system:discovery" to Group "system:authenticated")");
+  attributes.path = "/metrics";
+  EXPECT_FALSE(authorize(store, attributes).allowed());
 }
 
 TEST_F(RealKubeCelTest, PodTemplateHashIsKubernetesComputeHash) {

@@ -60,6 +60,8 @@ package main
 //	 "invocationKind":{...}}
 //	  -> {} | {"warnings":["unknown field \"spec.foo\"",...]} | {"status":{the 422 or 400}}:
 //	     fieldValidation on a PATCH (strict_patch.go).
+//	{"op":"bootstrapPolicy"} -> {"clusterRoles":[...],"clusterRoleBindings":[...],"roles":[...],
+//	  "roleBindings":[...]}: the RBAC objects kube-apiserver creates at start (bootstrap_policy.go).
 //
 // A request that cannot be decoded or names an unknown op gets {"error":"..."}; the stream goes on.
 
@@ -247,9 +249,11 @@ func (s *server) dispatch(req *request) (map[string]any, error) {
 		return applyFields(req)
 	case "updateFields":
 		return updateFields(req)
+	case "bootstrapPolicy":
+		return bootstrapPolicy()
 	case "":
 		return nil, fmt.Errorf("request has no op")
 	default:
-		return nil, fmt.Errorf("unknown op %q (version, compileMatchConditions, evaluateMatchConditions, admitPolicyObject, dispatchValidatingPolicies, dispatchMutatingPolicies, releaseMutatingPolicies, setAuthorizer, typeCheckValidatingPolicy, policyMetrics, podTemplateHash, decodeProtobuf, validatePodUpdate, strictDecode, strictPatch, applyFields, updateFields)", req.Op)
+		return nil, fmt.Errorf("unknown op %q (version, compileMatchConditions, evaluateMatchConditions, admitPolicyObject, dispatchValidatingPolicies, dispatchMutatingPolicies, releaseMutatingPolicies, setAuthorizer, typeCheckValidatingPolicy, policyMetrics, podTemplateHash, decodeProtobuf, validatePodUpdate, strictDecode, strictPatch, applyFields, updateFields, bootstrapPolicy)", req.Op)
 	}
 }

@@ -54,6 +54,9 @@ struct WriteRequest {
   std::optional<nlohmann::json> options;  // Create/Update/DeleteOptions; defaulted when unset
   bool dry_run = false;
   core::UserInfo user_info;  // default: system:admin in system:masters (k3s)
+  // Already authorized (the REST API does it before routing, as kube-apiserver's filter does):
+  // the chain does not authorize it again (ChainOptions::authorize).
+  bool authorized = false;
   // The client's ?timeout= (shortens the request deadline; default 60 s, --request-timeout).
   std::optional<std::chrono::milliseconds> timeout;
   // For the audit event.
@@ -178,6 +181,10 @@ struct ChainOptions {
   // chain gets its "default" ServiceAccount at once (on a cluster, a moment later), so that the
   // ServiceAccount plugin admits the pods a client creates there next.
   bool default_service_accounts = true;
+  // Authorize each write as kube-apiserver's authorizer does (authorizer.h: system:masters, then
+  // RBAC over the store), answering 403 Forbidden before admission. Set when the store holds
+  // RBAC's bootstrap policy (seedBootstrapPolicy); false: every request is allowed.
+  bool authorize = false;
 };
 
 class AdmissionChain {

@@ -137,6 +137,10 @@ MutatingPolicyDispatcher processMutatingPolicyDispatcher();
 PolicyObjectAdmitter processPolicyObjectAdmitter();
 // The installed kube-cel's policy metrics (empty function when none is installed).
 std::function<std::string()> processPolicyMetrics();
+// The RBAC objects kube-apiserver creates at start, from Kubernetes' bootstrappolicy (kube-cel op
+// bootstrapPolicy; asked once, then cached): {"clusterRoles", "clusterRoleBindings", "roles",
+// "roleBindings"}. Empty function when no kube-cel is installed.
+std::function<core::Result<nlohmann::json>()> processBootstrapPolicy();
 
 // Starts KubeCel::defaultBinary() (log in the system temp directory, removed when it stops
 // cleanly) and installs it, or installs the unavailable compiler when it is not built. Holds it

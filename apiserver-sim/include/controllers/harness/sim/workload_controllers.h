@@ -24,6 +24,8 @@
 //   pkg/controller/garbagecollector          dependents of a deleted owner are deleted
 //   pkg/controller/namespace                 a Namespace being deleted is emptied, then
 //                                            finalized (src/controllers/namespace_deleter.h)
+//   pkg/controller/clusterroleaggregation    ClusterRoles with an aggregationRule get the rules of
+//                                            the roles they select (aggregateClusterRoles)
 //   pkg/controller/validatingadmissionpolicystatus  a ValidatingAdmissionPolicy whose generation
 //                                            is past status.observedGeneration gets the type
 //                                            checker's warnings (status.typeChecking)
