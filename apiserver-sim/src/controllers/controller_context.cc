@@ -113,9 +113,10 @@ AdmissionResult ControllerContext::write(std::string operation,
                                          const std::string& namespace_name,
                                          const std::string& name, std::optional<json> object,
                                          const std::string& controller, std::string subresource,
-                                         std::optional<json> options) const {
+                                         std::optional<json> options, std::string verb) const {
   WriteRequest request;
   request.operation = std::move(operation);
+  request.verb = std::move(verb);
   request.resource = {resource.group, "v1", resource.resource};
   request.subresource = std::move(subresource);
   request.namespace_name = namespace_name;

@@ -51,12 +51,14 @@ class ControllerContext {
   // One write as `controller`: operation CREATE, UPDATE or DELETE on `resource` (version v1),
   // the object's namespace and name ("" for a create), its subresource ("status"), `path` the
   // part of the URI after the namespace ("pods", "jobs/web/status"). `options` are the request's
-  // Create/Update/DeleteOptions (defaulted when unset).
+  // Create/Update/DeleteOptions (defaulted when unset); `verb` the authorization verb when it is
+  // not the operation's own ("patch" for an UPDATE sent as a PATCH, which RBAC tells apart).
   AdmissionResult write(std::string operation, const core::GroupResource& resource,
                         const std::string& path, const std::string& namespace_name,
                         const std::string& name, std::optional<nlohmann::json> object,
                         const std::string& controller, std::string subresource = {},
-                        std::optional<nlohmann::json> options = std::nullopt) const;
+                        std::optional<nlohmann::json> options = std::nullopt,
+                        std::string verb = {}) const;
 
   // client-go tools/record: an Event about `object` (its kind and apiVersion given) from
   // `controller`; the same event again (same object, type, reason, message and source) is

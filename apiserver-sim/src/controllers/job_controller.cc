@@ -119,10 +119,11 @@ bool JobController::removeTrackingFinalizer(const json& pod) const {
                                   }),
                    finalizers.end());
   if (finalizers.empty()) updated["metadata"].erase("finalizers");
-  // removeTrackingFinalizerPatch (a strategic merge patch of the Pod).
+  // removeTrackingFinalizerPatch: a strategic merge patch of the Pod (the job controller's role
+  // may patch Pods, not update them).
   return ctx_
       .write("UPDATE", kPods, "pods/" + nameOf(pod), namespaceOf(pod), nameOf(pod),
-             std::move(updated), kController)
+             std::move(updated), kController, {}, std::nullopt, "patch")
       .allowed;
 }
 

@@ -95,6 +95,14 @@ std::array<Column, 2> templateColumns() {
           Column{"Images", "string", "", "Images referenced by each container in the template.",
                  1}};
 }
+// batchv1.JobSpec{}.SwaggerDoc()["selector"]: the wide Selector column of Jobs and CronJobs.
+Column jobSelectorColumn() {
+  return {"Selector", "string", "",
+          "A label query over pods that should match the pod count. Normally, the system sets "
+          "this field for you. More info: https://kubernetes.io/docs/concepts/overview/"
+          "working-with-objects/labels/#label-selectors",
+          1};
+}
 Column ageColumn() { return {"Age", "string", "", std::string(kAgeDescription), 0}; }
 
 // printPod, reduced to what a simulated pod (no kubelet) can carry.
@@ -237,11 +245,7 @@ Printer printerFor(const core::ResourceInfo& info) {
               "down of elastic indexed jobs."},
              {"Duration", "string", "", "Time required to complete the job."},
              ageColumn(), templateColumns()[0], templateColumns()[1],
-             {"Selector", "string", "",
-              "A label query over pods that should match the pod count. Normally, the system "
-              "sets this field for you. More info: https://kubernetes.io/docs/concepts/overview/"
-              "working-with-objects/labels/#label-selectors",
-              1}},
+             jobSelectorColumn()},
             [](const nlohmann::json& o, const std::string& name, const std::string& age) {
               const std::int64_t succeeded = integer(at(o, {"status", "succeeded"}));
               std::string completions;
@@ -308,11 +312,7 @@ Printer printerFor(const core::ResourceInfo& info) {
              {"Last Schedule", "string", "",
               "Information when was the last time the job was successfully scheduled."},
              ageColumn(), templateColumns()[0], templateColumns()[1],
-             {"Selector", "string", "",
-              "A label query over pods that should match the pod count. Normally, the system "
-              "sets this field for you. More info: https://kubernetes.io/docs/concepts/overview/"
-              "working-with-objects/labels/#label-selectors",
-              1}},
+             jobSelectorColumn()},
             [](const nlohmann::json& o, const std::string& name, const std::string& age) {
               const std::string last = str(at(o, {"status", "lastScheduleTime"}));
               const auto& suspend = at(o, {"spec", "suspend"});
