@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <mutex>
+#include <set>
+#include <string>
 #include <thread>
 #include <unordered_map>
 #include <variant>
@@ -342,7 +345,18 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     req.set(http::field::host,
             default_port ? bracketed : bracketed + ":" + std::to_string(url->port));
     req.set(http::field::user_agent, options.user_agent);
-    for (const auto& [k, v] : request.headers.fields()) req.set(k, v);
+    // A header given once replaces the client's default (Host, User-Agent); one given several
+    // times is sent several times (Impersonate-Group: one field per group, as client-go sends).
+    std::set<std::string> given;
+    for (const auto& [k, v] : request.headers.fields()) {
+      std::string lower = k;
+      for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (given.insert(lower).second) {
+        req.set(k, v);
+      } else {
+        req.insert(k, v);
+      }
+    }
     req.body() = request.body;
     req.keep_alive(true);
     req.prepare_payload();

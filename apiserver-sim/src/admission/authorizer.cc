@@ -283,7 +283,9 @@ Authorization authorize(const ObjectStore& store, const AuthorizationAttributes&
       },
       [&](const std::string& error) { errors.push_back(error); });
   if (out.allowed()) return out;
-  if (!errors.empty()) out.reason = "RBAC: " + aggregate(errors);
+  // The union of kube-apiserver's authorizers names the authorizer of a no-opinion reason
+  // (k8s.io/apiserver pkg/authorization/union/union.go: "<name>: <reason>", "rbac" here).
+  if (!errors.empty()) out.reason = "rbac: RBAC: " + aggregate(errors);
   return out;
 }
 

@@ -213,10 +213,12 @@ TEST_F(AuthorizerTest, AMissingRoleIsTheReasonWhenNothingAllows) {
   const auto decision = authorize(store_, request(user("jane"), "get", "pods", "team"));
   EXPECT_FALSE(decision.allowed());
   EXPECT_EQ(decision.reason,
-            R"(RBAC: [clusterrole.rbac.authorization.k8s.io "not-there" not found, )"
+            R"(rbac: RBAC: [clusterrole.rbac.authorization.k8s.io "not-there" not found, )"
             R"(role.rbac.authorization.k8s.io "nope" not found])");
   const auto single = authorize(store_, request(user("jane"), "get", "pods", "else"));
-  EXPECT_EQ(single.reason, R"(RBAC: clusterrole.rbac.authorization.k8s.io "not-there" not found)");
+  // The union of authorizers names the one that gave the reason (union.go).
+  EXPECT_EQ(single.reason,
+            R"(rbac: RBAC: clusterrole.rbac.authorization.k8s.io "not-there" not found)");
 }
 
 TEST_F(AuthorizerTest, ForbiddenTextsAsKubeApiserverWritesThem) {
