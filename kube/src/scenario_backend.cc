@@ -1285,7 +1285,10 @@ class KubeBackend : public sim::Backend {
       return "request.oldObject: a real server admits against the stored object; another "
              "oldObject cannot be sent";
     }
-    if (request.options) {
+    // A DELETE's options are the request's body (gracePeriodSeconds, preconditions,
+    // propagationPolicy, orphanDependents: what a client sets, sent as given below); a create's
+    // or update's options are built by the server from the query.
+    if (request.options && request.operation != "DELETE") {
       return "request.options: the Create/Update/DeleteOptions the webhooks receive are built by "
              "the server from the request; they cannot be sent as given";
     }
