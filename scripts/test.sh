@@ -22,6 +22,7 @@ bash scripts/build-kube.sh
 istio_versions=(v0.0.0-20260423205519-b01690e6db7d v0.0.0-20260827124520-eed52ebb66ad)
 if command -v go >/dev/null 2>&1; then
   if ! (cd injector/tests/istio/chart_render && go mod download &&
+        cd ../istio_inject && go mod download &&
         for v in "${istio_versions[@]}"; do go mod download "istio.io/istio@$v"; done) \
       >/tmp/harness-istio-modules.log 2>&1; then
     echo "test.sh: Istio's modules could not be fetched (/tmp/harness-istio-modules.log);" \

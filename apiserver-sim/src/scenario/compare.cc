@@ -224,8 +224,10 @@ json comparableView(const StepResult& step, const std::vector<std::string>& unob
   view["stubs"] = std::move(stubs);
   if (!hidden(unobservable, "calls")) {
     // Mutating calls in order; validating ones run in parallel, so as a sorted list.
-    // A DELETE admitted more than once (a Pod's graceful delete) calls each mutating webhook
-    // once a pass; the real server's audit annotations name each round and index once.
+    // A DELETE admitted more than once (a Pod's graceful delete) calls each webhook once a
+    // pass, and how many passes kube-apiserver makes depends on its watch cache (two or
+    // three): each mutating call is shown once (the real server's audit annotations name each
+    // round and index once), each validating call line too.
     json calls = json::array();
     std::vector<std::string> validating;
     std::set<std::pair<int, std::size_t>> mutating_seen;
@@ -239,6 +241,7 @@ json comparableView(const StepResult& step, const std::vector<std::string>& unob
       }
     }
     std::sort(validating.begin(), validating.end());
+    validating.erase(std::unique(validating.begin(), validating.end()), validating.end());
     for (auto& line : validating) calls.push_back(std::move(line));
     view["calls"] = std::move(calls);
   }
@@ -498,6 +501,23 @@ std::string renderComparisonTable(const ComparisonReport& report) {
       "with unlisted differences, {} skipped; {} stale known differences\n",
       c.scenarios, c.errors, c.steps, c.identical, c.known, c.different, c.skipped,
       report.stale.size());
+  // The failing steps once more, after the counts: a long run's log is often read from its end
+  // (CI keeps the tail), where the DIFF lines above may have been cut off.
+  for (const auto& scenario : report.scenarios) {
+    if (!scenario.error.empty()) out += fmt::format("  error: {}\n", scenario.name);
+    for (const auto& step : scenario.steps) {
+      if (step.result != StepComparison::Result::kDifferent) continue;
+      std::string fields;
+      for (const auto& difference : step.differences) {
+        if (difference.known) continue;
+        fields += (fields.empty() ? "" : ", ") + difference.field;
+      }
+      out += fmt::format("  unlisted: {}/{} ({})\n", scenario.name, step.name, fields);
+    }
+  }
+  for (const auto* entry : report.stale) {
+    out += fmt::format("  stale: {} ({}/{})\n", entry->location, entry->scenario, entry->step);
+  }
   return out;
 }
 

@@ -2,8 +2,9 @@
 // (istioctl/pkg/kubeinject InjectCommand: inject.ParseTemplates, inject.NewValuesConfig and
 // inject.IntoResourceFile from pkg/kube/inject, no injector service), given the rendered
 // istio-sidecar-injector and istio ConfigMaps (../chart_render). The oracle of
-// ../istio_inject_test.sh: what Istio itself does with an object and with its own output again.
-// Nothing of Istio is committed: the module is read from the Go module cache (run.sh).
+// compare.sh: what Istio itself does with an object and with its own output again.
+// Nothing of Istio is committed: the module is read from the Go module cache (compare.sh
+// builds it with GOPROXY=off).
 //
 //	istio_inject -config <istio-sidecar-injector.yaml> -mesh <istio.yaml> <in.yaml> > out.yaml
 package main
