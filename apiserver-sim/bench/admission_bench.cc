@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/sim/kube_cel_session.h"
 #include "harness/sim/scenario.h"
 #include "harness/sim/scenario_runner.h"
 
@@ -176,6 +177,13 @@ BENCHMARK(BM_PodCreateAllowOnlyWebhooks)
     ->UseRealTime();
 
 void BM_ScenarioLibrary(benchmark::State& state) {
+  // As `apiserver-sim run` plays them: the policy, matchCondition and apply scenarios need
+  // Kubernetes' own code (bash scripts/build-kube.sh), and it must run before they load.
+  const sim::KubeCelSession kube_cel;
+  if (!kube_cel.available()) {
+    state.SkipWithError(("the library needs kube-cel: " + kube_cel.status()).c_str());
+    return;
+  }
   auto files = sim::findScenarioFiles({kSource / "scenarios"});
   if (!files.ok()) {
     state.SkipWithError(files.error().message.c_str());

@@ -67,10 +67,9 @@
 #include "harness/sim/cel.h"
 #include "harness/sim/check_command.h"
 #include "harness/sim/compare.h"
-#include "harness/sim/field_manager.h"
-#include "harness/sim/field_validation.h"
 #include "harness/sim/go_types.h"
 #include "harness/sim/html_report.h"
+#include "harness/sim/kube_cel_session.h"
 #include "harness/sim/lint.h"
 #include "harness/sim/lint_input.h"
 #include "harness/sim/live_explain.h"
@@ -349,34 +348,8 @@ bool colorOutput(const RunArgs& args) {
          isatty(1) == 1;
 }
 
-// What kube-cel gives the REST handlers while it lives: protobuf bodies (kubectl's typed clients)
-// decoded by Kubernetes' serializer, fieldValidation (Strict, Warn) as its Go types see the fields,
-// and its field manager (server-side apply, managedFields). For `serve`'s clients and for the
-// PATCH and APPLY steps of `run` and `compare`; nothing without kube-cel.
-class RestHooks {
- public:
-  explicit RestHooks(const sim::cel::ProcessCel& cel) {
-    const auto kube_cel = cel.kubeCel();
-    if (!kube_cel) return;
-    sim::setProtobufDecoder(sim::cel::protobufDecoder(kube_cel));
-    sim::setStrictFieldChecker(sim::cel::strictFieldChecker(kube_cel));
-    sim::setStrictPatchChecker(sim::cel::strictPatchChecker(kube_cel));
-    sim::setFieldManager(
-        {sim::cel::fieldManagerApply(kube_cel), sim::cel::fieldManagerUpdate(kube_cel)});
-  }
-  ~RestHooks() {
-    sim::setProtobufDecoder({});
-    sim::setStrictFieldChecker({});
-    sim::setStrictPatchChecker({});
-    sim::setFieldManager({});
-  }
-  RestHooks(const RestHooks&) = delete;
-  RestHooks& operator=(const RestHooks&) = delete;
-};
-
 int runCommand(const RunArgs& args) {
-  const sim::cel::ProcessCel cel;  // before the scenarios load: their matchConditions compile
-  const RestHooks rest_hooks(cel);
+  const sim::KubeCelSession kube_cel;  // before the scenarios load: their matchConditions compile
   std::optional<harness::audit::LogWriter> audit_log;  // thread-safe: one line per event
   sim::RunOptions options;
   options.time_scale = args.time_scale;
@@ -468,8 +441,7 @@ int writeHtmlReport(const sim::RunReport& report, const std::string& out_file, i
 }
 
 int reportCommand(RunArgs args, const std::string& out_file) {
-  const sim::cel::ProcessCel cel;
-  const RestHooks rest_hooks(cel);
+  const sim::KubeCelSession kube_cel;
   sim::RunOptions options;
   options.explain = true;
   options.explain_options.verbose = true;
@@ -503,8 +475,7 @@ int compareCommand(const RunArgs& args) {
   if (auto status = refuseCredentialsOnKube(args)) return *status;
   if (auto status = checkBackendBuilt(args.backend)) return *status;
   auto backend = makeBackend(args.backend);
-  const sim::cel::ProcessCel cel;
-  const RestHooks rest_hooks(cel);
+  const sim::KubeCelSession kube_cel;
   sim::RunOptions options;
   options.time_scale = args.time_scale;
   options.injector_binary = args.injector;
@@ -548,8 +519,8 @@ int compareCommand(const RunArgs& args) {
 int serveCommand(const ServeArgs& args) {
   // Before any thread exists, so that SIGTERM/SIGINT wait for waitForTerminationSignal().
   harness::net::blockTerminationSignals();
-  const sim::cel::ProcessCel cel;
-  const RestHooks rest_hooks(cel);
+  const sim::KubeCelSession kube_cel;
+  const sim::cel::ProcessCel& cel = kube_cel.cel();
   auto scenario = sim::loadScenario(args.scenario);
   if (!scenario.ok()) {
     std::cerr << scenario.error().message << "\n";

@@ -218,4 +218,14 @@ std::string MetricsRegistry::render() const {
   return out;
 }
 
+std::string MetricsRegistry::renderCounters(std::string_view prefix) const {
+  std::lock_guard lock(mutex_);
+  std::string out;
+  for (auto it = counters_.lower_bound(std::string(prefix));
+       it != counters_.end() && it->first.starts_with(prefix); ++it) {
+    out += it->second->render();
+  }
+  return out;
+}
+
 }  // namespace harness::core

@@ -43,6 +43,27 @@ TEST(Metrics, HistogramBucketsAreCumulativeAndUpperBoundsInclusive) {
   EXPECT_EQ(h.count({"w"}), 3u);
 }
 
+// Only the counter families under the prefix, as render() writes them: no histogram, no other
+// counter, none that merely sorts after the prefix.
+TEST(Metrics, RenderCountersTakesTheFamiliesUnderAPrefix) {
+  MetricsRegistry registry;
+  registry.counter("apiserver_admission_webhook_request_total", "r", {"name"}).add({"w"});
+  registry.counter("apiserver_admission_webhook_rejection_count", "j", {"name"}).add({"w"}, 2);
+  registry.counter("apiserver_admission_webhooks_total", "other", {}).add({});
+  registry.counter("apiserver_admission_step_total", "before", {}).add({});
+  registry.histogram("apiserver_admission_webhook_admission_duration_seconds", "d", {"name"},
+                     {0.1})
+      .observe({"w"}, 0.05);
+  EXPECT_EQ(registry.renderCounters("apiserver_admission_webhook_"),
+            "# HELP apiserver_admission_webhook_rejection_count j\n"
+            "# TYPE apiserver_admission_webhook_rejection_count counter\n"
+            "apiserver_admission_webhook_rejection_count{name=\"w\"} 2\n"
+            "# HELP apiserver_admission_webhook_request_total r\n"
+            "# TYPE apiserver_admission_webhook_request_total counter\n"
+            "apiserver_admission_webhook_request_total{name=\"w\"} 1\n");
+  EXPECT_EQ(registry.renderCounters("nothing_"), "");
+}
+
 TEST(Metrics, EmptyFamiliesRenderNothingAndRegistrationIsIdempotent) {
   MetricsRegistry registry;
   auto& a = registry.counter("x_total", "x", {"l"});

@@ -117,7 +117,7 @@ int appliesTo(const core::UserInfo& user, const json& binding, const std::string
       std::string sa_namespace = text(subject, "namespace");
       if (sa_namespace.empty()) sa_namespace = namespace_name;
       applies = !sa_namespace.empty() &&
-                user.username == "system:serviceaccount:" + sa_namespace + ":" + name;
+                user.username == fmt::format("system:serviceaccount:{}:{}", sa_namespace, name);
     }
     if (applies) return static_cast<int>(i);
   }
@@ -374,37 +374,53 @@ core::Result<std::size_t> seedBootstrapPolicy(ObjectStore& store, const json& po
 }
 
 std::size_t aggregateClusterRoles(ObjectStore& store) {
-  std::size_t rewritten = 0;
-  // A role that aggregates aggregated roles (admin takes edit's rules) settles in as many passes
-  // as the chain is long; each pass rewrites only roles whose rules changed.
-  const std::size_t max_passes = store.list(kClusterRoles).size() + 1;
-  for (std::size_t pass = 0; pass < max_passes; ++pass) {
-    bool changed = false;
-    const std::vector<json> roles = store.list(kClusterRoles);  // ordered by name (byName)
-    for (const json& role : roles) {
-      const json rule = role.value("aggregationRule", json());
-      if (!rule.is_object()) continue;
-      const json selectors = rule.value("clusterRoleSelectors", json::array());
-      if (!selectors.is_array()) continue;
-      json rules = json::array();
-      std::vector<json> seen;
+  // Worked out on one listing: the roles' labels and selectors do not change, only rules do.
+  std::vector<json> roles = store.list(kClusterRoles);  // ordered by name (byName)
+  struct Role {
+    std::string name;
+    core::Labels labels;
+    std::vector<core::LabelSelector> selectors;  // aggregating roles only
+    bool aggregates = false;
+  };
+  std::vector<Role> parsed;
+  parsed.reserve(roles.size());
+  for (const json& role : roles) {
+    Role entry;
+    entry.name = metadataField(role, "name");
+    const json labels = role.value("metadata", json::object()).value("labels", json::object());
+    if (labels.is_object()) {
+      for (const auto& [key, value] : labels.items()) {
+        if (value.is_string()) entry.labels[key] = value.get<std::string>();
+      }
+    }
+    const json rule = role.value("aggregationRule", json());
+    const json selectors =
+        rule.is_object() ? rule.value("clusterRoleSelectors", json::array()) : json();
+    if (selectors.is_array()) {
+      entry.aggregates = true;
       for (const json& selector_json : selectors) {
         auto selector = core::LabelSelector::parse(selector_json);
-        if (!selector.ok()) continue;  // the controller skips a selector it cannot parse
-        for (const json& other : roles) {
-          if (metadataField(other, "name") == metadataField(role, "name")) continue;
-          core::Labels labels;
-          const json other_labels = other.value("metadata", json::object()).value(
-              "labels", json::object());
-          if (other_labels.is_object()) {
-            for (const auto& [key, value] : other_labels.items()) {
-              if (value.is_string()) labels[key] = value.get<std::string>();
-            }
-          }
-          if (!selector->matches(labels)) continue;
-          const json other_rules = other.value("rules", json::array());
-          if (!other_rules.is_array()) continue;
-          for (const json& candidate : other_rules) {
+        // The controller skips a selector it cannot parse.
+        if (selector.ok()) entry.selectors.push_back(std::move(*selector));
+      }
+    }
+    parsed.push_back(std::move(entry));
+  }
+  // A role that aggregates aggregated roles (admin takes edit's rules) settles in as many passes
+  // as the chain is long; each pass reads the rules as the previous one left them.
+  std::vector<bool> changed(roles.size(), false);
+  for (std::size_t pass = 0; pass <= roles.size(); ++pass) {
+    std::vector<std::pair<std::size_t, json>> updates;
+    for (std::size_t r = 0; r < roles.size(); ++r) {
+      if (!parsed[r].aggregates) continue;
+      json rules = json::array();
+      std::vector<json> seen;
+      for (const auto& selector : parsed[r].selectors) {
+        for (std::size_t o = 0; o < roles.size(); ++o) {
+          if (parsed[o].name == parsed[r].name || !selector.matches(parsed[o].labels)) continue;
+          const auto other_rules = roles[o].find("rules");
+          if (other_rules == roles[o].end() || !other_rules->is_array()) continue;
+          for (const json& candidate : *other_rules) {
             json normalized = normalizedRule(candidate);
             if (std::find(seen.begin(), seen.end(), normalized) != seen.end()) continue;
             seen.push_back(std::move(normalized));
@@ -413,19 +429,23 @@ std::size_t aggregateClusterRoles(ObjectStore& store) {
         }
       }
       std::vector<json> current;
-      const json current_rules = role.value("rules", json::array());
-      if (current_rules.is_array()) {
-        for (const json& r : current_rules) current.push_back(normalizedRule(r));
+      const auto current_rules = roles[r].find("rules");
+      if (current_rules != roles[r].end() && current_rules->is_array()) {
+        for (const json& rule : *current_rules) current.push_back(normalizedRule(rule));
       }
-      if (current == seen) continue;
-      json updated = role;
-      updated["rules"] = std::move(rules);
-      if (std::holds_alternative<json>(store.update(kClusterRoles, std::move(updated)))) {
-        ++rewritten;
-        changed = true;
-      }
+      if (current != seen) updates.emplace_back(r, std::move(rules));
     }
-    if (!changed) break;
+    if (updates.empty()) break;
+    for (auto& [r, rules] : updates) {
+      roles[r]["rules"] = std::move(rules);
+      changed[r] = true;
+    }
+  }
+  std::size_t rewritten = 0;
+  for (std::size_t r = 0; r < roles.size(); ++r) {
+    if (changed[r] && std::holds_alternative<json>(store.update(kClusterRoles, roles[r]))) {
+      ++rewritten;
+    }
   }
   return rewritten;
 }

@@ -47,7 +47,7 @@ using rest::Call;
 
 namespace {
 
-constexpr std::size_t kMaxRequestBodyBytes = 3 * 1024 * 1024;
+constexpr std::size_t kMaxRequestBodyBytes = std::size_t{3} * 1024 * 1024;
 constexpr std::size_t kMaxJsonPatchOperations = 10000;
 constexpr int kPatchConflictRetries = 5;
 

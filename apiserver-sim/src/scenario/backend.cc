@@ -157,8 +157,7 @@ class SimulatorSession : public BackendSession {
     for (const auto& metric : step.expect.metrics) {
       before.push_back(metricValue(env_->metrics(), metric.name, metric.labels));
     }
-    const auto counters_before =
-        parseCounterSamples(env_->metrics().render(), kWebhookMetricPrefix);
+    const auto counters_before = webhookCounters();
     outcome.admission = step.request.isPatch()
                             ? patch(step.request)
                             : env_->chain().handle(env_->writeRequest(step.request));
@@ -168,8 +167,7 @@ class SimulatorSession : public BackendSession {
       outcome.metric_deltas.push_back(before[m] && after ? std::optional(*after - *before[m])
                                                          : std::nullopt);
     }
-    outcome.webhook_metric_changes = counterChanges(
-        counters_before, parseCounterSamples(env_->metrics().render(), kWebhookMetricPrefix));
+    outcome.webhook_metric_changes = counterChanges(counters_before, webhookCounters());
     outcome.stubs = env_->stubObservations(stub_counts);
     return outcome;
   }
@@ -189,6 +187,12 @@ class SimulatorSession : public BackendSession {
   void stop() override { env_->stop(); }
 
  private:
+  // The webhook counters, read as the kube backend reads them from /metrics.
+  std::vector<CounterSample> webhookCounters() const {
+    return parseCounterSamples(env_->metrics().renderCounters(kWebhookMetricPrefix),
+                               kWebhookMetricPrefix);
+  }
+
   // A PATCH or APPLY step: the request kubectl sends, answered by the simulator's REST handler
   // (its patch handler: the same patching, options and admission as for `apiserver-sim serve`).
   AdmissionResult patch(const RequestSpec& spec) {

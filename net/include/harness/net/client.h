@@ -30,7 +30,7 @@ struct ClientOptions {
   std::string server_name;
   int threads = 1;                        // I/O threads owned by the client
   std::size_t max_idle_per_endpoint = 100;  // Go's MaxIdleConnsPerHost for the webhook client
-  std::size_t response_body_limit = 64 * 1024 * 1024;
+  std::size_t response_body_limit = std::size_t{64} * 1024 * 1024;
   std::chrono::milliseconds idle_connection_timeout{90'000};
   std::string user_agent = "sidecar-harness";
 };
