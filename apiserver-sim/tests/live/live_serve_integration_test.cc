@@ -271,6 +271,20 @@ TEST_F(LiveServeTest, AParamKindTheClusterDoesNotServeFailsAsTheClusterDoes) {
   const auto policy_part = message.find("ValidatingAdmissionPolicy 'max-containers'");
   ASSERT_NE(policy_part, std::string::npos) << message;
   EXPECT_THAT(denied.err, HasSubstr(message.substr(policy_part)));
+  // lint --kubeconfig reads the same discovery: the binding is an error (failurePolicy Fail).
+  auto linted = sim({"lint", "--kubeconfig", kubeconfig_.string(), "-o", "json"});
+  EXPECT_EQ(linted.status, 1) << linted.out << linted.err;
+  const json lint_doc = json::parse(linted.out);
+  bool unserved = false;
+  for (const auto& finding : lint_doc["findings"]) {
+    if (finding["rule"] == "policy-param-not-found" &&
+        finding["configuration"] == "max-containers") {
+      unserved = finding["severity"] == "error" &&
+                 finding["message"].get<std::string>().find(
+                     "the cluster does not serve that kind") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(unserved) << linted.out;
 }
 
 }  // namespace
