@@ -35,34 +35,6 @@ using nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-// A policy whose paramKind is a custom resource's kind. The simulator serves no
-// CustomResourceDefinitions, so, as on a kube-apiserver without the CRD, the plugin cannot
-// resolve the kind (generic/policy_source.go: "failed to find resource referenced by
-// paramKind") and the binding's failurePolicy (Fail) decides.
-constexpr char kCustomParamPolicy[] = R"yaml(
-apiVersion: v1
-kind: Namespace
-metadata: {name: app-limits, labels: {limits: enforced}}
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata: {name: max-containers}
-spec:
-  paramKind: {apiVersion: example.com/v1, kind: Limit}
-  matchConstraints:
-    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]
-  validations:
-    - expression: "size(object.spec.containers) <= params.spec.maxContainers"
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata: {name: max-containers}
-spec:
-  policyName: max-containers
-  validationActions: [Deny]
-  paramRef: {name: strict, namespace: app-limits, parameterNotFoundAction: Deny}
-  matchResources: {namespaceSelector: {matchLabels: {limits: enforced}}}
-)yaml";
 
 class LiveServeTest : public ::testing::Test {
  protected:
@@ -115,9 +87,14 @@ class LiveServeTest : public ::testing::Test {
     ASSERT_EQ(output.status, 0) << output.out << output.err << log();
   }
 
-  void apply(const std::string& name, const std::string& yaml) {
-    testing::writeFile(dir_ / name, yaml);
-    run(kubectl({"apply", "-f", (dir_ / name).string()}));
+  // The Pod of pod_ without its namespace, for kubectl's -n (kubectl refuses another).
+  fs::path podAnywhere() {
+    auto object = core::parseYaml(testing::readFile(pod_));
+    EXPECT_TRUE(object.ok());
+    if (object.ok()) (*object)["metadata"].erase("namespace");
+    const fs::path file = dir_ / "pod-anywhere.yaml";
+    testing::writeFile(file, object.ok() ? core::toYaml(*object) : "");
+    return file;
   }
 
   // The Pods the simulator stores, in every namespace.
@@ -200,13 +177,7 @@ TEST_F(LiveServeTest, PolicyDecisionsAreTheSimulatorsOwn) {
   ASSERT_EQ(entries["require-team/require-team"]["decision"], "deny") << explained.out;
   EXPECT_EQ(entries["add-label/add-label"]["decision"], "mutate") << explained.out;
 
-  // The same Pod without its namespace, for kubectl's -n.
-  auto pod_object = core::parseYaml(testing::readFile(pod_));
-  ASSERT_TRUE(pod_object.ok());
-  (*pod_object)["metadata"].erase("namespace");
-  const fs::path pod_anywhere = dir_ / "pod-anywhere.yaml";
-  testing::writeFile(pod_anywhere, core::toYaml(*pod_object));
-  auto denied = kubectl({"create", "--dry-run=server", "-f", pod_anywhere.string(), "-n",
+  auto denied = kubectl({"create", "--dry-run=server", "-f", podAnywhere().string(), "-n",
                          "app-policy", "-o", "json"});
   EXPECT_NE(denied.status, 0) << denied.out;
   const std::string message = entries["require-team/require-team"]["message"];
@@ -228,7 +199,7 @@ TEST_F(LiveServeTest, PolicyDecisionsAreTheSimulatorsOwn) {
                                  "`policy=enforced`: namespace \"app-linkerd\" has labels "
                                  "kubernetes.io/metadata.name=app-linkerd: no match\n"));
   }
-  auto admitted = kubectl({"create", "--dry-run=server", "-f", pod_anywhere.string(), "-n",
+  auto admitted = kubectl({"create", "--dry-run=server", "-f", podAnywhere().string(), "-n",
                            "app-linkerd", "-o", "json"});
   ASSERT_EQ(admitted.status, 0) << admitted.err;
   EXPECT_FALSE(json::parse(admitted.out)["metadata"]["labels"].contains("mutated-by"));
@@ -246,10 +217,14 @@ TEST_F(LiveServeTest, PolicyDecisionsAreTheSimulatorsOwn) {
 }
 
 // A paramKind the simulator does not serve (a custom resource's: no CRDs here): explain reads
-// the discovery's 404 as "not served", and decides as the simulator's own plugin does.
+// the discovery's 404 as "not served" and decides as the simulator's own plugin does, as
+// kube-apiserver does without the CRD: the plugin cannot resolve the kind
+// (generic/policy_source.go: "failed to find resource referenced by paramKind") and the
+// binding's failurePolicy (Fail) decides.
 TEST_F(LiveServeTest, AParamKindTheClusterDoesNotServeFailsAsTheClusterDoes) {
   if (auto reason = noKubeCelReason(); !reason.empty()) GTEST_SKIP() << reason;
-  apply("custom-param.yaml", kCustomParamPolicy);
+  run(kubectl({"apply", "-f",
+               (root_ / "apiserver-sim/tests/live/testdata/limits-policy.yaml").string()}));
   auto explained = sim({"explain", "--kubeconfig", kubeconfig_.string(), "-f", pod_.string(),
                         "-n", "app-limits", "-o", "json"});
   ASSERT_EQ(explained.status, 0) << explained.out << explained.err;
@@ -260,12 +235,7 @@ TEST_F(LiveServeTest, AParamKindTheClusterDoesNotServeFailsAsTheClusterDoes) {
   const std::string message = entry["message"];
   EXPECT_THAT(message, HasSubstr("failed to find resource referenced by paramKind: "
                                  "'example.com/v1, Kind=Limit'"));
-  auto pod_object = core::parseYaml(testing::readFile(pod_));
-  ASSERT_TRUE(pod_object.ok());
-  (*pod_object)["metadata"].erase("namespace");
-  const fs::path pod_anywhere = dir_ / "pod-anywhere.yaml";
-  testing::writeFile(pod_anywhere, core::toYaml(*pod_object));
-  auto denied = kubectl({"create", "--dry-run=server", "-f", pod_anywhere.string(), "-n",
+  auto denied = kubectl({"create", "--dry-run=server", "-f", podAnywhere().string(), "-n",
                          "app-limits"});
   EXPECT_NE(denied.status, 0) << denied.out;
   const auto policy_part = message.find("ValidatingAdmissionPolicy 'max-containers'");
