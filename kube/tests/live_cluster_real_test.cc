@@ -188,6 +188,8 @@ TEST_F(LiveClusterRealTest, LintAndExplainReadTheLiveCluster) {
   for (const auto& webhook : doc["webhooks"]) {
     if (webhook["webhook"] == "linkerd-proxy-injector.linkerd.io") {
       linkerd_injects = webhook["injector"]["decision"] == "inject";
+      // The patch Linkerd's webhook would answer, predicted offline.
+      EXPECT_FALSE(webhook["injector"].value("patch", json::array()).empty()) << webhook;
     }
   }
   EXPECT_TRUE(linkerd_injects) << as_json.out;

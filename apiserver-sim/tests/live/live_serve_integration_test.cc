@@ -135,6 +135,8 @@ TEST_F(LiveServeTest, ReportDrawsTheSimulatorsClusterWithTheInjectorsDecision) {
   EXPECT_THAT(explained.out, HasSubstr("mutating webhook linkerd-proxy-injector.linkerd.io"));
   EXPECT_THAT(explained.out, HasSubstr("linkerd injector's decision (offline, on the cluster's "
                                        "linkerd-config):"));
+  EXPECT_THAT(explained.out, HasSubstr("  predicted patch (the injector's, offline; nothing is "
+                                       "sent):\n"));
 
   const fs::path page = dir_ / "live-report.html";
   auto reported = sim({"report", "--kubeconfig", kubeconfig_.string(), "-f", pod_.string(),
@@ -145,6 +147,9 @@ TEST_F(LiveServeTest, ReportDrawsTheSimulatorsClusterWithTheInjectorsDecision) {
   EXPECT_THAT(html, HasSubstr("linkerd injector's decision for "
                               "linkerd-proxy-injector.linkerd.io"));
   EXPECT_THAT(html, HasSubstr("<td>linkerd-proxy-injector.linkerd.io</td>"));
+  EXPECT_THAT(html, HasSubstr("<p>predicted patch of linkerd-proxy-injector.linkerd.io (the "
+                              "linkerd injector's, offline; nothing is sent):</p>"));
+  EXPECT_THAT(html, HasSubstr("linkerd-proxy"));
   EXPECT_THAT(html, Not(HasSubstr("http://")));  // self-contained: nothing fetched
   EXPECT_EQ(storedPods(), 0u);  // nothing was sent
 
