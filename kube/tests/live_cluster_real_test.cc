@@ -58,9 +58,8 @@ items:
   - {apiVersion: v1, kind: Namespace, metadata: {name: app-linkerd, annotations: {linkerd.io/inject: enabled}}}
 )";
 
-// A custom resource kind for policy params, and a policy reading it: at most
-// params.spec.maxContainers containers in namespaces labelled limits=enforced; a second binding
-// names a param that does not exist (and matches no namespace).
+// A custom resource kind for policy params (the policy reading it:
+// apiserver-sim/tests/live/testdata/limits-policy.yaml), and the param.
 constexpr char kLimitsCrd[] = R"(apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: limits.example.com}
@@ -77,45 +76,12 @@ spec:
           type: object
           properties:
             spec: {type: object, properties: {maxContainers: {type: integer}}}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: app-limits, labels: {limits: enforced}}
 )";
 
-constexpr char kLimitsPolicy[] = R"yaml(apiVersion: example.com/v1
+constexpr char kLimitsParam[] = R"yaml(apiVersion: example.com/v1
 kind: Limit
 metadata: {name: strict, namespace: app-limits}
 spec: {maxContainers: 0}
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata: {name: max-containers}
-spec:
-  paramKind: {apiVersion: example.com/v1, kind: Limit}
-  matchConstraints:
-    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]
-  validations:
-    - expression: "size(object.spec.containers) <= params.spec.maxContainers"
-      messageExpression: "'at most ' + string(params.spec.maxContainers) + ' containers'"
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata: {name: max-containers}
-spec:
-  policyName: max-containers
-  validationActions: [Deny]
-  paramRef: {name: strict, namespace: app-limits, parameterNotFoundAction: Deny}
-  matchResources: {namespaceSelector: {matchLabels: {limits: enforced}}}
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata: {name: max-containers-missing}
-spec:
-  policyName: max-containers
-  validationActions: [Deny]
-  paramRef: {name: absent, namespace: app-limits, parameterNotFoundAction: Deny}
-  matchResources: {namespaceSelector: {matchLabels: {limits: none}}}
 )yaml";
 
 class LiveClusterRealTest : public ::testing::Test {
@@ -222,6 +188,8 @@ TEST_F(LiveClusterRealTest, LintAndExplainReadTheLiveCluster) {
   for (const auto& webhook : doc["webhooks"]) {
     if (webhook["webhook"] == "linkerd-proxy-injector.linkerd.io") {
       linkerd_injects = webhook["injector"]["decision"] == "inject";
+      // The patch Linkerd's webhook would answer, predicted offline.
+      EXPECT_FALSE(webhook["injector"].value("patch", json::array()).empty()) << webhook;
     }
   }
   EXPECT_TRUE(linkerd_injects) << as_json.out;
@@ -370,7 +338,11 @@ TEST_F(LiveClusterRealTest, LintAndExplainReadTheLiveCluster) {
   auto established = kubectl({"wait", "--for=condition=Established", "--timeout=120s",
                               "customresourcedefinition/limits.example.com"});
   ASSERT_EQ(established.status, 0) << established.err;
-  apply("limits-policy.yaml", kLimitsPolicy);
+  auto limits_policy = kubectl(
+      {"apply", "-f",
+       (testing::sourceDir() / "apiserver-sim/tests/live/testdata/limits-policy.yaml").string()});
+  ASSERT_EQ(limits_policy.status, 0) << limits_policy.err;
+  apply("limits-param.yaml", kLimitsParam);
   auto limits_account = kubectl({"create", "serviceaccount", "default", "-n", "app-limits"});
   ASSERT_EQ(limits_account.status, 0) << limits_account.err;
   auto limited = sim({"explain", "--kubeconfig", kubeconfig, "-f", pod.string(), "-n",

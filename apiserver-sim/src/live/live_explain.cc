@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cerrno>
 #include <fstream>
@@ -96,6 +97,8 @@ struct InjectorDecision {
   std::string text;  // the injector's own explanation, indented by the caller
   std::string decision;
   std::string error;
+  nlohmann::json patch;        // an injected object: the JSON patch the webhook would answer
+  std::string patch_error;     // the patch could not be computed (the decision stands)
 };
 
 InjectorDecision decide(const InjectorIdentity& injector, const ClusterSnapshot& cluster,
@@ -146,7 +149,7 @@ InjectorDecision decide(const InjectorIdentity& injector, const ClusterSnapshot&
     }
   }
   argv.push_back((dir / "object.yaml").string());
-  auto ran = runInjector(std::move(argv), dir / "injector.log");
+  auto ran = runInjector(argv, dir / "injector.log");
   if (!ran.ok()) {
     out.error = ran.error().message;
     return out;
@@ -157,6 +160,24 @@ InjectorDecision decide(const InjectorIdentity& injector, const ClusterSnapshot&
   if (auto colon = first.rfind(": "); colon != std::string::npos) {
     out.decision = first.substr(colon + 2, first.find(' ', colon + 2) - colon - 2);
   }
+  // Linkerd says "inject", Istio "injected" (the injector's --explain words): the patch its
+  // webhook would answer with, from the same inputs (`injector inject --patch -o json`: one entry
+  // per object, {"decision", "object", "patch"}).
+  if (out.decision != "inject" && out.decision != "injected") return out;
+  std::replace(argv.begin(), argv.end(), std::string("--explain"), std::string("--patch"));
+  argv.insert(argv.end() - 1, {"-o", "json"});
+  auto patched = runInjector(std::move(argv), dir / "injector-patch.log");
+  if (!patched.ok()) {
+    out.patch_error = patched.error().message;
+    return out;
+  }
+  const json entries = json::parse(*patched, nullptr, false);
+  if (!entries.is_array() || entries.size() != 1 || !entries[0].is_object() ||
+      !entries[0].contains("patch") || !entries[0]["patch"].is_array()) {
+    out.patch_error = "injector inject --patch answered no patch for the object";
+    return out;
+  }
+  out.patch = entries[0]["patch"];
   return out;
 }
 
@@ -354,6 +375,17 @@ core::Result<LiveExplanation> explainCreate(const ClusterSnapshot& cluster, cons
           text += indentText(decision.text, "    ");
           injected["decision"] = decision.decision;
           injected["explanation"] = decision.text;
+          if (!decision.patch.is_null()) {
+            // As a call's patch in a scenario's explanation: each operation with the value
+            // before and after, applied to the object as sent.
+            text += "  predicted patch (the injector's, offline; nothing is sent):\n";
+            text += indentText(explainPatch(object, decision.patch, options.explain.color),
+                               "    ");
+            injected["patch"] = patchDiff(object, decision.patch);
+          } else if (!decision.patch_error.empty()) {
+            text += "  predicted patch: unknown: " + decision.patch_error + "\n";
+            injected["patchError"] = decision.patch_error;
+          }
           // Linkerd says "inject", Istio "injected" (the injector's --explain words).
           if (decision.decision == "inject" || decision.decision == "injected") {
             out.would_inject = true;

@@ -198,7 +198,14 @@ std::vector<PatchEffect> patchEffects(const json& before, const json& patch) {
       if (parent != nullptr && parent->is_object()) effect.before = *old;
     }
     if (kind != "remove") {
-      if (const json* now = valueAt(next, path)) effect.after = *now;
+      const json* now = valueAt(next, path);
+      // "-" names the element after the last (RFC 6902 section 4.1, RFC 6901 section 4): what
+      // an add, copy or move put there is the array's last element now.
+      if (now == nullptr && path.ends_with("/-")) {
+        const json* array = valueAt(next, path.substr(0, path.size() - 2));
+        if (array != nullptr && array->is_array() && !array->empty()) now = &array->back();
+      }
+      if (now != nullptr) effect.after = *now;
     }
     current = std::move(next);
     effects.push_back(std::move(effect));

@@ -338,22 +338,28 @@ std::string decisionTable(const json& explain) {
   return out;
 }
 
+// A patch's operations with their values before (red) and after (green) (explain's patchDiff).
+std::string patchLines(const json& operations) {
+  std::string out;
+  for (const auto& op : operations) {
+    out += escape(str(op, "op") + " " + str(op, "path")) + "\n";
+    if (op.contains("before")) {
+      out += "<span class=\"del\">    - " + escape(op["before"].dump()) + "</span>\n";
+    }
+    if (op.contains("after")) {
+      out += "<span class=\"add\">    + " + escape(op["after"].dump()) + "</span>\n";
+    }
+  }
+  return out;
+}
+
 std::string diffs(const json& explain) {
   std::string out;
   for (const auto& webhook : explain.value("webhooks", json::array())) {
     if (!webhook.contains("call") || !webhook["call"].contains("patch")) continue;
     out += fmt::format("<p>patch of {} (round {}):</p><pre class=\"diff\">",
                        escape(webhook.value("webhook", "")), webhook.value("round", 0));
-    for (const auto& op : webhook["call"]["patch"]) {
-      out += escape(str(op, "op") + " " + str(op, "path")) + "\n";
-      if (op.contains("before")) {
-        out += "<span class=\"del\">    - " + escape(op["before"].dump()) + "</span>\n";
-      }
-      if (op.contains("after")) {
-        out += "<span class=\"add\">    + " + escape(op["after"].dump()) + "</span>\n";
-      }
-    }
-    out += "</pre>\n";
+    out += patchLines(webhook["call"]["patch"]) + "</pre>\n";
   }
   // Live explain: the mutations of the MutatingAdmissionPolicies (JSON patches) and the
   // injectors' own explanations.
@@ -377,6 +383,13 @@ std::string diffs(const json& explain) {
                        escape(injector.value("profile", "")), escape(webhook.value("webhook", "")),
                        escape(injector.value("decision", injector.value("error", ""))),
                        escape(injector.value("explanation", "")));
+    if (injector.contains("patch") && injector["patch"].is_array()) {
+      out += fmt::format("<p>predicted patch of {} (the {} injector's, offline; nothing is "
+                         "sent):</p><pre class=\"diff\">",
+                         escape(webhook.value("webhook", "")),
+                         escape(injector.value("profile", "")));
+      out += patchLines(injector["patch"]) + "</pre>\n";
+    }
   }
   return out;
 }

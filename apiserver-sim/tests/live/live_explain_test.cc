@@ -169,6 +169,18 @@ TEST_F(LiveExplainTest, IstioNamespaceIsInjectedByIstioAndLinkerdDeclines) {
   }
   EXPECT_EQ(decisions["istio"], "injected") << text;
   EXPECT_NE(decisions["linkerd"], "inject") << text;
+  // The injector that injects predicts its webhook's patch (as a diff on the object as sent); the
+  // one that declines has none.
+  std::map<std::string, json> patches;
+  for (const auto& entry : webhooks) {
+    if (entry.contains("injector")) patches[entry["injector"]["profile"]] = entry["injector"];
+  }
+  ASSERT_TRUE(patches["istio"].contains("patch")) << text;
+  EXPECT_THAT(patches["istio"]["patch"].dump(), HasSubstr("\"name\":\"istio-proxy\""));
+  EXPECT_FALSE(patches["linkerd"].contains("patch")) << text;
+  EXPECT_THAT(text, HasSubstr("    predicted patch (the injector's, offline; nothing is sent):\n"
+                              "      add /metadata/annotations\n"));
+  EXPECT_THAT(text, HasSubstr("      add /spec/containers/-\n          + {"));
   // Nothing but GETs of what explain needs.
   for (const auto& path : cluster_.paths()) {
     EXPECT_TRUE(path.starts_with("/api")) << path;
@@ -186,6 +198,20 @@ TEST_F(LiveExplainTest, LinkerdNamespaceIsInjectedByLinkerdOnly) {
   ASSERT_EQ(explained->json["webhooks"].size(), 1u);
   EXPECT_EQ(explained->json["webhooks"][0]["injector"]["decision"], "inject")
       << explained->text;
+  // The patch Linkerd's webhook would answer: the proxy container among what it adds.
+  const json& patch = explained->json["webhooks"][0]["injector"]["patch"];
+  ASSERT_TRUE(patch.is_array()) << explained->text;
+  bool proxy = false;
+  for (const auto& op : patch) {
+    proxy = proxy || (op["op"] == "add" && op.contains("after") &&
+                      op["after"].dump().find("\"name\":\"linkerd-proxy\"") != std::string::npos);
+  }
+  EXPECT_TRUE(proxy) << patch.dump(2);
+  // Drawn in the report as a diff.
+  const std::string html = renderHtmlReport(liveReport(*explained, "pod.yaml"), "live");
+  EXPECT_THAT(html, HasSubstr("<p>predicted patch of linkerd-proxy-injector.linkerd.io (the "
+                              "linkerd injector's, offline; nothing is sent):</p>"
+                              "<pre class=\"diff\">"));
 }
 
 TEST_F(LiveExplainTest, AMissingConfigMapOrNamespaceIsSaid) {

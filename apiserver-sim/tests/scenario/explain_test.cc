@@ -42,6 +42,18 @@ TEST(ExplainPatchTest, AddOverAnExistingMemberShowsTheOldValue) {
             "add /l/0\n    + 0\n");
 }
 
+// An injector's sidecar is appended with "-" (Istio's /spec/containers/-): the value shown is
+// the element it added.
+TEST(ExplainPatchTest, AnAppendShowsTheElementItAdded) {
+  const json before = json::parse(R"({"l": [{"name": "app"}]})");
+  const json patch = json::parse(R"([{"op": "add", "path": "/l/-", "value": {"name": "proxy"}},
+                                     {"op": "copy", "from": "/l/0", "path": "/l/-"}])");
+  EXPECT_EQ(explainPatch(before, patch),
+            "add /l/-\n    + {\"name\":\"proxy\"}\n"
+            "copy /l/0 -> /l/-\n    + {\"name\":\"app\"}\n");
+  EXPECT_EQ(patchDiff(before, patch)[0]["after"], json::parse(R"({"name": "proxy"})"));
+}
+
 TEST(ExplainPatchTest, AnOperationThatDoesNotApplySaysWhy) {
   const json patch = json::parse(R"([{"op": "remove", "path": "/missing"},
                                      {"op": "add", "path": "/x", "value": 1}])");

@@ -7,7 +7,8 @@
 // matched or skipped and the clause that decided (ShouldCallHook, matching.h, on the namespace's
 // actual labels), and for a Linkerd or Istio injector webhook that would be called, the
 // injector's own decision with its reasons: the project's injector (`injector inject --explain`)
-// run offline on the cluster's own configuration.
+// run offline on the cluster's own configuration, and when it injects, the patch its webhook would
+// answer (`injector inject --patch`) as a diff on the object as sent.
 
 #include <filesystem>
 #include <functional>
@@ -101,8 +102,8 @@ core::Result<LiveExplanation> explainCreate(const ClusterSnapshot& cluster,
 // scenario named after the cluster, one step for the request (failed when a policy denies it),
 // whose explain JSON is the live explanation's in the shape of a scenario step's
 // (explainStepJson) with "source": "live": the webhooks that would be called, with no call (none
-// is made) and the injectors' decisions; the policies in their phases; "result" says nothing was
-// sent, or the policy's denial.
+// is made) and the injectors' decisions and predicted patches; the policies in their phases;
+// "result" says nothing was sent, or the policy's denial.
 RunReport liveReport(const LiveExplanation& explanation, const std::string& object_file);
 
 }  // namespace harness::sim::live
