@@ -14,6 +14,7 @@
 #include "harness/sim/authorizer.h"
 
 #include <algorithm>
+#include <set>
 #include <variant>
 
 #include <fmt/format.h>
@@ -414,7 +415,8 @@ std::size_t aggregateClusterRoles(ObjectStore& store) {
     for (std::size_t r = 0; r < roles.size(); ++r) {
       if (!parsed[r].aggregates) continue;
       json rules = json::array();
-      std::vector<json> seen;
+      std::vector<json> seen;    // in the order taken
+      std::set<json> seen_set;  // the same, for lookups (admin takes hundreds of rules)
       for (const auto& selector : parsed[r].selectors) {
         for (std::size_t o = 0; o < roles.size(); ++o) {
           if (parsed[o].name == parsed[r].name || !selector.matches(parsed[o].labels)) continue;
@@ -422,7 +424,7 @@ std::size_t aggregateClusterRoles(ObjectStore& store) {
           if (other_rules == roles[o].end() || !other_rules->is_array()) continue;
           for (const json& candidate : *other_rules) {
             json normalized = normalizedRule(candidate);
-            if (std::find(seen.begin(), seen.end(), normalized) != seen.end()) continue;
+            if (!seen_set.insert(normalized).second) continue;
             seen.push_back(std::move(normalized));
             rules.push_back(candidate);
           }
