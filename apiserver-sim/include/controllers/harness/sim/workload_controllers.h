@@ -21,7 +21,15 @@
 //                                            (src/controllers/job_controller.h)
 //   pkg/controller/cronjob                   a Job per scheduled time, concurrencyPolicy,
 //                                            startingDeadlineSeconds (cronjob_controller.h)
-//   pkg/controller/garbagecollector          dependents of a deleted owner are deleted
+//   pkg/controller/garbagecollector/garbagecollector.go  the graph is one scan of the store
+//                                            (every resource): attemptToDeleteItem with
+//                                            classifyReferences (solid, dangling, waiting for
+//                                            dependents' deletion), orphanDependents and
+//                                            removeFinalizer for the `orphan` finalizer,
+//                                            processDeletingDependentsItem (blockOwnerDeletion)
+//                                            for `foregroundDeletion`; the API server side is
+//                                            src/admission/deletion.h
+//                                            deletionFinalizersForGarbageCollection
 //   pkg/controller/namespace                 a Namespace being deleted is emptied, then
 //                                            finalized (src/controllers/namespace_deleter.h)
 //   pkg/controller/clusterroleaggregation    ClusterRoles with an aggregationRule get the rules of
