@@ -163,6 +163,10 @@ class KubectlCompareTest : public ::testing::Test {
                    std::move(args));
   }
 
+  // Polls `args` on both servers until `done` holds for each one's stdout.
+  static void waitOnBoth(const std::vector<std::string>& args,
+                         const std::function<bool(const std::string&)>& done);
+
   // Runs `args` on both; expects the same exit status and output; returns the real one.
   static testing::CommandOutput same(const std::vector<std::string>& args) {
     const auto real = kubectl(plane_->kubeconfig(), args);
@@ -356,14 +360,14 @@ TEST_F(KubectlCompareTest, ServerSideApplyConflictsForceAndManagedFields) {
 
 // Polls `args` on both servers until `done` holds for each one's stdout (a controller's work),
 // up to two minutes (the real garbage collector first syncs its informers).
-void waitOnBoth(const std::vector<std::string>& args,
-                const std::function<bool(const std::string&)>& done) {
+void KubectlCompareTest::waitOnBoth(const std::vector<std::string>& args,
+                                    const std::function<bool(const std::string&)>& done) {
   const auto deadline = std::chrono::steady_clock::now() + 120s;
   bool real_done = false;
   bool sim_done = false;
   while (std::chrono::steady_clock::now() < deadline && !(real_done && sim_done)) {
-    if (!real_done) real_done = done(KubectlCompareTest::kubectlOn(true, args).out);
-    if (!sim_done) sim_done = done(KubectlCompareTest::kubectlOn(false, args).out);
+    if (!real_done) real_done = done(kubectlOn(true, args).out);
+    if (!sim_done) sim_done = done(kubectlOn(false, args).out);
     if (!(real_done && sim_done)) std::this_thread::sleep_for(250ms);
   }
   std::string command;
@@ -398,7 +402,7 @@ TEST_F(KubectlCompareTest, DeletionPropagationOrphanAndForeground) {
              [](const std::string& out) { return lines(out) == 2; });
   same({"get", "replicasets", "-l", "app=keep", "-o", "name"});
   EXPECT_EQ(same({"delete", "deployment", "keep", "--cascade=orphan"}).out,
-            "deployment.apps \"keep\" deleted\n");
+            "deployment.apps \"keep\" deleted from default namespace\n");
   same({"get", "deployments", "-o", "name"});
   same({"get", "replicasets", "-l", "app=keep", "-o",
         "jsonpath={.items[*].metadata.name} {.items[*].metadata.ownerReferences}"});
@@ -472,10 +476,17 @@ TEST_F(KubectlCompareTest, RolloutStatusRestartHistoryUndo) {
       R"(jsonpath={range .items[*]}{.metadata.annotations} {.spec.replicas} )"
       R"({.status.replicas}{"\n"}{end})"};
   waitOnBoth(sets, [](const std::string& out) { return lines(out) == 2; });
+  const std::vector<std::string> revisions = {
+      "get", "replicasets", "-l", "app=roll",
+      "--sort-by={.metadata.annotations.deployment\\.kubernetes\\.io/revision}", "-o",
+      R"(jsonpath={range .items[*]}{.metadata.annotations.deployment\.kubernetes\.io/revision} )"
+      R"({.metadata.annotations.deployment\.kubernetes\.io/revision-history} {.spec.replicas} )"
+      R"({.status.replicas}{"\n"}{end})"};
   waitOnBoth({"get", "deployment", "roll", "-o",
               "jsonpath={.status.replicas} {.status.updatedReplicas}"},
              [](const std::string& out) { return out == "2 1"; });
   same({"rollout", "status", "deployment/roll", "--timeout=1s"});
+  same(revisions);
   same({"rollout", "history", "deployment/roll"});
   same({"rollout", "history", "deployment/roll", "--revision=1"});
   EXPECT_EQ(same({"rollout", "undo", "deployment/roll"}).out,
@@ -485,6 +496,11 @@ TEST_F(KubectlCompareTest, RolloutStatusRestartHistoryUndo) {
              [](const std::string& out) { return out == "3"; });
   same({"rollout", "history", "deployment/roll"});
   same({"rollout", "status", "deployment/roll", "--timeout=1s"});
+  same(revisions);
+  same({"get", "deployment", "roll", "-o",
+        "jsonpath={.metadata.generation} {.status.observedGeneration} {.status.replicas} "
+        "{.status.updatedReplicas} {.status.unavailableReplicas} "
+        "{range .status.conditions[*]}{.type}={.status}/{.reason};{end}"});
 }
 
 }  // namespace

@@ -588,12 +588,15 @@ struct WorkloadControllers::Impl {
         }
       }
     }
-    // The Deployment carries its newest revision (SetDeploymentRevision).
+    // The Deployment carries its newest revision (SetDeploymentRevision), written with
+    // UpdateStatus as getNewReplicaSet does: the status strategy keeps the annotations and does
+    // not bump the generation (the main resource's strategy would: annotations are copied to
+    // ReplicaSets).
     const std::string revision = annotation(*new_rs, kRevision);
     if (!revision.empty() && annotation(deployment, kRevision) != revision) {
       deployment["metadata"]["annotations"][std::string(kRevision)] = revision;
-      auto updated = ctx.write("UPDATE", kDeployments, "deployments/" + name, ns, name, deployment,
-                           "deployment-controller");
+      auto updated = ctx.write("UPDATE", kDeployments, "deployments/" + name + "/status", ns,
+                               name, deployment, "deployment-controller", "status");
       wrote = true;
       if (!updated.allowed || !updated.object) return wrote;
       deployment = *updated.object;

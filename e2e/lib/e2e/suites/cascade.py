@@ -107,9 +107,10 @@ def run(ctx):
                     'Waiting for deployment "roll" rollout to finish: '
                     "1 old replicas are pending termination...\n")
     history = ctx.kubectl("rollout", "history", "deployment/roll", "-n", NS)
-    ctx.check_equal("kubectl rollout history", history.stdout,
-                    "deployment.apps/roll \nREVISION  CHANGE-CAUSE\n1         <none>\n"
-                    "2         <none>\n\n")
+    ctx.check_equal("kubectl rollout history",
+                    [line.rstrip() for line in history.stdout.strip().splitlines()],
+                    ["deployment.apps/roll", "REVISION  CHANGE-CAUSE", "1         <none>",
+                     "2         <none>"])
     ctx.kubectl("rollout", "undo", "deployment/roll", "-n", NS)
     ctx.wait_for("the Deployment at revision 3", lambda: (
         ctx.get("deployment", "roll", NS) or {}).get("metadata", {}).get(
