@@ -380,9 +380,13 @@ std::size_t lines(const std::string& text) {
   return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
 }
 
-std::string deploymentYaml(const std::string& name, int replicas, const std::string& extra) {
+// A Deployment of `replicas` nginx Pods labelled app=<name>; `extra` goes into the template's
+// metadata, `spec_extra` into the spec.
+std::string deploymentYaml(const std::string& name, int replicas, const std::string& extra,
+                           const std::string& spec_extra = "") {
   return "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: " + name +
-         "\n  namespace: default\nspec:\n  replicas: " + std::to_string(replicas) +
+         "\n  namespace: default\nspec:\n" + spec_extra +
+         "  replicas: " + std::to_string(replicas) +
          "\n  selector:\n    matchLabels:\n      app: " + name +
          "\n  template:\n    metadata:\n      labels:\n        app: " + name + "\n" + extra +
          "    spec:\n      containers:\n      - name: app\n        image: nginx:1.27\n";
@@ -501,6 +505,20 @@ TEST_F(KubectlCompareTest, RolloutStatusRestartHistoryUndo) {
         "jsonpath={.metadata.generation} {.status.observedGeneration} {.status.replicas} "
         "{.status.updatedReplicas} {.status.unavailableReplicas} "
         "{range .status.conditions[*]}{.type}={.status}/{.reason};{end}"});
+
+  // progress.go DeploymentTimedOut: a second without progress is past this one's deadline.
+  testing::writeFile(dir / "slow.yaml",
+                     deploymentYaml("slow", 1, "", "  progressDeadlineSeconds: 1\n"));
+  same({"apply", "-f", (dir / "slow.yaml").string()});
+  const std::vector<std::string> conditions = {
+      "get", "deployment", "slow", "-o",
+      "jsonpath={range .status.conditions[*]}{.type}={.status}/{.reason}/{.message};{end}"};
+  waitOnBoth(conditions, [](const std::string& out) {
+    return out.find("ProgressDeadlineExceeded") != std::string::npos;
+  });
+  same(conditions);
+  const auto exceeded = same({"rollout", "status", "deployment/slow", "--timeout=5s"});
+  EXPECT_EQ(exceeded.err, "error: deployment \"slow\" exceeded its progress deadline\n");
 }
 
 }  // namespace

@@ -10,7 +10,9 @@ In a namespace `cascade`, nothing injected:
     all three go, the Deployment last;
   * `kubectl rollout status --timeout=1s` (Pods never become available here: the message of a
     rollout waiting for its available replicas, then kubectl's timeout), `rollout restart` (a new
-    ReplicaSet of revision 2), `rollout history` and `rollout undo`.
+    ReplicaSet of revision 2), `rollout history` and `rollout undo`; a Deployment with
+    progressDeadlineSeconds 1: Progressing False ProgressDeadlineExceeded, and `kubectl rollout
+    status` says it "exceeded its progress deadline".
 Pods never run outside k3d: checks are on the admitted objects.
 """
 import json
@@ -120,3 +122,24 @@ def run(ctx):
     ctx.check_equal("the first ReplicaSet's revision and revision-history after the undo",
                     [annotations.get("deployment.kubernetes.io/revision"),
                      annotations.get("deployment.kubernetes.io/revision-history")], ["3", "1"])
+
+    ctx.step("a rollout without progress past its progressDeadlineSeconds")
+    slow = common.simple_deployment("slow", NS)
+    slow["spec"]["progressDeadlineSeconds"] = 1
+    ctx.apply(json.dumps(slow))
+
+    def timed_out():
+        conditions = (ctx.get("deployment", "slow", NS) or {}).get("status", {}).get(
+            "conditions", [])
+        return [c for c in conditions if c.get("type") == "Progressing"
+                and c.get("reason") == "ProgressDeadlineExceeded"]
+    condition = ctx.wait_for("Progressing False ProgressDeadlineExceeded", timed_out)[0]
+    slow_rs = ctx.get("replicasets", namespace=NS, selector="app=slow")["items"][0]
+    ctx.check_equal("the Progressing condition", [condition["status"], condition["message"]],
+                    ["False", f'ReplicaSet "{slow_rs["metadata"]["name"]}" has timed out '
+                              "progressing."])
+    status = ctx.kubectl("rollout", "status", "deployment/slow", "-n", NS, "--timeout=5s",
+                         check=False)
+    ctx.check_equal("kubectl rollout status of a rollout past its deadline",
+                    [status.returncode, status.stderr],
+                    [1, 'error: deployment "slow" exceeded its progress deadline\n'])
