@@ -506,6 +506,26 @@ TEST_F(KubectlCompareTest, RolloutStatusRestartHistoryUndo) {
         "{.status.updatedReplicas} {.status.unavailableReplicas} "
         "{range .status.conditions[*]}{.type}={.status}/{.reason};{end}"});
 
+  // rolling.go with 4 replicas (maxSurge 1, maxUnavailable 1): the new ReplicaSet up to 2, the
+  // old one down to 3, then no Pod becomes available and nothing moves.
+  testing::writeFile(dir / "wide.yaml", deploymentYaml("wide", 4, ""));
+  same({"apply", "-f", (dir / "wide.yaml").string()});
+  waitOnBoth({"get", "pods", "-l", "app=wide", "-o", "name"},
+             [](const std::string& out) { return lines(out) == 4; });
+  same({"rollout", "restart", "deployment/wide"});
+  const std::vector<std::string> wide = {
+      "get", "replicasets", "-l", "app=wide",
+      "--sort-by={.metadata.annotations.deployment\\.kubernetes\\.io/revision}", "-o",
+      R"(jsonpath={range .items[*]}{.metadata.annotations.deployment\.kubernetes\.io/revision} )"
+      R"({.spec.replicas} {.status.replicas} )"
+      R"({.metadata.annotations.deployment\.kubernetes\.io/desired-replicas} )"
+      R"({.metadata.annotations.deployment\.kubernetes\.io/max-replicas}{"\n"}{end})"};
+  waitOnBoth(wide, [](const std::string& out) { return out == "1 3 3 4 5\n2 2 2 4 5\n"; });
+  same(wide);
+  same({"rollout", "status", "deployment/wide", "--timeout=1s"});
+  same({"get", "deployment", "wide", "-o",
+        "jsonpath={.status.replicas} {.status.updatedReplicas} {.status.unavailableReplicas}"});
+
   // progress.go DeploymentTimedOut: a second without progress is past this one's deadline.
   testing::writeFile(dir / "slow.yaml",
                      deploymentYaml("slow", 1, "", "  progressDeadlineSeconds: 1\n"));

@@ -455,6 +455,66 @@ struct WorkloadControllers::Impl {
     return old_max + 1;
   }
 
+  // sync.go scaleReplicaSet: the ReplicaSet's replicas and its desired-replicas / max-replicas
+  // annotations (SetReplicasAnnotations), the ScalingReplicaSet event. The updated ReplicaSet,
+  // or nullopt when the update was refused.
+  std::optional<json> scaleReplicaSet(const json& deployment, json rs, std::int64_t size,
+                                      std::int64_t surge) {
+    const std::int64_t replicas = integer(deployment, "/spec/replicas"_json_pointer, 1);
+    const std::int64_t current = integer(rs, "/spec/replicas"_json_pointer, 0);
+    rs["spec"]["replicas"] = size;
+    rs["metadata"]["annotations"][std::string(kDesiredReplicas)] = std::to_string(replicas);
+    rs["metadata"]["annotations"][std::string(kMaxReplicas)] = std::to_string(replicas + surge);
+    auto updated = ctx.write("UPDATE", kReplicaSets, "replicasets/" + nameOf(rs),
+                             namespaceOf(rs), nameOf(rs), rs, "deployment-controller");
+    if (!updated.allowed) return std::nullopt;
+    ctx.event(deployment, "Deployment", "apps/v1", "Normal", "ScalingReplicaSet",
+              fmt::format("Scaled {} replica set {} from {} to {}",
+                          size > current ? "up" : "down", nameOf(rs), current, size),
+              "deployment-controller");
+    return updated.object ? *updated.object : rs;
+  }
+
+  // rolling.go rolloutRolling with Pods that never become available: reconcileNewReplicaSet
+  // scales the new ReplicaSet up within maxSurge (NewRSNewReplicas); else
+  // reconcileOldReplicaSets scales old ones down by at most allPods - minAvailable - the new
+  // ReplicaSet's unavailable Pods, oldest first (cleanupUnhealthyReplicas: every old Pod is
+  // unhealthy here; scaleDownOldReplicaSetsForRollingUpdate then finds nothing available).
+  bool rolloutRolling(const json& deployment, const std::vector<json>& owned, const json& new_rs,
+                      std::int64_t replicas, std::int64_t surge, std::int64_t max_unavailable) {
+    std::int64_t all = 0;
+    std::vector<json> old;
+    for (const auto& rs : owned) {
+      all += integer(rs, "/spec/replicas"_json_pointer, 0);
+      if (uidOf(rs) != uidOf(new_rs)) old.push_back(rs);
+    }
+    const std::int64_t new_replicas = integer(new_rs, "/spec/replicas"_json_pointer, 0);
+    if (new_replicas < replicas && all < replicas + surge) {
+      const std::int64_t up = std::min(replicas + surge - all, replicas - new_replicas);
+      scaleReplicaSet(deployment, new_rs, new_replicas + up, surge);
+      return true;
+    }
+    const std::int64_t max_scaled_down = all - (replicas - max_unavailable) - new_replicas;
+    if (max_scaled_down <= 0) return false;
+    // controller.ReplicaSetsByCreationTimestamp.
+    std::sort(old.begin(), old.end(), [](const json& a, const json& b) {
+      return std::make_pair(str(a, "/metadata/creationTimestamp"_json_pointer), nameOf(a)) <
+             std::make_pair(str(b, "/metadata/creationTimestamp"_json_pointer), nameOf(b));
+    });
+    bool wrote = false;
+    std::int64_t scaled_down = 0;
+    for (const auto& rs : old) {
+      if (scaled_down >= max_scaled_down) break;
+      const std::int64_t size = integer(rs, "/spec/replicas"_json_pointer, 0);
+      if (size == 0) continue;
+      const std::int64_t down = std::min(max_scaled_down - scaled_down, size);
+      scaleReplicaSet(deployment, rs, size - down, surge);
+      scaled_down += down;
+      wrote = true;
+    }
+    return wrote;
+  }
+
   // --- deployment controller (RollingUpdate and Recreate, as far as the header says) ---
   bool syncDeployment(json deployment) {
     if (terminating(deployment) || !deployment.contains("/spec/template"_json_pointer)) {
@@ -567,26 +627,12 @@ struct WorkloadControllers::Impl {
       new_rs = *updated.object;
     } else if (owned.size() == 1) {
       // sync/scale: the only ReplicaSet follows the Deployment's replicas.
-      const std::int64_t current = integer(*new_rs, "/spec/replicas"_json_pointer, 0);
-      if (current != replicas) {
-        json scaled = *new_rs;
-        scaled["spec"]["replicas"] = replicas;
-        scaled["metadata"]["annotations"][std::string(kDesiredReplicas)] =
-            std::to_string(replicas);
-        scaled["metadata"]["annotations"][std::string(kMaxReplicas)] =
-            std::to_string(replicas + surge);
-        auto updated = ctx.write("UPDATE", kReplicaSets, "replicasets/" + nameOf(scaled), ns,
-                             nameOf(scaled), scaled, "deployment-controller");
+      if (integer(*new_rs, "/spec/replicas"_json_pointer, 0) != replicas) {
         wrote = true;
-        if (updated.allowed) {
-          ctx.event(deployment, "Deployment", "apps/v1", "Normal", "ScalingReplicaSet",
-                fmt::format("Scaled {} replica set {} from {} to {}",
-                            replicas > current ? "up" : "down", nameOf(scaled), current,
-                            replicas),
-                "deployment-controller");
-          if (updated.object) new_rs = *updated.object;
-        }
+        if (auto scaled = scaleReplicaSet(deployment, *new_rs, replicas, surge)) new_rs = scaled;
       }
+    } else if (str(deployment, "/spec/strategy/type"_json_pointer) != "Recreate") {
+      wrote |= rolloutRolling(deployment, owned, *new_rs, replicas, surge, unavailable);
     }
     // The Deployment carries its newest revision (SetDeploymentRevision), written with
     // UpdateStatus as getNewReplicaSet does: the status strategy keeps the annotations and does

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -166,6 +167,33 @@ TEST_F(ControllersTest, ScalingTheDeploymentScalesItsReplicaSet) {
   EXPECT_EQ(store_.list(kReplicaSets, "demo").size(), 1u);
   const auto r = reasons();
   EXPECT_EQ(std::count(r.begin(), r.end(), "SuccessfulDelete"), 2);
+}
+
+// rolling.go: with 4 replicas (maxSurge 1, maxUnavailable 1) and Pods that never become
+// available, a new template scales the new ReplicaSet to 2 and the old one down to 3.
+TEST_F(ControllersTest, ARollingUpdateScalesWithinSurgeAndUnavailable) {
+  create(deployment(4));
+  settle();
+  json changed = *store_.get(kDeployments, "demo", "web");
+  const std::string first = store_.list(kReplicaSets, "demo")[0]["metadata"]["name"];
+  changed["spec"]["template"]["metadata"]["annotations"]["a"] = "c";
+  WriteRequest update;
+  update.operation = "UPDATE";
+  update.resource = {"apps", "v1", "deployments"};
+  update.namespace_name = "demo";
+  update.name = "web";
+  update.object = changed;
+  ASSERT_TRUE(chain_->handle(update).allowed);
+  settle();
+  std::map<std::string, json> by_revision;
+  for (const auto& rs : store_.list(kReplicaSets, "demo")) {
+    by_revision[rs["metadata"]["annotations"]["deployment.kubernetes.io/revision"]] = rs;
+  }
+  ASSERT_EQ(by_revision.size(), 2u);
+  EXPECT_EQ(by_revision["1"]["metadata"]["name"], first);
+  EXPECT_EQ(by_revision["1"]["spec"]["replicas"], 3);
+  EXPECT_EQ(by_revision["2"]["spec"]["replicas"], 2);
+  EXPECT_EQ(store_.list(kPods, "demo").size(), 5u);
 }
 
 TEST_F(ControllersTest, GarbageCollectorRemovesTheDependentsOfADeletedDeployment) {

@@ -12,7 +12,8 @@ In a namespace `cascade`, nothing injected:
     rollout waiting for its available replicas, then kubectl's timeout), `rollout restart` (a new
     ReplicaSet of revision 2), `rollout history` and `rollout undo`; a Deployment with
     progressDeadlineSeconds 1: Progressing False ProgressDeadlineExceeded, and `kubectl rollout
-    status` says it "exceeded its progress deadline".
+    status` says it "exceeded its progress deadline"; a restart with 4 replicas (the new
+    ReplicaSet scaled to 2, the old one down to 3: maxSurge 1, maxUnavailable 1).
 Pods never run outside k3d: checks are on the admitted objects.
 """
 import json
@@ -122,6 +123,23 @@ def run(ctx):
     ctx.check_equal("the first ReplicaSet's revision and revision-history after the undo",
                     [annotations.get("deployment.kubernetes.io/revision"),
                      annotations.get("deployment.kubernetes.io/revision-history")], ["3", "1"])
+
+    ctx.step("kubectl rollout restart with 4 replicas: within maxSurge 1 and maxUnavailable 1")
+    ctx.apply(json.dumps(common.simple_deployment("wide", NS, replicas=4)))
+    ctx.wait_for_items("pods", NS, "app=wide", 4, "the Pods of Deployment wide")
+    ctx.kubectl("rollout", "restart", "deployment/wide", "-n", NS)
+
+    def wide_sizes():
+        sets = ctx.get("replicasets", namespace=NS, selector="app=wide")["items"]
+        return sorted((r["metadata"]["annotations"]["deployment.kubernetes.io/revision"],
+                       r["spec"]["replicas"]) for r in sets)
+    ctx.wait_for("the new ReplicaSet at 2 and the old at 3",
+                 lambda: wide_sizes() == [("1", 3), ("2", 2)])
+    status = ctx.kubectl("rollout", "status", "deployment/wide", "-n", NS, "--timeout=1s",
+                         check=False)
+    ctx.check_equal("kubectl rollout status of deployment wide: stdout", status.stdout,
+                    'Waiting for deployment "wide" rollout to finish: '
+                    "2 out of 4 new replicas have been updated...\n")
 
     ctx.step("a rollout without progress past its progressDeadlineSeconds")
     slow = common.simple_deployment("slow", NS)

@@ -12,7 +12,15 @@
 // Followed (k8s.io/kubernetes v1.37.2):
 //   pkg/controller/deployment/sync.go        getNewReplicaSet, the ScalingReplicaSet event,
 //                                            syncDeploymentStatus / calculateStatus
-//   pkg/controller/deployment/util/deployment_util.go  NewRSNewReplicas, MaxSurge, revisions
+//   pkg/controller/deployment/rolling.go     rolloutRolling: reconcileNewReplicaSet within
+//                                            maxSurge, reconcileOldReplicaSets /
+//                                            cleanupUnhealthyReplicas (every old Pod unhealthy)
+//   pkg/controller/deployment/progress.go    syncRolloutStatus: Progressing ReplicaSetUpdated,
+//                                            DeploymentTimedOut (ProgressDeadlineExceeded),
+//                                            requeueStuckDeployment
+//   pkg/controller/deployment/util/deployment_util.go  NewRSNewReplicas, MaxSurge, revisions,
+//                                            SetNewReplicaSetAnnotations (a rolled-back
+//                                            ReplicaSet takes the next revision, revision-history)
 //   pkg/controller/replicaset/replica_set.go manageReplicas (create / delete the difference),
 //                                            SuccessfulCreate / FailedCreate events
 //   pkg/controller/replicaset/replica_set_utils.go     calculateStatus
@@ -43,9 +51,10 @@
 //     Without kube-cel it is FNV-32a of the template's JSON, encoded as ComputeHash encodes its
 //     hash (rand.SafeEncodeString): the form (and its use in names, labels and selectors) is a
 //     cluster's, the value is not;
-//   * a changed template gets a new ReplicaSet sized by NewRSNewReplicas; old ReplicaSets are
-//     not scaled down (on a cluster without kubelets no Pod becomes available, so with the
-//     default strategy and one replica the real controller does not scale them down either);
+//   * no Pod becomes available, so rollouts stop where the real controller stops on a cluster
+//     without kubelets (one replica: the old ReplicaSet stays; four: new 2, old 3); the
+//     Recreate strategy sizes the new ReplicaSet at once instead of after the old Pods are gone,
+//     and a scaling event during a rollout is not spread proportionally;
 //   * Jobs never complete (no Pod runs); CronJobs are scheduled in UTC only (the two headers
 //     list the rest).
 
