@@ -100,6 +100,19 @@ class ControllersTest : public ::testing::Test {
     ASSERT_TRUE(chain_->handle(request).allowed);
   }
 
+  // An UPDATE of Deployment web with another template annotation (a new ReplicaSet).
+  void changeTemplate() {
+    json changed = *store_.get(kDeployments, "demo", "web");
+    changed["spec"]["template"]["metadata"]["annotations"]["a"] = "c";
+    WriteRequest request;
+    request.operation = "UPDATE";
+    request.resource = {"apps", "v1", "deployments"};
+    request.namespace_name = "demo";
+    request.name = "web";
+    request.object = changed;
+    ASSERT_TRUE(chain_->handle(request).allowed);
+  }
+
   ObjectStore store_;
   InProcessWebhookCaller caller_;
   core::MetricsRegistry metrics_;
@@ -174,16 +187,8 @@ TEST_F(ControllersTest, ScalingTheDeploymentScalesItsReplicaSet) {
 TEST_F(ControllersTest, ARollingUpdateScalesWithinSurgeAndUnavailable) {
   create(deployment(4));
   settle();
-  json changed = *store_.get(kDeployments, "demo", "web");
   const std::string first = store_.list(kReplicaSets, "demo")[0]["metadata"]["name"];
-  changed["spec"]["template"]["metadata"]["annotations"]["a"] = "c";
-  WriteRequest update;
-  update.operation = "UPDATE";
-  update.resource = {"apps", "v1", "deployments"};
-  update.namespace_name = "demo";
-  update.name = "web";
-  update.object = changed;
-  ASSERT_TRUE(chain_->handle(update).allowed);
+  changeTemplate();
   settle();
   std::map<std::string, json> by_revision;
   for (const auto& rs : store_.list(kReplicaSets, "demo")) {
@@ -341,15 +346,7 @@ TEST_F(ControllersTest, ARolloutWithoutProgressTimesOutAfterItsDeadline) {
   EXPECT_EQ(progressing()["reason"], "ProgressDeadlineExceeded");
   EXPECT_EQ(progressing()["message"], "ReplicaSet \"" + rs + "\" has timed out progressing.");
   // A new template is progress again.
-  json changed = *store_.get(kDeployments, "demo", "web");
-  changed["spec"]["template"]["metadata"]["annotations"]["a"] = "c";
-  WriteRequest update;
-  update.operation = "UPDATE";
-  update.resource = {"apps", "v1", "deployments"};
-  update.namespace_name = "demo";
-  update.name = "web";
-  update.object = changed;
-  ASSERT_TRUE(chain_->handle(update).allowed);
+  changeTemplate();
   settle();
   EXPECT_EQ(progressing()["status"], "True");
   EXPECT_EQ(progressing()["reason"], "ReplicaSetUpdated");
