@@ -414,6 +414,21 @@ TEST_F(KubectlCompareTest, DeletionPropagationOrphanAndForeground) {
                             R"(jsonpath={range .items[*]}{.metadata.ownerReferences[*].kind} )"
                             R"({.metadata.ownerReferences[*].name}{"\n"}{end})"});
   EXPECT_EQ(lines(owners.out), 2u);
+  // The same Deployment again adopts the orphaned ReplicaSet (ClaimReplicaSets) and its Pods stay.
+  same({"apply", "-f", (dir / "keep.yaml").string()});
+  const std::vector<std::string> adopted = {
+      "get", "replicasets", "-l", "app=keep", "-o",
+      "jsonpath={.items[*].metadata.name} {.items[*].metadata.ownerReferences[*].kind} "
+      "{.items[*].spec.replicas}"};
+  waitOnBoth(adopted,
+             [](const std::string& out) { return out.find("Deployment") != std::string::npos; });
+  same(adopted);
+  same({"get", "deployment", "keep", "-o",
+        "jsonpath={.metadata.annotations.deployment\\.kubernetes\\.io/revision}"});
+  for (const bool real : {true, false}) {
+    EXPECT_EQ(lines(kubectlOn(real, {"get", "pods", "-l", "app=keep", "-o", "name"}).out), 2u)
+        << (real ? "real" : "simulator");
+  }
 
   testing::writeFile(dir / "held.yaml",
                      deploymentYaml("held", 1, "      finalizers:\n      - example.com/hold\n"));
@@ -441,11 +456,10 @@ TEST_F(KubectlCompareTest, DeletionPropagationOrphanAndForeground) {
   waitOnBoth({"get", "deployments", "-o", "name"},
              [](const std::string& out) { return out.find("held") == std::string::npos; });
   same({"get", "replicasets,pods", "-l", "app=held"});
-  for (const char* what : {"replicasets", "pods"}) {
-    for (const bool real : {true, false}) {
-      (void)kubectlOn(real, {"delete", what, "-l", "app=keep"});
-    }
-  }
+  same({"delete", "deployment", "keep"});
+  waitOnBoth({"get", "pods", "-l", "app=keep", "-o", "name"},
+             [](const std::string& out) { return out.empty(); });
+  same({"get", "replicasets,pods", "-l", "app=keep"});
 }
 
 // kubectl rollout on a Deployment whose Pods never become available (no kubelet on either):

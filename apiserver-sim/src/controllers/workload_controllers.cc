@@ -22,6 +22,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/label_selector.h"
 #include "harness/core/object.h"
 #include "harness/sim/admission_chain.h"
 #include "harness/sim/authorizer.h"
@@ -455,6 +456,16 @@ struct WorkloadControllers::Impl {
     return old_max + 1;
   }
 
+  // The Deployment's spec.selector matches the object's labels (an invalid selector, which
+  // validation refuses, matches nothing).
+  static bool selects(const json& deployment, const json& object) {
+    if (!deployment.contains("/spec/selector"_json_pointer)) return false;
+    auto selector = core::LabelSelector::parse(deployment.at("/spec/selector"_json_pointer));
+    auto labels = core::labelsOf(object);
+    return selector.ok() && labels.ok() && !selector->matchesEverything() &&
+           selector->matches(*labels);
+  }
+
   // sync.go scaleReplicaSet: the ReplicaSet's replicas and its desired-replicas / max-replicas
   // annotations (SetReplicasAnnotations), the ScalingReplicaSet event. The updated ReplicaSet,
   // or nullopt when the update was refused.
@@ -526,8 +537,23 @@ struct WorkloadControllers::Impl {
     const json& template_spec = deployment.at("/spec/template"_json_pointer);
 
     std::vector<json> owned;
+    bool wrote = false;
     for (const auto& rs : store.list(kReplicaSets, ns)) {
-      if (controlledBy(rs, deployment) && !terminating(rs)) owned.push_back(rs);
+      if (controlledBy(rs, deployment) && !terminating(rs)) {
+        owned.push_back(rs);
+      } else if (!controllerOf(rs) && !terminating(rs) && selects(deployment, rs)) {
+        // controller_ref_manager.go ClaimReplicaSets / AdoptReplicaSet: an orphan the selector
+        // matches (one left by --cascade=orphan) is adopted with a PATCH adding the Deployment
+        // as its controller.
+        json adopted = rs;
+        adopted["metadata"]["ownerReferences"].push_back(
+            controllerRef(deployment, "apps/v1", "Deployment"));
+        auto updated = ctx.write("UPDATE", kReplicaSets, "replicasets/" + nameOf(rs), ns,
+                                 nameOf(rs), adopted, "deployment-controller", {}, std::nullopt,
+                                 "patch");
+        wrote = true;
+        if (updated.allowed && updated.object) owned.push_back(*updated.object);
+      }
     }
     std::optional<json> new_rs;
     std::int64_t max_revision = 0;
@@ -545,7 +571,6 @@ struct WorkloadControllers::Impl {
       }
     }
     const auto [surge, unavailable] = surgeAndUnavailable(deployment);
-    bool wrote = false;
     if (!new_rs) {
       // getNewReplicaSet: a ReplicaSet named <deployment>-<hash>, its template and selector
       // labelled with the hash, sized by NewRSNewReplicas.

@@ -246,6 +246,14 @@ TEST_F(ControllersTest, OrphanPropagationRemovesTheOwnerReferencesThenTheOwner) 
   for (const auto& pod : pods) {
     EXPECT_EQ(pod["metadata"]["ownerReferences"][0]["uid"], replicasets[0]["metadata"]["uid"]);
   }
+  // The same Deployment again adopts the orphan (ClaimReplicaSets): no second ReplicaSet.
+  create(deployment(2));
+  settle();
+  const auto adopted = store_.list(kReplicaSets, "demo");
+  ASSERT_EQ(adopted.size(), 1u);
+  EXPECT_EQ(adopted[0]["metadata"]["ownerReferences"][0]["uid"],
+            (*store_.get(kDeployments, "demo", "web"))["metadata"]["uid"]);
+  EXPECT_EQ(store_.list(kPods, "demo").size(), 2u);
 }
 
 TEST_F(ControllersTest, TheOldOrphanDependentsOptionAndTheVersionsDefaultOrphanToo) {

@@ -12,6 +12,8 @@
 // Followed (k8s.io/kubernetes v1.37.2):
 //   pkg/controller/deployment/sync.go        getNewReplicaSet, the ScalingReplicaSet event,
 //                                            syncDeploymentStatus / calculateStatus
+//   pkg/controller/controller_ref_manager.go ClaimReplicaSets: orphaned ReplicaSets the
+//                                            selector matches are adopted
 //   pkg/controller/deployment/rolling.go     rolloutRolling: reconcileNewReplicaSet within
 //                                            maxSurge, reconcileOldReplicaSets /
 //                                            cleanupUnhealthyReplicas (every old Pod unhealthy)
