@@ -7,9 +7,14 @@
 // groups and service accounts; the 403 of a forbidden read), PATCH bodies with unknown or
 // duplicate fields under kubectl's default fieldValidation (Warn) for the three patch types, and
 // server-side apply (creates, a conflict between two managers, --force-conflicts) with the
-// managedFields every write records, by Kubernetes' field manager in kube-cel.
+// managedFields every write records, by Kubernetes' field manager in kube-cel. With the workload
+// controllers on both (kube-controller-manager's deployment, replicaset and garbage-collector
+// controllers; the simulator's WorkloadControllers, pod-template-hash by kube-cel): deletion
+// propagation (`--cascade=orphan`, `--cascade=foreground`) and `kubectl rollout` (status, restart,
+// history, undo).
 // Labels: real, integration (skipped with one line when the binaries are not built).
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -33,6 +38,7 @@
 #include "harness/sim/go_types.h"
 #include "harness/sim/rest_api.h"
 #include "harness/sim/store.h"
+#include "harness/sim/workload_controllers.h"
 #include "harness/testing/support.h"
 
 namespace harness::kube {
@@ -58,8 +64,12 @@ class KubectlCompareTest : public ::testing::Test {
     ControlPlaneOptions options;
     options.binaries = binaries;
     options.work_dir = scratch_->path() / "plane";
-    // Only the clusterrole-aggregation controller: admin, edit and view get their rules.
-    options.controllers = {"clusterrole-aggregation-controller"};
+    // The clusterrole-aggregation controller (admin, edit and view get their rules) and the
+    // workload controllers the simulator has (the serviceaccount controller makes the default
+    // ServiceAccount Pods need).
+    options.controllers = {"clusterrole-aggregation-controller", "serviceaccount-controller",
+                           "deployment-controller", "replicaset-controller",
+                           "garbage-collector-controller"};
     options.ready_timeout = 600s;
     auto plane = ControlPlane::start(std::move(options));
     ASSERT_TRUE(plane.ok()) << plane.error().message;
@@ -79,6 +89,10 @@ class KubectlCompareTest : public ::testing::Test {
                                      {"kind", "Namespace"},
                                      {"metadata", {{"name", "default"}}},
                                      {"status", {{"phase", "Active"}}}});
+    store_->put({"", "serviceaccounts"}, {{"apiVersion", "v1"},
+                                          {"kind", "ServiceAccount"},
+                                          {"metadata", {{"name", "default"},
+                                                        {"namespace", "default"}}}});
     // RBAC's bootstrap policy as `serve` seeds it; requests are then authorized.
     auto policy = (*cel_)->call({{"op", "bootstrapPolicy"}});
     ASSERT_TRUE(policy.ok()) << policy.error().message;
@@ -89,6 +103,16 @@ class KubectlCompareTest : public ::testing::Test {
     sim::ChainOptions chain_options;
     chain_options.authorize = true;
     chain_ = new sim::AdmissionChain(*store_, *caller_, *metrics_, chain_options);
+    sim::ControllerOptions controller_options;
+    controller_options.pod_template_hash =
+        [hasher = sim::cel::podTemplateHasher(*cel_)](
+            const nlohmann::json& template_spec,
+            std::optional<std::int32_t> collision_count) -> std::optional<std::string> {
+      auto hash = hasher(template_spec, collision_count);
+      if (!hash) return std::nullopt;
+      return *hash;
+    };
+    controllers_ = new sim::WorkloadControllers(*store_, *chain_, controller_options);
     auto ca = net::CertificateAuthority::create("kubectl-compare-ca");
     ASSERT_TRUE(ca.ok()) << ca.error().message;
     sim::RestApiOptions rest;
@@ -103,12 +127,14 @@ class KubectlCompareTest : public ::testing::Test {
 
   static void TearDownTestSuite() {
     if (server_) server_->stop();
+    if (controllers_) controllers_->stop();
     sim::setProtobufDecoder({});
     sim::setStrictFieldChecker({});
     sim::setStrictPatchChecker({});
     sim::setFieldManager({});
     if (plane_) plane_->stop();
     delete server_;
+    delete controllers_;
     delete chain_;
     delete metrics_;
     delete caller_;
@@ -130,6 +156,16 @@ class KubectlCompareTest : public ::testing::Test {
     return testing::runCapture(args, {"HOME=" + (scratch_->path() / "home").string(),
                                       "KUBECONFIG=" + kubeconfig.string()});
   }
+
+  // kubectl on the real server or the simulator.
+  static testing::CommandOutput kubectlOn(bool real, std::vector<std::string> args) {
+    return kubectl(real ? plane_->kubeconfig() : scratch_->path() / "sim-kubeconfig",
+                   std::move(args));
+  }
+
+  // Polls `args` on both servers until `done` holds for each one's stdout.
+  static void waitOnBoth(const std::vector<std::string>& args,
+                         const std::function<bool(const std::string&)>& done);
 
   // Runs `args` on both; expects the same exit status and output; returns the real one.
   static testing::CommandOutput same(const std::vector<std::string>& args) {
@@ -155,6 +191,7 @@ class KubectlCompareTest : public ::testing::Test {
   static inline core::MetricsRegistry* metrics_ = nullptr;
   static inline sim::AdmissionChain* chain_ = nullptr;
   static inline sim::RestApiServer* server_ = nullptr;
+  static inline sim::WorkloadControllers* controllers_ = nullptr;
 };
 
 TEST_F(KubectlCompareTest, AuthCanIAsTheAdminAndAsImpersonatedUsers) {
@@ -319,6 +356,203 @@ TEST_F(KubectlCompareTest, ServerSideApplyConflictsForceAndManagedFields) {
             "kubectl-patch Update {\"f:data\":{\"f:z\":{}}}\n");
   same({"get", "configmap", "plain", "-n", "default", "-o", managers});
   same({"get", "configmap", "shared", "-n", "default", "-o", "jsonpath={.data}"});
+}
+
+// Polls `args` on both servers until `done` holds for each one's stdout (a controller's work),
+// up to two minutes (the real garbage collector first syncs its informers).
+void KubectlCompareTest::waitOnBoth(const std::vector<std::string>& args,
+                                    const std::function<bool(const std::string&)>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + 120s;
+  bool real_done = false;
+  bool sim_done = false;
+  while (std::chrono::steady_clock::now() < deadline && !(real_done && sim_done)) {
+    if (!real_done) real_done = done(kubectlOn(true, args).out);
+    if (!sim_done) sim_done = done(kubectlOn(false, args).out);
+    if (!(real_done && sim_done)) std::this_thread::sleep_for(250ms);
+  }
+  std::string command;
+  for (const auto& arg : args) command += " " + arg;
+  EXPECT_TRUE(real_done) << "real: kubectl" << command;
+  EXPECT_TRUE(sim_done) << "simulator: kubectl" << command;
+}
+
+std::size_t lines(const std::string& text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+// A Deployment of `replicas` nginx Pods labelled app=<name>; `extra` goes into the template's
+// metadata, `spec_extra` into the spec.
+std::string deploymentYaml(const std::string& name, int replicas, const std::string& extra,
+                           const std::string& spec_extra = "") {
+  return "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: " + name +
+         "\n  namespace: default\nspec:\n" + spec_extra +
+         "  replicas: " + std::to_string(replicas) +
+         "\n  selector:\n    matchLabels:\n      app: " + name +
+         "\n  template:\n    metadata:\n      labels:\n        app: " + name + "\n" + extra +
+         "    spec:\n      containers:\n      - name: app\n        image: nginx:1.27\n";
+}
+
+// kube-apiserver's store.go deletionFinalizersForGarbageCollection and kube-controller-manager's
+// garbage collector: --cascade=orphan leaves the ReplicaSet (without ownerReferences) and its
+// Pods; --cascade=foreground keeps the Deployment and its ReplicaSet with the foregroundDeletion
+// finalizer while a Pod (held by a finalizer of its own) is being deleted, then removes them.
+TEST_F(KubectlCompareTest, DeletionPropagationOrphanAndForeground) {
+  const fs::path dir = scratch_->path() / "DeletionPropagationOrphanAndForeground";
+  fs::create_directories(dir);
+  testing::writeFile(dir / "keep.yaml", deploymentYaml("keep", 2, ""));
+  EXPECT_EQ(same({"apply", "-f", (dir / "keep.yaml").string()}).out,
+            "deployment.apps/keep created\n");
+  waitOnBoth({"get", "pods", "-l", "app=keep", "-o", "name"},
+             [](const std::string& out) { return lines(out) == 2; });
+  same({"get", "replicasets", "-l", "app=keep", "-o", "name"});
+  EXPECT_EQ(same({"delete", "deployment", "keep", "--cascade=orphan"}).out,
+            "deployment.apps \"keep\" deleted from default namespace\n");
+  same({"get", "deployments", "-o", "name"});
+  same({"get", "replicasets", "-l", "app=keep", "-o",
+        "jsonpath={.items[*].metadata.name} {.items[*].metadata.ownerReferences}"});
+  const auto owners = same({"get", "pods", "-l", "app=keep", "-o",
+                            R"(jsonpath={range .items[*]}{.metadata.ownerReferences[*].kind} )"
+                            R"({.metadata.ownerReferences[*].name}{"\n"}{end})"});
+  EXPECT_EQ(lines(owners.out), 2u);
+  // The same Deployment again adopts the orphaned ReplicaSet (ClaimReplicaSets) and its Pods stay.
+  same({"apply", "-f", (dir / "keep.yaml").string()});
+  const std::vector<std::string> adopted = {
+      "get", "replicasets", "-l", "app=keep", "-o",
+      "jsonpath={.items[*].metadata.name} {.items[*].metadata.ownerReferences[*].kind} "
+      "{.items[*].spec.replicas}"};
+  waitOnBoth(adopted,
+             [](const std::string& out) { return out.find("Deployment") != std::string::npos; });
+  same(adopted);
+  same({"get", "deployment", "keep", "-o",
+        "jsonpath={.metadata.annotations.deployment\\.kubernetes\\.io/revision}"});
+  for (const bool real : {true, false}) {
+    EXPECT_EQ(lines(kubectlOn(real, {"get", "pods", "-l", "app=keep", "-o", "name"}).out), 2u)
+        << (real ? "real" : "simulator");
+  }
+
+  testing::writeFile(dir / "held.yaml",
+                     deploymentYaml("held", 1, "      finalizers:\n      - example.com/hold\n"));
+  same({"apply", "-f", (dir / "held.yaml").string()});
+  waitOnBoth({"get", "pods", "-l", "app=held", "-o", "name"},
+             [](const std::string& out) { return lines(out) == 1; });
+  same({"delete", "deployment", "held", "--cascade=foreground", "--wait=false"});
+  waitOnBoth({"get", "pods", "-l", "app=held", "-o",
+              "jsonpath={.items[*].metadata.deletionTimestamp}"},
+             [](const std::string& out) { return !out.empty(); });
+  same({"get", "deployment", "held", "-o",
+        "jsonpath={.metadata.finalizers} {.metadata.deletionGracePeriodSeconds}"});
+  same({"get", "replicasets", "-l", "app=held", "-o",
+        "jsonpath={.items[*].metadata.finalizers} {.items[*].metadata.deletionGracePeriodSeconds}"});
+  same({"get", "pods", "-l", "app=held", "-o",
+        "jsonpath={.items[*].metadata.finalizers} {.items[*].metadata.deletionGracePeriodSeconds}"});
+  for (const bool real : {true, false}) {
+    const auto name = kubectlOn(real, {"get", "pods", "-l", "app=held", "-o",
+                                       "jsonpath={.items[0].metadata.name}"});
+    const auto patched =
+        kubectlOn(real, {"patch", "pod", name.out, "--type=json", "-p",
+                         R"([{"op":"remove","path":"/metadata/finalizers"}])"});
+    EXPECT_EQ(patched.status, 0) << patched.err;
+  }
+  waitOnBoth({"get", "deployments", "-o", "name"},
+             [](const std::string& out) { return out.find("held") == std::string::npos; });
+  same({"get", "replicasets,pods", "-l", "app=held"});
+  same({"delete", "deployment", "keep"});
+  waitOnBoth({"get", "pods", "-l", "app=keep", "-o", "name"},
+             [](const std::string& out) { return out.empty(); });
+  same({"get", "replicasets,pods", "-l", "app=keep"});
+}
+
+// kubectl rollout on a Deployment whose Pods never become available (no kubelet on either):
+// status (kubectl's wait, then its timeout), the Deployment's status fields and conditions,
+// restart (a new ReplicaSet; the old one is not scaled down with one replica), history, undo
+// (the first ReplicaSet takes revision 3).
+TEST_F(KubectlCompareTest, RolloutStatusRestartHistoryUndo) {
+  const fs::path dir = scratch_->path() / "RolloutStatusRestartHistoryUndo";
+  fs::create_directories(dir);
+  testing::writeFile(dir / "roll.yaml", deploymentYaml("roll", 1, ""));
+  same({"apply", "-f", (dir / "roll.yaml").string()});
+  const std::vector<std::string> status = {
+      "get", "deployment", "roll", "-o",
+      "jsonpath={.metadata.annotations} {.status.observedGeneration} {.status.replicas} "
+      "{.status.updatedReplicas} {.status.readyReplicas} {.status.availableReplicas} "
+      "{.status.unavailableReplicas} "
+      "{range .status.conditions[*]}{.type}={.status}/{.reason}/{.message};{end}"};
+  const std::string progressing = "Progressing=True/ReplicaSetUpdated/";
+  waitOnBoth(status, [&](const std::string& out) {
+    return out.find(" 1 1 1   1 ") != std::string::npos &&
+           out.find(progressing) != std::string::npos;
+  });
+  same(status);
+  const auto waiting = same({"rollout", "status", "deployment/roll", "--timeout=1s"});
+  EXPECT_NE(waiting.status, 0);
+  same({"rollout", "history", "deployment/roll"});
+  EXPECT_EQ(same({"rollout", "restart", "deployment/roll"}).out,
+            "deployment.apps/roll restarted\n");
+  const std::vector<std::string> sets = {
+      "get", "replicasets", "-l", "app=roll",
+      "--sort-by={.metadata.annotations.deployment\\.kubernetes\\.io/revision}", "-o",
+      R"(jsonpath={range .items[*]}{.metadata.annotations} {.spec.replicas} )"
+      R"({.status.replicas}{"\n"}{end})"};
+  waitOnBoth(sets, [](const std::string& out) { return lines(out) == 2; });
+  const std::vector<std::string> revisions = {
+      "get", "replicasets", "-l", "app=roll",
+      "--sort-by={.metadata.annotations.deployment\\.kubernetes\\.io/revision}", "-o",
+      R"(jsonpath={range .items[*]}{.metadata.annotations.deployment\.kubernetes\.io/revision} )"
+      R"({.metadata.annotations.deployment\.kubernetes\.io/revision-history} {.spec.replicas} )"
+      R"({.status.replicas}{"\n"}{end})"};
+  waitOnBoth({"get", "deployment", "roll", "-o",
+              "jsonpath={.status.replicas} {.status.updatedReplicas}"},
+             [](const std::string& out) { return out == "2 1"; });
+  same({"rollout", "status", "deployment/roll", "--timeout=1s"});
+  same(revisions);
+  same({"rollout", "history", "deployment/roll"});
+  same({"rollout", "history", "deployment/roll", "--revision=1"});
+  EXPECT_EQ(same({"rollout", "undo", "deployment/roll"}).out,
+            "deployment.apps/roll rolled back\n");
+  waitOnBoth({"get", "deployment", "roll", "-o",
+              "jsonpath={.metadata.annotations.deployment\\.kubernetes\\.io/revision}"},
+             [](const std::string& out) { return out == "3"; });
+  same({"rollout", "history", "deployment/roll"});
+  same({"rollout", "status", "deployment/roll", "--timeout=1s"});
+  same(revisions);
+  same({"get", "deployment", "roll", "-o",
+        "jsonpath={.metadata.generation} {.status.observedGeneration} {.status.replicas} "
+        "{.status.updatedReplicas} {.status.unavailableReplicas} "
+        "{range .status.conditions[*]}{.type}={.status}/{.reason};{end}"});
+
+  // rolling.go with 4 replicas (maxSurge 1, maxUnavailable 1): the new ReplicaSet up to 2, the
+  // old one down to 3, then no Pod becomes available and nothing moves.
+  testing::writeFile(dir / "wide.yaml", deploymentYaml("wide", 4, ""));
+  same({"apply", "-f", (dir / "wide.yaml").string()});
+  waitOnBoth({"get", "pods", "-l", "app=wide", "-o", "name"},
+             [](const std::string& out) { return lines(out) == 4; });
+  same({"rollout", "restart", "deployment/wide"});
+  const std::vector<std::string> wide = {
+      "get", "replicasets", "-l", "app=wide",
+      "--sort-by={.metadata.annotations.deployment\\.kubernetes\\.io/revision}", "-o",
+      R"(jsonpath={range .items[*]}{.metadata.annotations.deployment\.kubernetes\.io/revision} )"
+      R"({.spec.replicas} {.status.replicas} )"
+      R"({.metadata.annotations.deployment\.kubernetes\.io/desired-replicas} )"
+      R"({.metadata.annotations.deployment\.kubernetes\.io/max-replicas}{"\n"}{end})"};
+  waitOnBoth(wide, [](const std::string& out) { return out == "1 3 3 4 5\n2 2 2 4 5\n"; });
+  same(wide);
+  same({"rollout", "status", "deployment/wide", "--timeout=1s"});
+  same({"get", "deployment", "wide", "-o",
+        "jsonpath={.status.replicas} {.status.updatedReplicas} {.status.unavailableReplicas}"});
+
+  // progress.go DeploymentTimedOut: a second without progress is past this one's deadline.
+  testing::writeFile(dir / "slow.yaml",
+                     deploymentYaml("slow", 1, "", "  progressDeadlineSeconds: 1\n"));
+  same({"apply", "-f", (dir / "slow.yaml").string()});
+  const std::vector<std::string> conditions = {
+      "get", "deployment", "slow", "-o",
+      "jsonpath={range .status.conditions[*]}{.type}={.status}/{.reason}/{.message};{end}"};
+  waitOnBoth(conditions, [](const std::string& out) {
+    return out.find("ProgressDeadlineExceeded") != std::string::npos;
+  });
+  same(conditions);
+  const auto exceeded = same({"rollout", "status", "deployment/slow", "--timeout=5s"});
+  EXPECT_EQ(exceeded.err, "error: deployment \"slow\" exceeded its progress deadline\n");
 }
 
 }  // namespace

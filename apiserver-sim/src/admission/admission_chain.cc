@@ -317,6 +317,16 @@ AdmissionResult AdmissionChain::handle(const WriteRequest& request) {
     detail::GracefulDeletion deletion = detail::gracefulDeletion(
         run.group_resource, *attributes.old_object,
         attributes.options.value_or(nlohmann::json::object()), std::chrono::system_clock::now());
+    if (deletion.kind == detail::GracefulDeletion::Kind::kGraceful) {
+      // updateForGracefulDeletionAndFinalizers: the propagation's finalizers are set before the
+      // object is marked, so a Pod deleted with Orphan or Foreground stays until the garbage
+      // collector removes them.
+      if (auto finalizers = detail::deletionFinalizersForGarbageCollection(
+              request.resource, deletion.marked,
+              attributes.options.value_or(nlohmann::json::object()))) {
+        deletion.marked = detail::withFinalizers(std::move(deletion.marked), *finalizers);
+      }
+    }
     if (deletion.kind != detail::GracefulDeletion::Kind::kNotGraceful) {
       failure = impl_->deleteGracefully(run, std::move(deletion));
       return impl_->respond(run, std::move(failure));
@@ -841,8 +851,9 @@ std::optional<Failure> AdmissionChain::Impl::persist(ChainRequest& run) {
     return stored(store.update(run.group_resource, *attributes.object));
   }
   if (request.operation == kOperationDelete) {
-    if (auto kept = detail::deletionKeeps(run.group_resource, *attributes.old_object,
-                                          rfc3339Now())) {
+    if (auto kept = detail::deletionKeeps(
+            request.resource, *attributes.old_object,
+            attributes.options.value_or(nlohmann::json::object()), rfc3339Now())) {
       result.deleted = false;
       if (request.dry_run || *kept == *attributes.old_object) {
         result.object = std::move(*kept);

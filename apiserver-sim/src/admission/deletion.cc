@@ -2,7 +2,10 @@
 
 #include "deletion.h"
 
+#include <algorithm>
 #include <ctime>
+#include <set>
+#include <string_view>
 
 #include "harness/sim/store.h"
 
@@ -146,9 +149,104 @@ std::vector<std::string> finalizersOf(const json& object) {
   return out;
 }
 
-std::optional<json> deletionKeeps(const core::GroupResource& resource, const json& existing,
+namespace {
+
+constexpr std::string_view kOrphanFinalizer = "orphan";
+constexpr std::string_view kForegroundFinalizer = "foregroundDeletion";
+
+enum class GcPolicy { kDeleteDependents, kOrphanDependents, kUnsupported };
+
+// The strategies' DefaultGarbageCollectionPolicy for the version called (RequestInfo's group and
+// version): pkg/registry/core/replicationcontroller, batch/job, batch/cronjob, apps/deployment,
+// apps/replicaset, apps/daemonset, apps/statefulset strategy.go; core/event strategy.go.
+GcPolicy defaultGcPolicy(const core::GroupVersionResource& r) {
+  const std::string& g = r.group;
+  const std::string& v = r.version;
+  const std::string& res = r.resource;
+  if (g.empty() && res == "events") return GcPolicy::kUnsupported;
+  if (g.empty() && v == "v1" && res == "replicationcontrollers") return GcPolicy::kOrphanDependents;
+  if (g == "batch" && v == "v1" && res == "jobs") return GcPolicy::kOrphanDependents;
+  if (g == "batch" && v == "v1beta1" && res == "cronjobs") return GcPolicy::kOrphanDependents;
+  const bool workload = res == "deployments" || res == "replicasets" || res == "daemonsets" ||
+                        res == "statefulsets" || res == "replicationcontrollers";
+  if (workload && (g == "extensions" || (g == "apps" && (v == "v1beta1" || v == "v1beta2")))) {
+    return GcPolicy::kOrphanDependents;
+  }
+  return GcPolicy::kDeleteDependents;
+}
+
+std::optional<bool> booleanAt(const json& object, const char* key) {
+  if (!object.is_object()) return std::nullopt;
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_boolean()) return std::nullopt;
+  return it->get<bool>();
+}
+
+}  // namespace
+
+std::optional<std::vector<std::string>> deletionFinalizersForGarbageCollection(
+    const core::GroupVersionResource& resource, const json& existing, const json& options) {
+  const GcPolicy policy = defaultGcPolicy(resource);
+  if (policy == GcPolicy::kUnsupported) return std::nullopt;
+  const std::vector<std::string> finalizers = finalizersOf(existing);
+  auto has = [&](std::string_view f) {
+    return std::find(finalizers.begin(), finalizers.end(), f) != finalizers.end();
+  };
+  const std::optional<bool> orphan_dependents = booleanAt(options, "orphanDependents");
+  const std::string propagation = stringAt(&options, "propagationPolicy");
+  // shouldOrphanDependents: the options first, then an existing finalizer, then the default.
+  bool orphan = policy == GcPolicy::kOrphanDependents;
+  if (orphan_dependents) {
+    orphan = *orphan_dependents;
+  } else if (propagation == "Orphan") {
+    orphan = true;
+  } else if (propagation == "Background" || propagation == "Foreground") {
+    orphan = false;
+  } else {
+    for (const auto& f : finalizers) {
+      if (f == kOrphanFinalizer || f == kForegroundFinalizer) {
+        orphan = f == kOrphanFinalizer;
+        break;
+      }
+    }
+  }
+  // shouldDeleteDependents.
+  bool foreground = false;
+  if (!orphan_dependents) {
+    if (propagation == "Foreground") {
+      foreground = true;
+    } else if (propagation.empty()) {
+      foreground = has(kForegroundFinalizer);
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& f : finalizers) {
+    if (f != kOrphanFinalizer && f != kForegroundFinalizer) out.push_back(f);
+  }
+  if (orphan) out.emplace_back(kOrphanFinalizer);
+  if (foreground) out.emplace_back(kForegroundFinalizer);
+  // Compared as sets (sets.NewString(...).Equal).
+  const std::set<std::string> before(finalizers.begin(), finalizers.end());
+  const std::set<std::string> after(out.begin(), out.end());
+  if (before == after) return std::nullopt;
+  return out;
+}
+
+json withFinalizers(json object, const std::vector<std::string>& finalizers) {
+  if (finalizers.empty()) {
+    if (object.contains("metadata") && object["metadata"].is_object()) {
+      object["metadata"].erase("finalizers");
+    }
+  } else {
+    object["metadata"]["finalizers"] = finalizers;
+  }
+  return object;
+}
+
+std::optional<json> deletionKeeps(const core::GroupVersionResource& resource,
+                                  const json& existing, const json& options,
                                   const std::string& now) {
-  if (isNamespaces(resource)) {
+  if (isNamespaces({resource.group, resource.resource})) {
     // namespace storage REST.Delete: the first DELETE sets deletionTimestamp and phase
     // Terminating and answers the namespace; later ones answer it unchanged while
     // spec.finalizers is not empty (the namespace controller empties it through /finalize).
@@ -162,10 +260,16 @@ std::optional<json> deletionKeeps(const core::GroupResource& resource, const jso
       return marked;
     }
     if (hasSpecFinalizers(existing)) return existing;
+    if (!finalizersOf(existing).empty()) return markAsDeleting(existing, now);
+    return std::nullopt;
   }
-  // Store.Delete through updateForGracefulDeletionAndFinalizers: with finalizers pending the
-  // object is only marked (again: the timestamp stays).
-  if (!finalizersOf(existing).empty()) return markAsDeleting(existing, now);
+  // Store.Delete through updateForGracefulDeletionAndFinalizers: the propagation's finalizers
+  // are set; with finalizers pending the object is only marked (again: the timestamp stays).
+  json updated = existing;
+  if (auto finalizers = deletionFinalizersForGarbageCollection(resource, existing, options)) {
+    updated = withFinalizers(std::move(updated), *finalizers);
+  }
+  if (!finalizersOf(updated).empty()) return markAsDeleting(std::move(updated), now);
   return std::nullopt;
 }
 

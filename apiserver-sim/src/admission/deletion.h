@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/core/object.h"
 #include "harness/core/status.h"
 
 namespace harness::sim::detail {
@@ -28,15 +29,32 @@ namespace harness::sim::detail {
 // metadata.finalizers (strings only).
 std::vector<std::string> finalizersOf(const nlohmann::json& object);
 
+// The finalizers the garbage collector's propagation puts on an object being deleted
+// (store.go deletionFinalizersForGarbageCollection with shouldOrphanDependents and
+// shouldDeleteDependents): "orphan" when DeleteOptions say orphanDependents: true or
+// propagationPolicy Orphan, "foregroundDeletion" for Foreground; with neither option an existing
+// one of the two stays, else the resource's DefaultGarbageCollectionPolicy decides (orphan for
+// the versions kept for backward compatibility: core/v1 replicationcontrollers, batch/v1 jobs,
+// the extensions and apps v1beta1/v1beta2 workloads, batch/v1beta1 cronjobs; events support no
+// propagation). nullopt when the finalizers stay as they are; else the new list (the object's
+// other finalizers first, in their order).
+std::optional<std::vector<std::string>> deletionFinalizersForGarbageCollection(
+    const core::GroupVersionResource& resource, const nlohmann::json& existing,
+    const nlohmann::json& options);
+
+// `object` with metadata.finalizers set to `finalizers` (the member removed when empty).
+nlohmann::json withFinalizers(nlohmann::json object, const std::vector<std::string>& finalizers);
+
 // The DELETE of `existing` as storage performs it: nullopt when the object is removed now, else
 // the object as it stays (marked as deleting: deletionTimestamp, deletionGracePeriodSeconds 0,
 // generation + 1 the first time; a Namespace is marked Terminating instead and stays while its
-// spec.finalizers is not empty); `now` an RFC 3339 time. Every deletion propagates in the
-// background here: the orphan and foregroundDeletion finalizers that DeleteOptions would add
-// (deletionFinalizersForGarbageCollection) are not, because the simulator's garbage collector
-// would never remove them.
-std::optional<nlohmann::json> deletionKeeps(const core::GroupResource& resource,
+// spec.finalizers is not empty); `now` an RFC 3339 time; `options` the DeleteOptions. The
+// finalizers of deletionFinalizersForGarbageCollection are set first
+// (updateForGracefulDeletionAndFinalizers), so an Orphan or Foreground deletion keeps the object
+// until the garbage collector removes its finalizer.
+std::optional<nlohmann::json> deletionKeeps(const core::GroupVersionResource& resource,
                                             const nlohmann::json& existing,
+                                            const nlohmann::json& options,
                                             const std::string& now);
 
 // What BeforeDelete decides for an object of a graceful strategy (Pods).

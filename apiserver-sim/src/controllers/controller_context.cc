@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/object.h"
+
 namespace harness::sim::controllers {
 
 using json = nlohmann::json;
@@ -107,6 +109,18 @@ json eventFor(const json& object, const std::string& kind, const std::string& ap
 
 }  // namespace
 
+std::string servedVersion(const core::GroupResource& resource) {
+  std::string found;
+  for (const auto& info : core::builtinResources()) {
+    if (info.resource.group != resource.group || info.resource.resource != resource.resource) {
+      continue;
+    }
+    if (info.resource.version == "v1") return "v1";
+    if (found.empty()) found = info.resource.version;
+  }
+  return found.empty() ? std::string("v1") : found;
+}
+
 AdmissionResult ControllerContext::write(std::string operation,
                                          const core::GroupResource& resource,
                                          const std::string& path,
@@ -117,7 +131,8 @@ AdmissionResult ControllerContext::write(std::string operation,
   WriteRequest request;
   request.operation = std::move(operation);
   request.verb = std::move(verb);
-  request.resource = {resource.group, "v1", resource.resource};
+  const std::string version = servedVersion(resource);
+  request.resource = {resource.group, version, resource.resource};
   request.subresource = std::move(subresource);
   request.namespace_name = namespace_name;
   request.name = name;
@@ -125,8 +140,9 @@ AdmissionResult ControllerContext::write(std::string operation,
   request.options = std::move(options);
   request.user_info = serviceAccount(controller);
   request.user_agent = "kube-controller-manager/" + controller;
-  const std::string prefix =
-      resource.group.empty() ? std::string("/api/v1") : fmt::format("/apis/{}/v1", resource.group);
+  const std::string prefix = resource.group.empty()
+                                 ? std::string("/api/v1")
+                                 : fmt::format("/apis/{}/{}", resource.group, version);
   request.request_uri = namespace_name.empty()
                             ? fmt::format("{}/{}", prefix, path)
                             : fmt::format("{}/namespaces/{}/{}", prefix, namespace_name, path);

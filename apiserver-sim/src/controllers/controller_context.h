@@ -41,6 +41,10 @@ bool controlledBy(const nlohmann::json& object, const nlohmann::json& owner);
 nlohmann::json controllerRef(const nlohmann::json& owner, const std::string& api_version,
                              const std::string& kind);
 
+// The version a controller's client calls a resource at: v1 where the builtin table serves it,
+// else the first version it lists (extensions/v1beta1 deployments).
+std::string servedVersion(const core::GroupResource& resource);
+
 // A controller's view of the cluster: the store and the chain it writes through.
 class ControllerContext {
  public:

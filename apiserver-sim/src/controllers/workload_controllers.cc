@@ -22,6 +22,8 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/label_selector.h"
+#include "harness/core/object.h"
 #include "harness/sim/admission_chain.h"
 #include "harness/sim/authorizer.h"
 #include "harness/sim/store.h"
@@ -57,6 +59,7 @@ const core::GroupResource kValidatingPolicies{"admissionregistration.k8s.io",
 
 constexpr std::string_view kHashLabel = "pod-template-hash";
 constexpr std::string_view kRevision = "deployment.kubernetes.io/revision";
+constexpr std::string_view kRevisionHistory = "deployment.kubernetes.io/revision-history";
 constexpr std::string_view kDesiredReplicas = "deployment.kubernetes.io/desired-replicas";
 constexpr std::string_view kMaxReplicas = "deployment.kubernetes.io/max-replicas";
 
@@ -151,6 +154,8 @@ struct WorkloadControllers::Impl {
   };
   std::map<std::string, Backoff> backoff;
   controllers::NamespaceDeleter namespaces;
+  // When each Deployment's progress deadline passes (by uid), for the requeue.
+  std::map<std::string, std::chrono::system_clock::time_point> deadlines;
   // Policy versions (uid/resourceVersion) whose status could not be computed or written: not
   // tried again until the policy changes, so a failure cannot spin the loop.
   std::set<std::string> failed_policy_status;
@@ -223,37 +228,300 @@ struct WorkloadControllers::Impl {
     return wrote;
   }
 
-  // --- garbage collector: dependents whose controller owner is gone (Background) ---
-  bool collectGarbage() {
-    // The owner kinds the simulated controllers make dependents of, and those dependents.
-    struct Owned {
-      core::GroupResource dependents;
-      std::string path;  // of a dependent's URI: "<path>/<name>"
-      core::GroupResource owners;
-      std::string owner_api_version;
-      std::string owner_kind;
-    };
-    static const std::vector<Owned> kOwned = {
-        {kReplicaSets, "replicasets", kDeployments, "apps/v1", "Deployment"},
-        {kPods, "pods", kReplicaSets, "apps/v1", "ReplicaSet"},
-        {kJobs, "jobs", kCronJobs, "batch/v1", "CronJob"},
-        {kPods, "pods", kJobs, "batch/v1", "Job"}};
-    bool wrote = false;
-    for (const auto& owned : kOwned) {
-      std::set<std::string> owners;
-      for (const auto& owner : store.list(owned.owners)) owners.insert(uidOf(owner));
-      for (const auto& dependent : store.list(owned.dependents)) {
-        auto ref = controllerOf(dependent);
-        if (!ref || ref->value("kind", "") != owned.owner_kind ||
-            ref->value("apiVersion", "") != owned.owner_api_version ||
-            owners.contains(ref->value("uid", "")) || terminating(dependent)) {
+  // --- garbage collector (pkg/controller/garbagecollector/garbagecollector.go) ---
+  // One scan of the store (every resource but Events and Leases) stands for the GC's dependency graph (graph_builder.go): every
+  // object's uid, the objects with ownerReferences, and the owners being deleted with a
+  // propagation finalizer. Then, as the GC's workers do:
+  //   * an owner with the "orphan" finalizer: orphanDependents removes its ownerReference from
+  //     each dependent (a PATCH of the dependent), then removeFinalizer (the owner goes);
+  //   * an owner with "foregroundDeletion": processDeletingDependentsItem removes the finalizer
+  //     once no dependent refers to it with blockOwnerDeletion, else its dependents are
+  //     attempted;
+  //   * attemptToDeleteItem for each dependent not being deleted: classifyReferences into solid,
+  //     dangling (no object has the owner's uid) and waitingForDependentsDeletion (the owner is
+  //     being deleted in the foreground); with a solid owner the dangling and waiting references
+  //     are removed; else with a waiting owner and dependents of its own the item is deleted in
+  //     the foreground; else it is deleted with the policy its own finalizers say (Background
+  //     by default). References to kinds outside the builtin table are left alone (the GC
+  //     cannot map them: the item is retried, never deleted).
+  struct GcItem {
+    core::GroupResource resource;
+    json object;
+  };
+
+  static bool hasFinalizer(const json& object, std::string_view finalizer) {
+    if (!object.contains("/metadata/finalizers"_json_pointer)) return false;
+    const json& finalizers = object.at("/metadata/finalizers"_json_pointer);
+    return finalizers.is_array() &&
+           std::any_of(finalizers.begin(), finalizers.end(), [&](const json& f) {
+             return f.is_string() && f.get<std::string>() == finalizer;
+           });
+  }
+
+  static std::vector<json> ownerRefs(const json& object) {
+    std::vector<json> out;
+    if (!object.contains("/metadata/ownerReferences"_json_pointer)) return out;
+    const json& refs = object.at("/metadata/ownerReferences"_json_pointer);
+    if (!refs.is_array()) return out;
+    for (const auto& ref : refs) {
+      if (ref.is_object()) out.push_back(ref);
+    }
+    return out;
+  }
+
+  // The resources the GC's graph covers: every builtin one (each group/resource once: objects
+  // are stored under the group they were written to), Events and Leases aside (never owners
+  // here, and the most numerous).
+  static const std::vector<core::GroupResource>& graphResources() {
+    static const std::vector<core::GroupResource> resources = [] {
+      std::vector<core::GroupResource> out;
+      std::set<std::pair<std::string, std::string>> seen;
+      for (const auto& info : core::builtinResources()) {
+        const auto& r = info.resource;
+        if (!info.subresource.empty() || r.resource == "events" || r.resource == "leases") {
           continue;
         }
-        ctx.write("DELETE", owned.dependents, owned.path + "/" + nameOf(dependent),
-                  namespaceOf(dependent), nameOf(dependent), std::nullopt,
-                  "generic-garbage-collector");
+        if (seen.insert({r.group, r.resource}).second) out.push_back({r.group, r.resource});
+      }
+      return out;
+    }();
+    return resources;
+  }
+
+  // The ownerReference's kind is one the GC's REST mapping resolves.
+  static bool mappable(const json& ref) {
+    const std::string api_version = ref.value("apiVersion", "");
+    const auto slash = api_version.find('/');
+    const std::string group = slash == std::string::npos ? "" : api_version.substr(0, slash);
+    return core::resourceNameForKind(group, ref.value("kind", "")).has_value();
+  }
+
+  // gc.patch: the item's ownerReferences without those of `uids` (an empty list is omitted, as
+  // the API server encodes it).
+  bool removeOwnerRefs(const GcItem& item, const std::set<std::string>& uids) {
+    json updated = item.object;
+    json& refs = updated["metadata"]["ownerReferences"];
+    refs.erase(std::remove_if(refs.begin(), refs.end(),
+                              [&](const json& ref) {
+                                return ref.is_object() && uids.contains(ref.value("uid", ""));
+                              }),
+               refs.end());
+    if (refs.empty()) updated["metadata"].erase("ownerReferences");
+    const std::string name = nameOf(item.object);
+    return ctx
+        .write("UPDATE", item.resource, item.resource.resource + "/" + name,
+               namespaceOf(item.object), name, std::move(updated), "generic-garbage-collector",
+               {}, std::nullopt, "patch")
+        .allowed;
+  }
+
+  // gc.removeFinalizer: a PATCH of the owner's finalizers; the last one removed deletes it.
+  void removeFinalizer(const GcItem& item, std::string_view finalizer) {
+    json updated = item.object;
+    json& finalizers = updated["metadata"]["finalizers"];
+    finalizers.erase(std::remove_if(finalizers.begin(), finalizers.end(),
+                                    [&](const json& f) {
+                                      return f.is_string() && f.get<std::string>() == finalizer;
+                                    }),
+                     finalizers.end());
+    if (finalizers.empty()) updated["metadata"].erase("finalizers");
+    const std::string name = nameOf(item.object);
+    ctx.write("UPDATE", item.resource, item.resource.resource + "/" + name,
+              namespaceOf(item.object), name, std::move(updated), "generic-garbage-collector", {},
+              std::nullopt, "patch");
+  }
+
+  // gc.deleteObject with its propagation policy.
+  void deleteItem(const GcItem& item, const std::string& policy) {
+    const std::string name = nameOf(item.object);
+    const json options = {{"kind", "DeleteOptions"},
+                          {"apiVersion", "meta.k8s.io/v1"},
+                          {"preconditions", {{"uid", uidOf(item.object)}}},
+                          {"propagationPolicy", policy}};
+    ctx.write("DELETE", item.resource, item.resource.resource + "/" + name,
+              namespaceOf(item.object), name, std::nullopt, "generic-garbage-collector", {},
+              options);
+  }
+
+  bool collectGarbage() {
+    static constexpr std::string_view kOrphan = "orphan";
+    static constexpr std::string_view kForeground = "foregroundDeletion";
+    std::set<std::string> uids;        // every stored object's
+    std::set<std::string> referenced;  // uids some ownerReference names (items with dependents)
+    std::vector<GcItem> dependents;    // objects with ownerReferences
+    std::map<std::string, GcItem> deleting;  // by uid: owners with a propagation finalizer
+    for (const auto& resource : graphResources()) {
+      for (auto& object : store.list(resource)) {
+        const std::string uid = uidOf(object);
+        if (!uid.empty()) uids.insert(uid);
+        if (terminating(object) &&
+            (hasFinalizer(object, kOrphan) || hasFinalizer(object, kForeground))) {
+          deleting.emplace(uid, GcItem{resource, object});
+        }
+        const std::vector<json> refs = ownerRefs(object);
+        if (refs.empty()) continue;
+        for (const auto& ref : refs) referenced.insert(ref.value("uid", ""));
+        dependents.push_back({resource, std::move(object)});
+      }
+    }
+    bool wrote = false;
+    std::set<std::string> handled;  // dependents patched this pass
+    for (const auto& [owner_uid, owner] : deleting) {
+      if (hasFinalizer(owner.object, kOrphan)) {
+        // attemptToOrphanWorker: orphanDependents, then removeFinalizer.
+        bool orphaned = true;
+        for (const auto& item : dependents) {
+          const auto refs = ownerRefs(item.object);
+          if (std::none_of(refs.begin(), refs.end(), [&](const json& ref) {
+                return ref.value("uid", "") == owner_uid;
+              })) {
+            continue;
+          }
+          orphaned &= removeOwnerRefs(item, {owner_uid});
+          handled.insert(uidOf(item.object));
+          wrote = true;
+        }
+        if (orphaned) removeFinalizer(owner, kOrphan);
+        wrote = true;
+        continue;
+      }
+      // processDeletingDependentsItem: blockingDependents are those whose reference to the owner
+      // has blockOwnerDeletion.
+      const bool blocked = std::any_of(dependents.begin(), dependents.end(), [&](const GcItem& d) {
+        const auto refs = ownerRefs(d.object);
+        return std::any_of(refs.begin(), refs.end(), [&](const json& ref) {
+          return ref.value("uid", "") == owner_uid && ref.value("blockOwnerDeletion", false);
+        });
+      });
+      if (!blocked) {
+        removeFinalizer(owner, kForeground);
         wrote = true;
       }
+    }
+    for (const auto& item : dependents) {
+      // attemptToDeleteItem: an item being deleted waits for its final deletion (those deleting
+      // their dependents were handled above).
+      if (terminating(item.object) || handled.contains(uidOf(item.object))) continue;
+      const auto refs = ownerRefs(item.object);
+      if (!std::all_of(refs.begin(), refs.end(), mappable)) continue;
+      std::set<std::string> solid;
+      std::set<std::string> dangling;
+      std::set<std::string> waiting;
+      for (const auto& ref : refs) {
+        const std::string uid = ref.value("uid", "");
+        if (!uids.contains(uid)) {
+          dangling.insert(uid);
+        } else if (auto it = deleting.find(uid);
+                   it != deleting.end() && hasFinalizer(it->second.object, kForeground)) {
+          waiting.insert(uid);
+        } else {
+          solid.insert(uid);
+        }
+      }
+      if (!solid.empty()) {
+        if (dangling.empty() && waiting.empty()) continue;
+        std::set<std::string> gone = dangling;
+        gone.insert(waiting.begin(), waiting.end());
+        removeOwnerRefs(item, gone);
+      } else if (!waiting.empty() && referenced.contains(uidOf(item.object))) {
+        deleteItem(item, "Foreground");
+      } else {
+        deleteItem(item, hasFinalizer(item.object, kOrphan)       ? "Orphan"
+                         : hasFinalizer(item.object, kForeground) ? "Foreground"
+                                                                  : "Background");
+      }
+      wrote = true;
+    }
+    return wrote;
+  }
+
+  // deployment_util.SetNewReplicaSetAnnotations: the existing new ReplicaSet's revision must be
+  // the greatest, MaxRevision of the old ones + 1; an older one (kubectl rollout undo brought its
+  // template back) takes it (and keeps its previous revision in revision-history). nullopt when
+  // its revision is already that high.
+  static std::optional<std::int64_t> takenRevision(const std::vector<json>& owned,
+                                                   const json& new_rs) {
+    auto revisionOf = [](const json& rs) -> std::int64_t {
+      try {
+        return std::stoll(annotation(rs, kRevision));
+      } catch (const std::exception&) {
+        return 0;  // deployment_util.Revision: an unparsable revision counts as 0
+      }
+    };
+    std::int64_t old_max = 0;
+    for (const auto& rs : owned) {
+      if (uidOf(rs) != uidOf(new_rs)) old_max = std::max(old_max, revisionOf(rs));
+    }
+    if (revisionOf(new_rs) >= old_max + 1) return std::nullopt;
+    return old_max + 1;
+  }
+
+  // The Deployment's spec.selector matches the object's labels (an invalid selector, which
+  // validation refuses, matches nothing).
+  static bool selects(const json& deployment, const json& object) {
+    if (!deployment.contains("/spec/selector"_json_pointer)) return false;
+    auto selector = core::LabelSelector::parse(deployment.at("/spec/selector"_json_pointer));
+    auto labels = core::labelsOf(object);
+    return selector.ok() && labels.ok() && !selector->matchesEverything() &&
+           selector->matches(*labels);
+  }
+
+  // sync.go scaleReplicaSet: the ReplicaSet's replicas and its desired-replicas / max-replicas
+  // annotations (SetReplicasAnnotations), the ScalingReplicaSet event. The updated ReplicaSet,
+  // or nullopt when the update was refused.
+  std::optional<json> scaleReplicaSet(const json& deployment, json rs, std::int64_t size,
+                                      std::int64_t surge) {
+    const std::int64_t replicas = integer(deployment, "/spec/replicas"_json_pointer, 1);
+    const std::int64_t current = integer(rs, "/spec/replicas"_json_pointer, 0);
+    rs["spec"]["replicas"] = size;
+    rs["metadata"]["annotations"][std::string(kDesiredReplicas)] = std::to_string(replicas);
+    rs["metadata"]["annotations"][std::string(kMaxReplicas)] = std::to_string(replicas + surge);
+    auto updated = ctx.write("UPDATE", kReplicaSets, "replicasets/" + nameOf(rs),
+                             namespaceOf(rs), nameOf(rs), rs, "deployment-controller");
+    if (!updated.allowed) return std::nullopt;
+    ctx.event(deployment, "Deployment", "apps/v1", "Normal", "ScalingReplicaSet",
+              fmt::format("Scaled {} replica set {} from {} to {}",
+                          size > current ? "up" : "down", nameOf(rs), current, size),
+              "deployment-controller");
+    return updated.object ? *updated.object : rs;
+  }
+
+  // rolling.go rolloutRolling with Pods that never become available: reconcileNewReplicaSet
+  // scales the new ReplicaSet up within maxSurge (NewRSNewReplicas); else
+  // reconcileOldReplicaSets scales old ones down by at most allPods - minAvailable - the new
+  // ReplicaSet's unavailable Pods, oldest first (cleanupUnhealthyReplicas: every old Pod is
+  // unhealthy here; scaleDownOldReplicaSetsForRollingUpdate then finds nothing available).
+  bool rolloutRolling(const json& deployment, const std::vector<json>& owned, const json& new_rs,
+                      std::int64_t replicas, std::int64_t surge, std::int64_t max_unavailable) {
+    std::int64_t all = 0;
+    std::vector<json> old;
+    for (const auto& rs : owned) {
+      all += integer(rs, "/spec/replicas"_json_pointer, 0);
+      if (uidOf(rs) != uidOf(new_rs)) old.push_back(rs);
+    }
+    const std::int64_t new_replicas = integer(new_rs, "/spec/replicas"_json_pointer, 0);
+    if (new_replicas < replicas && all < replicas + surge) {
+      const std::int64_t up = std::min(replicas + surge - all, replicas - new_replicas);
+      scaleReplicaSet(deployment, new_rs, new_replicas + up, surge);
+      return true;
+    }
+    const std::int64_t max_scaled_down = all - (replicas - max_unavailable) - new_replicas;
+    if (max_scaled_down <= 0) return false;
+    // controller.ReplicaSetsByCreationTimestamp.
+    std::sort(old.begin(), old.end(), [](const json& a, const json& b) {
+      return std::make_pair(str(a, "/metadata/creationTimestamp"_json_pointer), nameOf(a)) <
+             std::make_pair(str(b, "/metadata/creationTimestamp"_json_pointer), nameOf(b));
+    });
+    bool wrote = false;
+    std::int64_t scaled_down = 0;
+    for (const auto& rs : old) {
+      if (scaled_down >= max_scaled_down) break;
+      const std::int64_t size = integer(rs, "/spec/replicas"_json_pointer, 0);
+      if (size == 0) continue;
+      const std::int64_t down = std::min(max_scaled_down - scaled_down, size);
+      scaleReplicaSet(deployment, rs, size - down, surge);
+      scaled_down += down;
+      wrote = true;
     }
     return wrote;
   }
@@ -269,8 +537,23 @@ struct WorkloadControllers::Impl {
     const json& template_spec = deployment.at("/spec/template"_json_pointer);
 
     std::vector<json> owned;
+    bool wrote = false;
     for (const auto& rs : store.list(kReplicaSets, ns)) {
-      if (controlledBy(rs, deployment) && !terminating(rs)) owned.push_back(rs);
+      if (controlledBy(rs, deployment) && !terminating(rs)) {
+        owned.push_back(rs);
+      } else if (!controllerOf(rs) && !terminating(rs) && selects(deployment, rs)) {
+        // controller_ref_manager.go ClaimReplicaSets / AdoptReplicaSet: an orphan the selector
+        // matches (one left by --cascade=orphan) is adopted with a PATCH adding the Deployment
+        // as its controller.
+        json adopted = rs;
+        adopted["metadata"]["ownerReferences"].push_back(
+            controllerRef(deployment, "apps/v1", "Deployment"));
+        auto updated = ctx.write("UPDATE", kReplicaSets, "replicasets/" + nameOf(rs), ns,
+                                 nameOf(rs), adopted, "deployment-controller", {}, std::nullopt,
+                                 "patch");
+        wrote = true;
+        if (updated.allowed && updated.object) owned.push_back(*updated.object);
+      }
     }
     std::optional<json> new_rs;
     std::int64_t max_revision = 0;
@@ -288,7 +571,6 @@ struct WorkloadControllers::Impl {
       }
     }
     const auto [surge, unavailable] = surgeAndUnavailable(deployment);
-    bool wrote = false;
     if (!new_rs) {
       // getNewReplicaSet: a ReplicaSet named <deployment>-<hash>, its template and selector
       // labelled with the hash, sized by NewRSNewReplicas.
@@ -353,35 +635,39 @@ struct WorkloadControllers::Impl {
       } else {
         return wrote;  // retried on the next change, as the controller requeues
       }
+    } else if (const auto revision = takenRevision(owned, *new_rs)) {
+      json updated_rs = *new_rs;
+      const std::string previous_revision = annotation(updated_rs, kRevision);
+      json& annotations = updated_rs["metadata"]["annotations"];
+      annotations[std::string(kRevision)] = std::to_string(*revision);
+      if (!previous_revision.empty()) {
+        const std::string history = annotation(updated_rs, kRevisionHistory);
+        annotations[std::string(kRevisionHistory)] =
+            history.empty() ? previous_revision : history + "," + previous_revision;
+      }
+      auto updated = ctx.write("UPDATE", kReplicaSets, "replicasets/" + nameOf(updated_rs), ns,
+                               nameOf(updated_rs), updated_rs, "deployment-controller");
+      wrote = true;
+      if (!updated.allowed || !updated.object) return wrote;
+      new_rs = *updated.object;
     } else if (owned.size() == 1) {
       // sync/scale: the only ReplicaSet follows the Deployment's replicas.
-      const std::int64_t current = integer(*new_rs, "/spec/replicas"_json_pointer, 0);
-      if (current != replicas) {
-        json scaled = *new_rs;
-        scaled["spec"]["replicas"] = replicas;
-        scaled["metadata"]["annotations"][std::string(kDesiredReplicas)] =
-            std::to_string(replicas);
-        scaled["metadata"]["annotations"][std::string(kMaxReplicas)] =
-            std::to_string(replicas + surge);
-        auto updated = ctx.write("UPDATE", kReplicaSets, "replicasets/" + nameOf(scaled), ns,
-                             nameOf(scaled), scaled, "deployment-controller");
+      if (integer(*new_rs, "/spec/replicas"_json_pointer, 0) != replicas) {
         wrote = true;
-        if (updated.allowed) {
-          ctx.event(deployment, "Deployment", "apps/v1", "Normal", "ScalingReplicaSet",
-                fmt::format("Scaled {} replica set {} from {} to {}",
-                            replicas > current ? "up" : "down", nameOf(scaled), current,
-                            replicas),
-                "deployment-controller");
-          if (updated.object) new_rs = *updated.object;
-        }
+        if (auto scaled = scaleReplicaSet(deployment, *new_rs, replicas, surge)) new_rs = scaled;
       }
+    } else if (str(deployment, "/spec/strategy/type"_json_pointer) != "Recreate") {
+      wrote |= rolloutRolling(deployment, owned, *new_rs, replicas, surge, unavailable);
     }
-    // The Deployment carries its newest revision (SetDeploymentRevision).
+    // The Deployment carries its newest revision (SetDeploymentRevision), written with
+    // UpdateStatus as getNewReplicaSet does: the status strategy keeps the annotations and does
+    // not bump the generation (the main resource's strategy would: annotations are copied to
+    // ReplicaSets).
     const std::string revision = annotation(*new_rs, kRevision);
     if (!revision.empty() && annotation(deployment, kRevision) != revision) {
       deployment["metadata"]["annotations"][std::string(kRevision)] = revision;
-      auto updated = ctx.write("UPDATE", kDeployments, "deployments/" + name, ns, name, deployment,
-                           "deployment-controller");
+      auto updated = ctx.write("UPDATE", kDeployments, "deployments/" + name + "/status", ns,
+                               name, deployment, "deployment-controller", "status");
       wrote = true;
       if (!updated.allowed || !updated.object) return wrote;
       deployment = *updated.object;
@@ -422,7 +708,7 @@ struct WorkloadControllers::Impl {
     auto condition = [&](const std::string& type, const std::string& value,
                          const std::string& reason, const std::string& message) {
       json before = previous(type);
-      const std::string now = rfc3339Now();
+      const std::string now = rfc3339(this->now());
       json c = {{"type", type},        {"status", value},         {"lastUpdateTime", now},
                 {"lastTransitionTime", now}, {"reason", reason}, {"message", message}};
       if (before.is_object()) {
@@ -441,9 +727,49 @@ struct WorkloadControllers::Impl {
         {available ? condition("Available", "True", "MinimumReplicasAvailable",
                                "Deployment has minimum availability.")
                    : condition("Available", "False", "MinimumReplicasUnavailable",
-                               "Deployment does not have minimum availability."),
-         condition("Progressing", "True", "ReplicaSetUpdated",
-                   fmt::format("ReplicaSet \"{}\" is progressing.", nameOf(new_rs)))});
+                               "Deployment does not have minimum availability.")});
+    // progress.go syncRolloutStatus: with a progress deadline (HasProgressDeadline: set and not
+    // MaxInt32), Progressing is True ReplicaSetUpdated while the rollout progresses
+    // (DeploymentProgressing: more updated replicas, fewer old ones; a new ReplicaSet here);
+    // without progress for progressDeadlineSeconds after its lastUpdateTime it turns False
+    // ProgressDeadlineExceeded (DeploymentTimedOut), which kubectl rollout status reports.
+    const std::int64_t deadline =
+        integer(deployment, "/spec/progressDeadlineSeconds"_json_pointer, 2147483647);
+    deadlines.erase(uidOf(deployment));
+    if (deadline != 2147483647) {
+      const std::string message =
+          fmt::format("ReplicaSet \"{}\" is progressing.", nameOf(new_rs));
+      const json before = previous("Progressing");
+      const std::int64_t old_updated = old.value("updatedReplicas", json(0)).is_number_integer()
+                                           ? old.value("updatedReplicas", std::int64_t{0})
+                                           : 0;
+      const std::int64_t old_total = old.value("replicas", json(0)).is_number_integer()
+                                         ? old.value("replicas", std::int64_t{0})
+                                         : 0;
+      // Both messages name the new ReplicaSet: another one there is a new rollout.
+      const std::string named = fmt::format("ReplicaSet \"{}\" ", nameOf(new_rs));
+      const bool progressed = !before.is_object() ||
+                              !before.value("message", "").starts_with(named) ||
+                              updated > old_updated || actual - updated < old_total - old_updated;
+      std::optional<std::chrono::system_clock::time_point> last_update;
+      if (before.is_object()) last_update = parseRfc3339(before.value("lastUpdateTime", ""));
+      const auto at = last_update ? *last_update + std::chrono::seconds(deadline) : now();
+      if (!progressed && before.is_object() &&
+          (before.value("reason", "") == "ProgressDeadlineExceeded" || at < now())) {
+        status["conditions"].push_back(condition(
+            "Progressing", "False", "ProgressDeadlineExceeded",
+            fmt::format("ReplicaSet \"{}\" has timed out progressing.", nameOf(new_rs))));
+      } else {
+        status["conditions"].push_back(
+            condition("Progressing", "True", "ReplicaSetUpdated", message));
+        // requeueStuckDeployment: checked again when the deadline passes (a second later).
+        if (!progressed && last_update) {
+          deadlines[uidOf(deployment)] = at + std::chrono::seconds(1);
+        } else {
+          deadlines[uidOf(deployment)] = now() + std::chrono::seconds(deadline + 1);
+        }
+      }
+    }
     if (old == status) return false;
     json next = deployment;
     next["status"] = status;
@@ -557,8 +883,12 @@ struct WorkloadControllers::Impl {
     }
     // The namespace, job and cronjob controllers' queues run on the wall clock.
     const auto wall = this->now();
-    for (const auto requeue :
-         {namespaces.nextRequeue(), jobs.nextRequeue(wall), cron_jobs.nextRequeue(wall)}) {
+    std::optional<std::chrono::system_clock::time_point> deadline;
+    for (const auto& [uid, at] : deadlines) {
+      if (at > wall && (!deadline || at < *deadline)) deadline = at;
+    }
+    for (const auto requeue : {namespaces.nextRequeue(), jobs.nextRequeue(wall),
+                               cron_jobs.nextRequeue(wall), deadline}) {
       if (!requeue) continue;
       const auto at =
           now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(*requeue - wall);
@@ -595,12 +925,9 @@ WorkloadControllers::WorkloadControllers(ObjectStore& store, AdmissionChain& cha
     : impl_(std::make_unique<Impl>(store, chain, std::move(options))) {
   std::weak_ptr<Impl::Signal> weak = impl_->signal;
   store.onChange([weak](const core::GroupResource& resource) {
-    if (resource.resource != "deployments" && resource.resource != "replicasets" &&
-        resource.resource != "pods" && resource.resource != "namespaces" &&
-        resource.resource != "jobs" && resource.resource != "cronjobs" &&
-        resource.resource != kValidatingPolicies.resource) {
-      return;
-    }
+    // Any object can own or be owned (the garbage collector's graph covers every resource);
+    // Events and Leases are only written, never reconciled.
+    if (resource.resource == "events" || resource.resource == "leases") return;
     if (auto signal = weak.lock()) {
       std::lock_guard lock(signal->mutex);
       signal->dirty = true;

@@ -1,10 +1,12 @@
 // The workload controllers of `apiserver-sim serve`: a Deployment gets a ReplicaSet and Pods
 // through the admission chain, as kube-controller-manager's controllers make them (owner
 // references, pod-template-hash, the controllers' service accounts in the admission request),
-// scaling, the garbage collector, and a Pod creation a webhook denies (FailedCreate, backoff).
+// scaling, the garbage collector (Background, Orphan and Foreground propagation), and a Pod
+// creation a webhook denies (FailedCreate, backoff).
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -98,6 +100,19 @@ class ControllersTest : public ::testing::Test {
     ASSERT_TRUE(chain_->handle(request).allowed);
   }
 
+  // An UPDATE of Deployment web with another template annotation (a new ReplicaSet).
+  void changeTemplate() {
+    json changed = *store_.get(kDeployments, "demo", "web");
+    changed["spec"]["template"]["metadata"]["annotations"]["a"] = "c";
+    WriteRequest request;
+    request.operation = "UPDATE";
+    request.resource = {"apps", "v1", "deployments"};
+    request.namespace_name = "demo";
+    request.name = "web";
+    request.object = changed;
+    ASSERT_TRUE(chain_->handle(request).allowed);
+  }
+
   ObjectStore store_;
   InProcessWebhookCaller caller_;
   core::MetricsRegistry metrics_;
@@ -167,6 +182,25 @@ TEST_F(ControllersTest, ScalingTheDeploymentScalesItsReplicaSet) {
   EXPECT_EQ(std::count(r.begin(), r.end(), "SuccessfulDelete"), 2);
 }
 
+// rolling.go: with 4 replicas (maxSurge 1, maxUnavailable 1) and Pods that never become
+// available, a new template scales the new ReplicaSet to 2 and the old one down to 3.
+TEST_F(ControllersTest, ARollingUpdateScalesWithinSurgeAndUnavailable) {
+  create(deployment(4));
+  settle();
+  const std::string first = store_.list(kReplicaSets, "demo")[0]["metadata"]["name"];
+  changeTemplate();
+  settle();
+  std::map<std::string, json> by_revision;
+  for (const auto& rs : store_.list(kReplicaSets, "demo")) {
+    by_revision[rs["metadata"]["annotations"]["deployment.kubernetes.io/revision"]] = rs;
+  }
+  ASSERT_EQ(by_revision.size(), 2u);
+  EXPECT_EQ(by_revision["1"]["metadata"]["name"], first);
+  EXPECT_EQ(by_revision["1"]["spec"]["replicas"], 3);
+  EXPECT_EQ(by_revision["2"]["spec"]["replicas"], 2);
+  EXPECT_EQ(store_.list(kPods, "demo").size(), 5u);
+}
+
 TEST_F(ControllersTest, GarbageCollectorRemovesTheDependentsOfADeletedDeployment) {
   create(deployment(2));
   settle();
@@ -175,6 +209,155 @@ TEST_F(ControllersTest, GarbageCollectorRemovesTheDependentsOfADeletedDeployment
   settle();
   EXPECT_TRUE(store_.list(kReplicaSets, "demo").empty());
   EXPECT_TRUE(store_.list(kPods, "demo").empty());
+}
+
+// A DELETE as kubectl sends it, with DeleteOptions; the result's object.
+json deleteWith(AdmissionChain& chain, const core::GroupVersionResource& resource,
+                const std::string& name, const json& options) {
+  WriteRequest request;
+  request.operation = "DELETE";
+  request.resource = resource;
+  request.namespace_name = "demo";
+  request.name = name;
+  request.options = options;
+  auto result = chain.handle(request);
+  EXPECT_TRUE(result.allowed);
+  return result.object.value_or(json());
+}
+
+TEST_F(ControllersTest, OrphanPropagationRemovesTheOwnerReferencesThenTheOwner) {
+  create(deployment(2));
+  settle();
+  const json marked = deleteWith(*chain_, {"apps", "v1", "deployments"}, "web",
+                                 {{"propagationPolicy", "Orphan"}});
+  // store.go updateForGracefulDeletionAndFinalizers: kept with the orphan finalizer.
+  EXPECT_EQ(marked["metadata"]["finalizers"], json::array({"orphan"}));
+  EXPECT_TRUE(marked["metadata"].contains("deletionTimestamp"));
+  EXPECT_EQ(marked["metadata"]["deletionGracePeriodSeconds"], 0);
+  ASSERT_TRUE(store_.get(kDeployments, "demo", "web"));
+  settle();
+  EXPECT_FALSE(store_.get(kDeployments, "demo", "web"));
+  const auto replicasets = store_.list(kReplicaSets, "demo");
+  ASSERT_EQ(replicasets.size(), 1u);
+  EXPECT_FALSE(replicasets[0]["metadata"].contains("ownerReferences"));
+  // The Pods keep their ReplicaSet, which keeps them.
+  const auto pods = store_.list(kPods, "demo");
+  ASSERT_EQ(pods.size(), 2u);
+  for (const auto& pod : pods) {
+    EXPECT_EQ(pod["metadata"]["ownerReferences"][0]["uid"], replicasets[0]["metadata"]["uid"]);
+  }
+  // The same Deployment again adopts the orphan (ClaimReplicaSets): no second ReplicaSet.
+  create(deployment(2));
+  settle();
+  const auto adopted = store_.list(kReplicaSets, "demo");
+  ASSERT_EQ(adopted.size(), 1u);
+  EXPECT_EQ(adopted[0]["metadata"]["ownerReferences"][0]["uid"],
+            (*store_.get(kDeployments, "demo", "web"))["metadata"]["uid"]);
+  EXPECT_EQ(store_.list(kPods, "demo").size(), 2u);
+}
+
+TEST_F(ControllersTest, TheOldOrphanDependentsOptionAndTheVersionsDefaultOrphanToo) {
+  create(deployment(1));
+  settle();
+  deleteWith(*chain_, {"apps", "v1", "deployments"}, "web", {{"orphanDependents", true}});
+  settle();
+  EXPECT_FALSE(store_.get(kDeployments, "demo", "web"));
+  ASSERT_EQ(store_.list(kReplicaSets, "demo").size(), 1u);
+  // A batch/v1 Job deleted without options orphans (jobStrategy DefaultGarbageCollectionPolicy).
+  const json job = {{"apiVersion", "batch/v1"},
+                    {"kind", "Job"},
+                    {"metadata", {{"name", "j"}, {"namespace", "demo"}, {"uid", "job-uid"}}}};
+  store_.put({"batch", "jobs"}, job);
+  EXPECT_EQ(deleteWith(*chain_, {"batch", "v1", "jobs"}, "j", json::object())["metadata"]
+                ["finalizers"],
+            json::array({"orphan"}));
+  // A second DELETE may change the policy: Background takes the finalizer away, so it goes.
+  deleteWith(*chain_, {"batch", "v1", "jobs"}, "j", {{"propagationPolicy", "Background"}});
+  EXPECT_FALSE(store_.get({"batch", "jobs"}, "demo", "j"));
+}
+
+TEST_F(ControllersTest, ForegroundPropagationDeletesTheDependentsBeforeTheOwner) {
+  json held = deployment(2);
+  held["spec"]["template"]["metadata"]["finalizers"] = json::array({"example.com/hold"});
+  create(held);
+  settle();
+  ASSERT_EQ(store_.list(kPods, "demo").size(), 2u);
+  const json marked = deleteWith(*chain_, {"apps", "v1", "deployments"}, "web",
+                                 {{"propagationPolicy", "Foreground"}});
+  EXPECT_EQ(marked["metadata"]["finalizers"], json::array({"foregroundDeletion"}));
+  settle();
+  // The Pods are deleted (kept by their own finalizer), the ReplicaSet waits for them in the
+  // foreground and the Deployment for the ReplicaSet.
+  const auto d = store_.get(kDeployments, "demo", "web");
+  ASSERT_TRUE(d);
+  EXPECT_EQ((*d)["metadata"]["finalizers"], json::array({"foregroundDeletion"}));
+  const auto replicasets = store_.list(kReplicaSets, "demo");
+  ASSERT_EQ(replicasets.size(), 1u);
+  EXPECT_EQ(replicasets[0]["metadata"]["finalizers"], json::array({"foregroundDeletion"}));
+  EXPECT_TRUE(replicasets[0]["metadata"].contains("deletionTimestamp"));
+  auto pods = store_.list(kPods, "demo");
+  ASSERT_EQ(pods.size(), 2u);
+  for (auto pod : pods) {
+    EXPECT_TRUE(pod["metadata"].contains("deletionTimestamp"));
+    pod["metadata"].erase("finalizers");
+    WriteRequest release;
+    release.operation = "UPDATE";
+    release.resource = {"", "v1", "pods"};
+    release.namespace_name = "demo";
+    release.name = pod["metadata"]["name"];
+    release.object = pod;
+    ASSERT_TRUE(chain_->handle(release).allowed);
+  }
+  settle();
+  EXPECT_TRUE(store_.list(kPods, "demo").empty());
+  EXPECT_TRUE(store_.list(kReplicaSets, "demo").empty());
+  EXPECT_FALSE(store_.get(kDeployments, "demo", "web"));
+}
+
+TEST_F(ControllersTest, AnOwnerWithoutDependentsLosesItsPropagationFinalizer) {
+  store_.put({"", "configmaps"}, json::parse(R"({"apiVersion": "v1", "kind": "ConfigMap",
+    "metadata": {"name": "c", "namespace": "demo"}})"));
+  deleteWith(*chain_, {"", "v1", "configmaps"}, "c", {{"propagationPolicy", "Foreground"}});
+  ASSERT_TRUE(store_.get({"", "configmaps"}, "demo", "c"));
+  settle();
+  EXPECT_FALSE(store_.get({"", "configmaps"}, "demo", "c"));
+}
+
+// progress.go: no Pod ever becomes available, so a rollout makes no progress after its Pods are
+// created; past progressDeadlineSeconds Progressing turns False (kubectl rollout status: "exceeded
+// its progress deadline").
+TEST_F(ControllersTest, ARolloutWithoutProgressTimesOutAfterItsDeadline) {
+  auto clock = std::chrono::system_clock::now();
+  ControllerOptions options;
+  options.run_thread = false;
+  options.now = [&clock] { return clock; };
+  controllers_ = std::make_unique<WorkloadControllers>(store_, *chain_, options);
+  json d = deployment(1);
+  d["spec"]["progressDeadlineSeconds"] = 60;
+  create(d);
+  settle();
+  auto progressing = [this] {
+    const json stored = store_.get(kDeployments, "demo", "web").value_or(json::object());
+    for (const auto& c : stored.value("status", json::object()).value("conditions", json())) {
+      if (c["type"] == "Progressing") return c;
+    }
+    return json();
+  };
+  const std::string rs = store_.list(kReplicaSets, "demo")[0]["metadata"]["name"];
+  EXPECT_EQ(progressing()["reason"], "ReplicaSetUpdated");
+  clock += std::chrono::seconds(59);
+  settle();
+  EXPECT_EQ(progressing()["status"], "True");
+  clock += std::chrono::seconds(2);
+  settle();
+  EXPECT_EQ(progressing()["status"], "False");
+  EXPECT_EQ(progressing()["reason"], "ProgressDeadlineExceeded");
+  EXPECT_EQ(progressing()["message"], "ReplicaSet \"" + rs + "\" has timed out progressing.");
+  // A new template is progress again.
+  changeTemplate();
+  settle();
+  EXPECT_EQ(progressing()["status"], "True");
+  EXPECT_EQ(progressing()["reason"], "ReplicaSetUpdated");
 }
 
 TEST_F(ControllersTest, ADeniedPodCreationIsAFailedCreateEventAndBacksOff) {

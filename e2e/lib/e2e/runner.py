@@ -15,7 +15,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
 # The suites, in the order they run. Each module in e2e/lib/e2e/suites has a docstring (its
 # description) and run(ctx).
 SUITES = ["seed-tutorial", "istio-revisions", "opt-out", "webhook-down", "reinvocation",
-          "validating-denial", "namespace-lifecycle", "jobs"]
+          "validating-denial", "namespace-lifecycle", "jobs", "cascade"]
 
 EXIT_SKIPPED = 77
 

@@ -12,7 +12,17 @@
 // Followed (k8s.io/kubernetes v1.37.2):
 //   pkg/controller/deployment/sync.go        getNewReplicaSet, the ScalingReplicaSet event,
 //                                            syncDeploymentStatus / calculateStatus
-//   pkg/controller/deployment/util/deployment_util.go  NewRSNewReplicas, MaxSurge, revisions
+//   pkg/controller/controller_ref_manager.go ClaimReplicaSets: orphaned ReplicaSets the
+//                                            selector matches are adopted
+//   pkg/controller/deployment/rolling.go     rolloutRolling: reconcileNewReplicaSet within
+//                                            maxSurge, reconcileOldReplicaSets /
+//                                            cleanupUnhealthyReplicas (every old Pod unhealthy)
+//   pkg/controller/deployment/progress.go    syncRolloutStatus: Progressing ReplicaSetUpdated,
+//                                            DeploymentTimedOut (ProgressDeadlineExceeded),
+//                                            requeueStuckDeployment
+//   pkg/controller/deployment/util/deployment_util.go  NewRSNewReplicas, MaxSurge, revisions,
+//                                            SetNewReplicaSetAnnotations (a rolled-back
+//                                            ReplicaSet takes the next revision, revision-history)
 //   pkg/controller/replicaset/replica_set.go manageReplicas (create / delete the difference),
 //                                            SuccessfulCreate / FailedCreate events
 //   pkg/controller/replicaset/replica_set_utils.go     calculateStatus
@@ -21,7 +31,15 @@
 //                                            (src/controllers/job_controller.h)
 //   pkg/controller/cronjob                   a Job per scheduled time, concurrencyPolicy,
 //                                            startingDeadlineSeconds (cronjob_controller.h)
-//   pkg/controller/garbagecollector          dependents of a deleted owner are deleted
+//   pkg/controller/garbagecollector/garbagecollector.go  the graph is one scan of the store
+//                                            (every resource): attemptToDeleteItem with
+//                                            classifyReferences (solid, dangling, waiting for
+//                                            dependents' deletion), orphanDependents and
+//                                            removeFinalizer for the `orphan` finalizer,
+//                                            processDeletingDependentsItem (blockOwnerDeletion)
+//                                            for `foregroundDeletion`; the API server side is
+//                                            src/admission/deletion.h
+//                                            deletionFinalizersForGarbageCollection
 //   pkg/controller/namespace                 a Namespace being deleted is emptied, then
 //                                            finalized (src/controllers/namespace_deleter.h)
 //   pkg/controller/clusterroleaggregation    ClusterRoles with an aggregationRule get the rules of
@@ -35,9 +53,10 @@
 //     Without kube-cel it is FNV-32a of the template's JSON, encoded as ComputeHash encodes its
 //     hash (rand.SafeEncodeString): the form (and its use in names, labels and selectors) is a
 //     cluster's, the value is not;
-//   * a changed template gets a new ReplicaSet sized by NewRSNewReplicas; old ReplicaSets are
-//     not scaled down (on a cluster without kubelets no Pod becomes available, so with the
-//     default strategy and one replica the real controller does not scale them down either);
+//   * no Pod becomes available, so rollouts stop where the real controller stops on a cluster
+//     without kubelets (one replica: the old ReplicaSet stays; four: new 2, old 3); the
+//     Recreate strategy sizes the new ReplicaSet at once instead of after the old Pods are gone,
+//     and a scaling event during a rollout is not spread proportionally;
 //   * Jobs never complete (no Pod runs); CronJobs are scheduled in UTC only (the two headers
 //     list the rest).
 
