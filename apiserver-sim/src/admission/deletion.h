@@ -58,8 +58,9 @@ std::optional<nlohmann::json> deletionKeeps(const core::GroupVersionResource& re
                                             const std::string& now);
 
 // What BeforeDelete decides for an object of a graceful strategy (Pods).
-// NOLINTNEXTLINE(bugprone-exception-escape): the implicit move of nlohmann::json is noexcept;
-// clang-tidy 16 follows its assert_invariant() into a throw it cannot reach.
+// The implicit move of nlohmann::json is noexcept; clang-tidy 16 follows its assert_invariant()
+// into a throw it cannot reach.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 struct GracefulDeletion {
   enum class Kind {
     kNotGraceful,  // not a graceful strategy, or being deleted with grace period 0 (unset)

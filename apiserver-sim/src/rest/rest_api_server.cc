@@ -77,7 +77,7 @@ core::Result<std::unique_ptr<RestApiServer>> RestApiServer::start(
   server_options.name = "apiserver-sim-rest";
   // The handler enforces the apiserver's own 3 MiB limit with a Status; the transport limit only
   // has to be above it.
-  server_options.body_limit = 16 * 1024 * 1024;
+  server_options.body_limit = std::size_t{16} * 1024 * 1024;
   net::TlsServerConfig tls;
   tls.certificate_file = cert_file.string();
   tls.private_key_file = key_file.string();

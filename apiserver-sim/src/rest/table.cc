@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdint>
 #include <ctime>
 
 #include <fmt/format.h>
@@ -504,25 +505,25 @@ std::string humanDuration(std::chrono::nanoseconds d) {
   const auto seconds = duration_cast<std::chrono::seconds>(d).count();
   if (seconds < -1) return "<invalid>";
   if (seconds < 0) return "0s";
-  if (seconds < 60 * 2) return fmt::format("{}s", seconds);
+  if (seconds < std::int64_t{60} * 2) return fmt::format("{}s", seconds);
   const auto minutes = seconds / 60;
   if (minutes < 10) {
     const auto s = seconds % 60;
     return s == 0 ? fmt::format("{}m", minutes) : fmt::format("{}m{}s", minutes, s);
   }
-  if (minutes < 60 * 3) return fmt::format("{}m", minutes);
+  if (minutes < std::int64_t{60} * 3) return fmt::format("{}m", minutes);
   const auto hours = seconds / 3600;
   if (hours < 8) {
     const auto m = minutes % 60;
     return m == 0 ? fmt::format("{}h", hours) : fmt::format("{}h{}m", hours, m);
   }
   if (hours < 48) return fmt::format("{}h", hours);
-  if (hours < 24 * 8) {
+  if (hours < std::int64_t{24} * 8) {
     const auto h = hours % 24;
     return h == 0 ? fmt::format("{}d", hours / 24) : fmt::format("{}d{}h", hours / 24, h);
   }
-  if (hours < 24 * 365 * 2) return fmt::format("{}d", hours / 24);
-  if (hours < 24 * 365 * 8) {
+  if (hours < std::int64_t{24} * 365 * 2) return fmt::format("{}d", hours / 24);
+  if (hours < std::int64_t{24} * 365 * 8) {
     const auto dy = (hours / 24) % 365;
     return dy == 0 ? fmt::format("{}y", hours / 24 / 365)
                    : fmt::format("{}y{}d", hours / 24 / 365, dy);

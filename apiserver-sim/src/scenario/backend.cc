@@ -154,6 +154,7 @@ class SimulatorSession : public BackendSession {
     StepOutcome outcome;
     const auto stub_counts = env_->stubCallCounts();
     std::vector<std::optional<double>> before;
+    before.reserve(step.expect.metrics.size());
     for (const auto& metric : step.expect.metrics) {
       before.push_back(metricValue(env_->metrics(), metric.name, metric.labels));
     }

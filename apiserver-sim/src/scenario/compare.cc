@@ -297,7 +297,7 @@ void diffMaps(const std::string& prefix, const json& a, const json& b,
   for (const auto& key : keys) {
     const json left = a.contains(key) ? a[key] : json();
     const json right = b.contains(key) ? b[key] : json();
-    if (left != right) addDifference(out, prefix + ":" + key, left, right);
+    if (left != right) addDifference(out, fmt::format("{}:{}", prefix, key), left, right);
   }
 }
 

@@ -82,7 +82,7 @@ struct Message {
 
 // A policy binding's decision in a few words (live explain's policies).
 std::string policyAnswer(const json& policy) {
-  const std::string decision = policy.value("decision", "");
+  std::string decision = policy.value("decision", "");
   if (decision == "deny") return fmt::format("denied ({})", policy.value("code", 0));
   if (decision == "mutate") return "mutates the object";
   if (decision == "unchanged") return "leaves the object as it is";

@@ -335,6 +335,7 @@ std::string renderTable(const RunReport& report, bool with_explanations) {
   };
   std::vector<Row> rows;
   std::size_t steps_passed = 0, steps_failed = 0, steps_skipped = 0, steps_not_run = 0;
+  rows.reserve(report.load_errors.size());
   for (const auto& error : report.load_errors) {
     rows.push_back({error.file, "-", "ERROR", "", error.message + "\n"});
   }

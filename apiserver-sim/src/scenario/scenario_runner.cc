@@ -164,7 +164,7 @@ fs::path ScenarioEnvironment::kubeconfigPath() const { return impl_->kubeconfig;
 std::map<std::string, std::string> ScenarioEnvironment::endpointUrls() const { return impl_->urls; }
 
 core::Result<std::unique_ptr<ScenarioEnvironment>> ScenarioEnvironment::start(
-    const Scenario& scenario, EnvironmentOptions options) {
+    const Scenario& scenario, const EnvironmentOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   if (options.work_dir.empty()) return core::makeError("no work directory for the scenario");

@@ -162,7 +162,7 @@ std::size_t FileWatcher::watchCount() const { return impl_->watches.size(); }
 
 core::Result<std::vector<fs::path>> FileWatcher::waitForChanges(int settle_ms) {
   std::set<fs::path> changed;
-  alignas(inotify_event) std::array<char, 64 * 1024> buffer{};
+  alignas(inotify_event) std::array<char, std::size_t{64} * 1024> buffer{};
   while (true) {
     pollfd pfd{impl_->fd, POLLIN, 0};
     // Wait without limit for the first change, then until the events stop for settle_ms.

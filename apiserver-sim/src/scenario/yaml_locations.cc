@@ -276,7 +276,7 @@ std::optional<std::pair<std::vector<TreeNode>, std::optional<std::size_t>>> read
       case FYET_DOCUMENT_END:
         settle(startOf(text, {e.event->document_end.document_end}));
         if (!done && root && nodes[*root].kind != TreeNode::Kind::kNull && seen++ == document) {
-          kept = std::move(nodes);
+          kept = std::exchange(nodes, {});
           kept_root = root;
           done = true;
         }

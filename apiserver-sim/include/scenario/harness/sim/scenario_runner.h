@@ -104,8 +104,8 @@ class ScenarioEnvironment {
   // routes, webhook configurations (caBundle filled for endpoint addresses), the chain, and the
   // REST API when asked or when an injector endpoint uses it. On error everything already
   // started is stopped.
-  static core::Result<std::unique_ptr<ScenarioEnvironment>> start(const Scenario& scenario,
-                                                                   EnvironmentOptions options);
+  static core::Result<std::unique_ptr<ScenarioEnvironment>> start(
+      const Scenario& scenario, const EnvironmentOptions& options);
   ~ScenarioEnvironment();
   ScenarioEnvironment(const ScenarioEnvironment&) = delete;
   ScenarioEnvironment& operator=(const ScenarioEnvironment&) = delete;
