@@ -164,7 +164,8 @@ MutationChain chainWith(const Event& event, std::optional<json> request_object,
     }
     auto parsed = parseObject(value);
     if (!parsed) {
-      chain.problems.push_back(key + ": value is not a JSON object: " + value);
+      chain.problems.push_back(
+          std::string(key).append(": value is not a JSON object: ").append(value));
       continue;
     }
     MutationStep& step = stepAt(*at);
@@ -177,7 +178,8 @@ MutationChain chainWith(const Event& event, std::optional<json> request_object,
       if (mutated != parsed->end() && mutated->is_boolean()) {
         step.mutated = mutated->get<bool>();
       } else {
-        chain.problems.push_back(key + ": no boolean \"mutated\" in " + value);
+        chain.problems.push_back(
+            std::string(key).append(": no boolean \"mutated\" in ").append(value));
       }
     } else {
       if (step.configuration.empty()) step.configuration = configuration;
@@ -186,7 +188,7 @@ MutationChain chainWith(const Event& event, std::optional<json> request_object,
       if (patch != parsed->end()) {
         step.patch = std::move(*patch);
       } else {
-        chain.problems.push_back(key + ": no \"patch\" in " + value);
+        chain.problems.push_back(std::string(key).append(": no \"patch\" in ").append(value));
       }
     }
   }
@@ -1039,7 +1041,13 @@ core::Result<ReplayResult> replayFrom(const MutationChain& chain, const ReplayOp
     if (!applied.ok()) return applied.error().within(label);
     object = std::move(*applied);
   }
-  if (!object) object = owned ? std::move(*owned) : *base;
+  if (!object) {
+    if (owned) {
+      object = std::move(*owned);
+    } else {
+      object = *base;
+    }
+  }
 
   ReplayResult result;
   result.patched = std::move(*object);
@@ -1537,7 +1545,7 @@ std::string formatChain(const MutationChain& chain) {
     out += "\n";
   }
   for (const auto& [key, value] : chain.webhook_annotations) {
-    out += "  annotation " + key + " = " + value + "\n";
+    out.append("  annotation ").append(key).append(" = ").append(value).append("\n");
   }
   for (const auto& problem : chain.problems) out += "  problem: " + problem + "\n";
   if (!chain.steps.empty()) {

@@ -313,6 +313,7 @@ int compareCommand(const CompareOptions& given, std::ostream& out, std::ostream&
     }
   }
   std::vector<std::unique_ptr<std::ifstream>> again;
+  again.reserve(seekable.size());
   for (const auto& log : seekable) {
     again.push_back(std::make_unique<std::ifstream>(log->path(), std::ios::binary));
   }
@@ -487,9 +488,11 @@ core::Result<RequestAttributes> attributesOf(const json& document, const std::st
                                            "namespace",   "name",      "path"};
   for (const auto& [key, value] : document.items()) {
     if (std::find(std::begin(kKnown), std::end(kKnown), key) == std::end(kKnown)) {
-      return core::Error{where + ": unknown field \"" + key +
-                         "\" (known: user, groups, verb, apiGroup, apiVersion, resource, "
-                         "subresource, namespace, name, path)"};
+      return core::Error{std::string(where)
+                             .append(": unknown field \"")
+                             .append(key)
+                             .append("\" (known: user, groups, verb, apiGroup, apiVersion, "
+                                     "resource, subresource, namespace, name, path)")};
     }
   }
   struct Field {
