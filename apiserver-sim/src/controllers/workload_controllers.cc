@@ -5,6 +5,7 @@
 #include "harness/sim/workload_controllers.h"
 
 #include <algorithm>
+#include <functional>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -296,17 +297,14 @@ struct WorkloadControllers::Impl {
     return core::resourceNameForKind(group, ref.value("kind", "")).has_value();
   }
 
-  // gc.patch: the item's ownerReferences without those of `uids` (an empty list is omitted, as
-  // the API server encodes it).
-  bool removeOwnerRefs(const GcItem& item, const std::set<std::string>& uids) {
+  // The item with the entries of its metadata list `field` that `drop` selects removed (an
+  // empty list is omitted, as the API server encodes it), written back as the collector's PATCH.
+  bool patchMetadataList(const GcItem& item, const char* field,
+                         const std::function<bool(const json&)>& drop) {
     json updated = item.object;
-    json& refs = updated["metadata"]["ownerReferences"];
-    refs.erase(std::remove_if(refs.begin(), refs.end(),
-                              [&](const json& ref) {
-                                return ref.is_object() && uids.contains(ref.value("uid", ""));
-                              }),
-               refs.end());
-    if (refs.empty()) updated["metadata"].erase("ownerReferences");
+    json& list = updated["metadata"][field];
+    list.erase(std::remove_if(list.begin(), list.end(), drop), list.end());
+    if (list.empty()) updated["metadata"].erase(field);
     const std::string name = nameOf(item.object);
     return ctx
         .write("UPDATE", item.resource, item.resource.resource + "/" + name,
@@ -315,20 +313,18 @@ struct WorkloadControllers::Impl {
         .allowed;
   }
 
+  // gc.patch: the item's ownerReferences without those of `uids`.
+  bool removeOwnerRefs(const GcItem& item, const std::set<std::string>& uids) {
+    return patchMetadataList(item, "ownerReferences", [&](const json& ref) {
+      return ref.is_object() && uids.contains(ref.value("uid", ""));
+    });
+  }
+
   // gc.removeFinalizer: a PATCH of the owner's finalizers; the last one removed deletes it.
   void removeFinalizer(const GcItem& item, std::string_view finalizer) {
-    json updated = item.object;
-    json& finalizers = updated["metadata"]["finalizers"];
-    finalizers.erase(std::remove_if(finalizers.begin(), finalizers.end(),
-                                    [&](const json& f) {
-                                      return f.is_string() && f.get<std::string>() == finalizer;
-                                    }),
-                     finalizers.end());
-    if (finalizers.empty()) updated["metadata"].erase("finalizers");
-    const std::string name = nameOf(item.object);
-    ctx.write("UPDATE", item.resource, item.resource.resource + "/" + name,
-              namespaceOf(item.object), name, std::move(updated), "generic-garbage-collector", {},
-              std::nullopt, "patch");
+    patchMetadataList(item, "finalizers", [&](const json& f) {
+      return f.is_string() && f.get<std::string>() == finalizer;
+    });
   }
 
   // gc.deleteObject with its propagation policy.
