@@ -1,6 +1,6 @@
 // The YAML loader (core::parseYamlDocuments, parseYaml), which reads every untrusted manifest,
 // scenario and configuration file. Checked: no crash, and parseYaml(toYaml(j)) == j for every
-// document j it returns (yaml.h's contract).
+// document j it returns (yaml.h's contract). yaml_readers_fuzz compares its two readers.
 
 #include "fuzz_support.h"
 #include "harness/core/yaml.h"

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -904,9 +905,245 @@ bool isYamlCppNull(std::string_view s) {
   return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
 }
 
+// The source text of a token, without the quotes of a quoted scalar and without the header
+// line of a block scalar (libfyaml reads `text` in place: marks are offsets into it).
+std::optional<std::string_view> fySource(std::string_view text, fy_token* token) {
+  const fy_mark* start = fy_token_start_mark(token);
+  const fy_mark* end = fy_token_end_mark(token);
+  if (start == nullptr || end == nullptr || start->input_pos > end->input_pos ||
+      end->input_pos > text.size()) {
+    return std::nullopt;
+  }
+  return text.substr(start->input_pos, end->input_pos - start->input_pos);
+}
+
+// A literal or folded scalar: its header line without "+", an indentation digit or a comment,
+// content indented past the header line, a line break before the end of the text, and
+// (folded) no more-indented line.
+bool blockScalarAgrees(std::string_view text, std::string_view source, bool folded) {
+  // The token starts on the line after its header ("|", ">-", a comment): that line.
+  if (source.empty()) return false;
+  const size_t start = static_cast<size_t>(source.data() - text.data());
+  if (start == 0 || text[start - 1] != '\n') return false;
+  const std::string_view before = text.substr(0, start - 1);
+  // rfind's npos + 1 is 0: the header is the first line.
+  const std::string_view header = before.substr(before.rfind('\n') + 1);
+  // After the indicator, only strip chomping: no "+", indentation digit or comment.
+  const size_t indicator = header.find_last_of("|>");
+  if (indicator == std::string_view::npos ||
+      header.find_first_not_of(" -", indicator + 1) != std::string_view::npos) {
+    return false;
+  }
+  if (start + source.size() == text.size() && !text.ends_with('\n')) return false;
+  size_t content_indent = 0;
+  for (size_t line = 0; line < source.size();) {
+    const size_t end = std::min(source.find('\n', line), source.size());
+    const size_t indent = source.find_first_not_of(' ', line) - line;
+    if (line + indent < end) {  // not a line of spaces
+      if (content_indent == 0) {
+        content_indent = indent;
+        if (indent <= header.find_first_not_of(' ')) return false;
+      } else if (folded && indent != content_indent) {
+        return false;
+      }
+    }
+    line = end + 1;
+  }
+  return content_indent > 0;
+}
+
+// Whether libfyaml 0.7.12 (Debian 12's) reads this scalar as yaml-cpp does. Found by comparing
+// the two readers on generated scalars (core/tests/yaml_reader_test.cc keeps the cases):
+// - single-quoted, two escaped quotes in a row: 'a''''b' reads as "a'''b", and longer runs
+//   return bytes past the value;
+// - quoted over several lines: libfyaml keeps more line breaks around empty lines and escaped
+//   quotes, drops \L and \P and appends NUL bytes after escapes;
+// - double-quoted \N and \_: libfyaml drops the first and reads the second as a space (yaml-cpp
+//   writes the lone bytes 0x85 and 0xA0);
+// - folded (>): with keep chomping (>+) libfyaml keeps every trailing empty line, yaml-cpp one;
+//   a more-indented line after an empty one loses the empty line and gains a NUL byte;
+// - literal and folded: content at the end of the text without a line break gains one; content
+//   not indented past its header's line is taken as content (yaml-cpp: a syntax error); literal
+//   keep chomping (|+) and indentation indicators (|2) agree so far, left to yaml-cpp all the
+//   same.
+// A scalar outside these is read alike; one inside sends the whole stream to yaml-cpp.
+bool fastReaderAgrees(std::string_view text, fy_token* token) {
+  if (token == nullptr) return true;  // an empty node
+  const fy_scalar_style style = fy_token_scalar_style(token);
+  if (style == FYSS_PLAIN) return true;
+  const auto found = fySource(text, token);
+  if (!found) return false;
+  const std::string_view source = *found;
+  switch (style) {
+    case FYSS_SINGLE_QUOTED:
+      return source.find('\n') == std::string_view::npos &&
+             source.find("''''") == std::string_view::npos;
+    case FYSS_DOUBLE_QUOTED:
+      return source.find('\n') == std::string_view::npos &&
+             source.find("\\N") == std::string_view::npos &&
+             source.find("\\_") == std::string_view::npos;
+    case FYSS_LITERAL:
+      return blockScalarAgrees(text, source, false);
+    case FYSS_FOLDED:
+      return blockScalarAgrees(text, source, true);
+    default:
+      return false;
+  }
+}
+
+// Whether libfyaml reads this tag as yaml-cpp does. libfyaml takes "!!str!12" (a suffix with
+// another "!"), "!:]x" (a flow indicator), "!!" and "!e!" (no suffix) and "!.!x" (a handle of
+// other than word characters) as tags; yaml-cpp finds two tags or an error. So a shorthand tag
+// must be YAML's: a handle of word characters, then ns-tag-char (URI characters but "!" and the
+// flow indicators). No tag agrees.
+bool fyTagAgrees(std::string_view text, fy_token* tag) {
+  if (tag == nullptr) return true;
+  const auto source = fySource(text, tag);
+  if (!source || !source->starts_with('!')) return false;
+  if (*source == "!" || source->starts_with("!<")) return true;  // non-specific, verbatim
+  const size_t handle_end = source->find('!', 1);  // "!!" or "!name!", else the primary "!"
+  const std::string_view handle =
+      handle_end == std::string_view::npos ? "" : source->substr(1, handle_end - 1);
+  const std::string_view suffix =
+      source->substr(handle_end == std::string_view::npos ? 1 : handle_end + 1);
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-'; };
+  auto tagChar = [&word](char c) {
+    return word(c) || std::string_view("#;/?:@&=+$_.~*'()%").find(c) != std::string_view::npos;
+  };
+  return !suffix.empty() && std::all_of(handle.begin(), handle.end(), word) &&
+         std::all_of(suffix.begin(), suffix.end(), tagChar);
+}
+
+// Where libfyaml 0.7.12 places a node that yaml-cpp (and the YAML spec) reject or read as
+// something else; found by the yaml fuzz target, which compares the two readers. A node that
+// starts at or left of its block sequence's "-" ("k:\n  -\n  a"), a mapping value other than a
+// block sequence at or left of its keys' column ("i: !!str\nvalue"), a plain scalar whose next
+// lines are not indented past the innermost block collection ("k: a\nb"), and a plain scalar
+// starting with "?" or, in a flow collection, holding one ({a: 0?5}) or a line break: the
+// stream then goes to yaml-cpp.
+class FyLayout {
+ public:
+  // A node starts: false when it sits where libfyaml is not to be trusted. `source` is its text
+  // when it is a plain scalar.
+  bool admit(fy_token* token, std::string_view plain_source = {}) {
+    const fy_mark* m = token == nullptr ? nullptr : fy_token_start_mark(token);
+    // A literal or folded scalar's token starts at the beginning of its first line;
+    // blockScalarAgrees checks its indentation.
+    const fy_scalar_style style =
+        fy_token_get_type(token) == FYTT_SCALAR ? fy_token_scalar_style(token) : FYSS_PLAIN;
+    if (open_.empty() || m == nullptr || style == FYSS_LITERAL || style == FYSS_FOLDED) {
+      return countChild();
+    }
+    const Parent& parent = open_.back();
+    if (parent.type == FYTT_BLOCK_SEQUENCE_START && m->column <= parent.column) return false;
+    if (parent.type == FYTT_BLOCK_MAPPING_START && parent.children % 2 == 1) {
+      const bool block_sequence = fy_token_get_type(token) == FYTT_BLOCK_SEQUENCE_START;
+      if (m->column < parent.column || (m->column == parent.column && !block_sequence)) {
+        return false;
+      }
+    }
+    if (plain_source.starts_with('?') || !continuationIndented(plain_source)) return false;
+    // yaml-cpp ends a plain scalar inside a flow collection at "?" (exp.h EndScalarInFlow),
+    // and takes none over several lines as a key there.
+    if (inFlow() && plain_source.find_first_of("?\n") != std::string_view::npos) return false;
+    return countChild();
+  }
+  void enter(fy_token* token) {
+    const fy_mark* m = fy_token_start_mark(token);
+    open_.push_back({fy_token_get_type(token), m == nullptr ? -1 : m->column, 0});
+  }
+  void leave() {
+    if (!open_.empty()) open_.pop_back();
+  }
+  // A scalar starts: admit, and the checks of its text (fastReaderAgrees, fyTagAgrees) and of
+  // its surroundings.
+  bool admitScalar(std::string_view text, const fy_event_scalar_data& s) {
+    const bool plain = s.value != nullptr && fy_token_scalar_style(s.value) == FYSS_PLAIN;
+    const std::string_view source =
+        plain ? fySource(text, s.value).value_or(std::string_view{}) : std::string_view{};
+    if (!fastReaderAgrees(text, s.value) || !fyTagAgrees(text, s.tag)) return false;
+    // A tag on an empty node ("k: !!str", "- !"), which yaml-cpp reads as an error or skips
+    // (a document that is a tag alone); a tagged plain scalar over several lines ("!: a\nb": the
+    // tag "!:"), which yaml-cpp reads as two documents.
+    if (s.tag != nullptr && (s.value == nullptr || source.find('\n') != std::string_view::npos)) {
+      return false;
+    }
+    // In a flow collection, a scalar that ends its line ("{a: 0.\n}", "{a: b # c\n}"): yaml-cpp
+    // reads on to the "}" and fails.
+    if (inFlow()) {
+      fy_token* last = s.value != nullptr ? s.value : s.anchor;  // an empty node: not known
+      const fy_mark* end = last == nullptr ? nullptr : fy_token_end_mark(last);
+      if (end == nullptr) return false;
+      size_t after = end->input_pos;
+      const fy_scalar_style style =
+          s.value != nullptr ? fy_token_scalar_style(s.value) : FYSS_PLAIN;
+      if (style == FYSS_SINGLE_QUOTED || style == FYSS_DOUBLE_QUOTED) ++after;  // the quote
+      const size_t next = text.find_first_not_of(" \t", after);
+      if (next == std::string_view::npos || text[next] == '\r' || text[next] == '\n' ||
+          text[next] == '#') {
+        return false;
+      }
+    }
+    return admit(s.value, source);
+  }
+
+ private:
+  struct Parent {
+    fy_token_type type;
+    int column;
+    size_t children;
+  };
+  bool inFlow() const {
+    return !open_.empty() && (open_.back().type == FYTT_FLOW_SEQUENCE_START ||
+                              open_.back().type == FYTT_FLOW_MAPPING_START);
+  }
+  bool countChild() {
+    if (!open_.empty()) ++open_.back().children;
+    return true;
+  }
+  // Every line of a plain scalar after its first, but empty ones, indented past the innermost
+  // block collection.
+  bool continuationIndented(std::string_view source) const {
+    int column = -1;
+    for (auto it = open_.rbegin(); it != open_.rend(); ++it) {
+      if (it->type == FYTT_BLOCK_SEQUENCE_START || it->type == FYTT_BLOCK_MAPPING_START) {
+        column = it->column;
+        break;
+      }
+    }
+    for (size_t nl = source.find('\n'); nl != std::string_view::npos;
+         nl = source.find('\n', nl + 1)) {
+      const size_t content = source.find_first_not_of(' ', nl + 1);
+      if (content == std::string_view::npos || source[content] == '\n') continue;
+      if (static_cast<int>(content - nl - 1) <= column) return false;
+    }
+    return true;
+  }
+  std::vector<Parent> open_;
+};
+
+// Text that goes to yaml-cpp before libfyaml sees it: an explicit key ("?" before a blank or a
+// line break), where libfyaml reads a key whose content is a comment as the next line's scalar
+// ("? #c\n  b" as {b: null}) and yaml-cpp as a null key, an error; and a carriage return not
+// followed by a line feed, a line break for libfyaml and a character of the scalar for yaml-cpp;
+// a line starting with a tab, an empty line for libfyaml when it holds only blanks, an error
+// ("illegal tab when looking for indentation") for yaml-cpp. All are rare in manifests: wherever
+// one may be, the text goes to yaml-cpp.
+bool fyTextAgrees(std::string_view text) {
+  if (text.starts_with('\t')) return false;
+  for (size_t at = text.find_first_of("?\r\n"); at != std::string_view::npos;
+       at = text.find_first_of("?\r\n", at + 1)) {
+    const char next = at + 1 < text.size() ? text[at + 1] : '\n';
+    const bool blank = next == ' ' || next == '\t' || next == '\r' || next == '\n';
+    if (text[at] == '\n' ? next == '\t' : text[at] == '\r' ? next != '\n' : blank) return false;
+  }
+  return true;
+}
+
 std::optional<std::vector<json>> parseYamlStreamFast(std::string_view text) {
   const FyParser parser;
   if (parser.get() == nullptr) return std::nullopt;
+  if (!fyTextAgrees(text)) return std::nullopt;
   // libfyaml reads the text in place; it must outlive the parser.
   if (fy_parser_set_string(parser.get(), text.data(), text.size()) != 0) return std::nullopt;
   std::vector<json> docs;
@@ -925,6 +1162,7 @@ std::optional<std::vector<json>> parseYamlStreamFast(std::string_view text) {
   auto tagOr = [](fy_token* tag, const char* untagged) {
     return tag == nullptr ? std::string(untagged) : std::string(fyText(tag));
   };
+  FyLayout layout;
   try {
     while (true) {
       FyEvent e{parser.get(), fy_parser_parse(parser.get())};
@@ -947,8 +1185,9 @@ std::optional<std::vector<json>> parseYamlStreamFast(std::string_view text) {
         case FYET_SCALAR: {
           const auto& s = e.event->scalar;
           const YAML::Mark mark = fyMark(s.value);
-          const std::string_view value = fyText(s.value);
           const bool plain = fy_token_scalar_style(s.value) == FYSS_PLAIN;
+          if (!layout.admitScalar(text, s)) return std::nullopt;
+          const std::string_view value = fyText(s.value);
           const YAML::anchor_t anchor = anchorOf(s.anchor);
           if (plain && s.tag == nullptr && isYamlCppNull(value)) {
             builder.OnNull(mark, anchor);
@@ -959,25 +1198,31 @@ std::optional<std::vector<json>> parseYamlStreamFast(std::string_view text) {
         }
         case FYET_SEQUENCE_START: {
           const auto& s = e.event->sequence_start;
+          if (!layout.admit(s.sequence_start) || !fyTagAgrees(text, s.tag)) return std::nullopt;
+          layout.enter(s.sequence_start);
           builder.OnSequenceStart(fyMark(s.sequence_start), tagOr(s.tag, "?"), anchorOf(s.anchor),
                                   YAML::EmitterStyle::Default);
           break;
         }
         case FYET_SEQUENCE_END:
+          layout.leave();
           builder.OnSequenceEnd();
           break;
         case FYET_MAPPING_START: {
           const auto& s = e.event->mapping_start;
+          if (!layout.admit(s.mapping_start) || !fyTagAgrees(text, s.tag)) return std::nullopt;
+          layout.enter(s.mapping_start);
           builder.OnMapStart(fyMark(s.mapping_start), tagOr(s.tag, "?"), anchorOf(s.anchor),
                              YAML::EmitterStyle::Default);
           break;
         }
         case FYET_MAPPING_END:
+          layout.leave();
           builder.OnMapEnd();
           break;
         case FYET_ALIAS: {
           const auto found = anchors.find(fyText(e.event->alias.anchor));
-          if (found == anchors.end()) return std::nullopt;
+          if (found == anchors.end() || !layout.admit(e.event->alias.anchor)) return std::nullopt;
           builder.OnAlias(fyMark(e.event->alias.anchor), found->second);
           break;
         }
@@ -1651,6 +1896,10 @@ Result<std::vector<nlohmann::json>> parseYamlDocuments(std::string_view text) {
 Result<std::vector<nlohmann::json>> detail::parseYamlDocumentsWithYamlCpp(std::string_view text) {
   if (auto err = checkCharacters(text)) return *err;
   return parseYamlStreamWithYamlCpp(text);
+}
+
+bool detail::libfyamlReads(std::string_view text) {
+  return !checkCharacters(text) && parseYamlStreamFast(text).has_value();
 }
 
 Result<nlohmann::json> parseYaml(std::string_view text) {

@@ -87,12 +87,61 @@ TEST(YamlReaderTest, TrickySnippetsReadAsYamlCppReadsThem) {
   for (const auto& text : snippets) expectSameAsYamlCpp(text, "snippet \"" + text + "\"");
 }
 
+// Text that libfyaml 0.7.12 reads differently from yaml-cpp (a different value, bytes past the
+// value, or a document where yaml-cpp finds a syntax error), found by fuzzing the two readers
+// against each other: parseYamlDocuments must see it and let yaml-cpp read it.
+TEST(YamlReaderTest, WhatLibfyamlMisreadsIsReadByYamlCpp) {
+  const std::vector<std::string> snippets = {
+      // Two escaped quotes in a row; the run of 32 returned bytes past the value.
+      "k: 'a''''b c'\n",
+      "k: 'at-k" + std::string(32, '\'') + "ey true :bool-key '\n",
+      "k: 'at-k" + std::string(32, '\'') + "ey\ntrue :bool-key\n",  // never closed
+      // Quoted over several lines with empty lines.
+      "k: 'b\n  \n  '' \n\n  \n   \n   \n  '\n",
+      "k: \"a\n\n\n  b\n\n\"\n",
+      // \N and \_ in double quotes.
+      "k: \"a\\Nb\"\n",
+      "k: \"a\\_b\"\n",
+      // Folded: keep chomping, a more-indented line after an empty one (a NUL byte).
+      "k: >+\n  a\n\nx: 1\n",
+      "k: >\n  e  \n  \n   d\n    f\n",
+      // Literal: no line break at the end of the text; content not indented past its header.
+      "k: |\n  a\n  b",
+      "a:\n  k: |-\n  a\n  - x\n",
+      "a:\n  k: | # c\n  e  \n...\n",
+      // Block sequence entries and mapping values at or left of their collection's column.
+      "k: \n  -\n  aa\n",
+      "k: \n  - #x b\n  c\n",
+      "i: !!st101\n1.5 f:loat-ke-key\n",
+      // A plain scalar continued at the column of its mapping; tags without content.
+      "k: a\nb\n",
+      "!: of41k-o\ne",
+      "!:ofno42k-o;e",
+      "--- !foo\n",
+      // "?" starting a plain scalar in a flow mapping; a tag with a "!" in its suffix.
+      "base: {cpu: 050m, memory: ?12NOi}\n",
+      "i: !!str!12\nj: 2\n",
+      // A line of tabs; a carriage return alone; an explicit key whose content is a comment.
+      "a: 1\n\t\t\nb: 2\n",
+      "a: b\rc\nd: e\n",
+      "- a\n- ? #@\n  b\n",
+      // A flow scalar ending its line; "]" in a tag.
+      "k: {0.\n  }\n",
+      "!:]fn-o\ne",
+  };
+  for (const auto& text : snippets) {
+    expectSameAsYamlCpp(text, "snippet \"" + text + "\"");
+    EXPECT_FALSE(detail::libfyamlReads(text)) << text;
+  }
+}
+
 // Every YAML file of the project (scenarios, examples, test data, configurations).
 TEST(YamlReaderTest, EveryYamlFileOfTheProjectReadsAsYamlCppReadsIt) {
   const char* source = std::getenv("HARNESS_SOURCE_DIR");  // set by CTest
   ASSERT_NE(source, nullptr) << "HARNESS_SOURCE_DIR is not set";
   const std::filesystem::path root(source);
   std::size_t files = 0;
+  std::size_t fast = 0;
   for (auto it = std::filesystem::recursive_directory_iterator(root);
        it != std::filesystem::recursive_directory_iterator(); ++it) {
     const auto name = it->path().filename().string();
@@ -107,8 +156,12 @@ TEST(YamlReaderTest, EveryYamlFileOfTheProjectReadsAsYamlCppReadsIt) {
     text << in.rdbuf();
     expectSameAsYamlCpp(text.str(), it->path().string());
     ++files;
+    if (detail::libfyamlReads(text.str())) ++fast;
   }
   EXPECT_GT(files, 50u);
+  // The fast reader stays the one that reads the project's files: the checks that send text to
+  // yaml-cpp only catch what libfyaml gets wrong.
+  EXPECT_GT(fast * 10, files * 9) << fast << " of " << files << " read by libfyaml";
 }
 
 }  // namespace

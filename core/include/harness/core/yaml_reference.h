@@ -16,4 +16,8 @@ namespace harness::core::detail {
 // and falls back to this on any error (so that messages are yaml-cpp's); tests compare the two.
 Result<std::vector<nlohmann::json>> parseYamlDocumentsWithYamlCpp(std::string_view text);
 
+// Whether parseYamlDocuments reads this YAML text with libfyaml (true), or hands it to yaml-cpp
+// because libfyaml failed or the text holds something libfyaml 0.7.12 reads differently.
+bool libfyamlReads(std::string_view text);
+
 }  // namespace harness::core::detail
