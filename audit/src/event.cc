@@ -165,7 +165,7 @@ class Reader {
         if (!values.is_null()) {
           J holder = J::object();
           holder["v"] = values;
-          strings(holder, "v", path + ".extra." + key, list);
+          strings(holder, "v", std::string(path).append(".extra.").append(key), list);
         }
         out.extra[key] = std::move(list);
       }

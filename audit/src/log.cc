@@ -203,6 +203,8 @@ core::Result<EventObjectsApart> readParsedLine(simdjson::dom::element root, Obje
     const simdjson::dom::element object = *objects[i];
     if (how == ObjectsRead::kDeferResponse) {
       if (i == 1 && object.is_object()) {
+        // Only on the loop's last pass (i == 1): `deferred` is moved once, after this line.
+        // NOLINTNEXTLINE(bugprone-use-after-move)
         deferred->value = object;
         read.deferred_response = std::move(deferred);
       } else {

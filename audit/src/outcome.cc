@@ -94,7 +94,8 @@ RequestOutcome outcomeOf(const std::optional<core::Status>& response_status,
     } else if (key == kPolicyValidationFailure) {
       auto parsed = core::parseJson(value);
       if (!parsed || !parsed->is_array()) {
-        out.policy_audit.push_back("unreadable " + key + ": " + value);
+        out.policy_audit.push_back(
+            std::string("unreadable ").append(key).append(": ").append(value));
         continue;
       }
       for (const auto& entry : *parsed) {

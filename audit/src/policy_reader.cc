@@ -154,7 +154,7 @@ struct LocatedError {
 };
 
 // An error about the field at `location`, printed as "<field>: <text>".
-LocatedError fieldLocated(std::string field, std::string text, Path location) {
+LocatedError fieldLocated(const std::string& field, std::string text, Path location) {
   return LocatedError{field + ": " + text, std::move(location), false, field, std::move(text)};
 }
 

@@ -42,6 +42,7 @@ Timeline TimelineBuilder::build() const {
   Timeline out;
   if (events_.empty()) return out;
   std::vector<const Event*> events;
+  events.reserve(events_.size());
   for (const auto& event : events_) events.push_back(&event);
   std::stable_sort(events.begin(), events.end(), [](const Event* a, const Event* b) {
     return static_cast<int>(a->stage) < static_cast<int>(b->stage);
@@ -104,7 +105,8 @@ Timeline TimelineBuilder::build() const {
       for (const auto& [key, value] : chain.webhook_annotations) {
         if (key.rfind(kValidatingFailedOpenAnnotationPrefix, 0) == 0) continue;
         if (key.rfind(kLatencyPrefix, 0) == 0) continue;
-        out.entries.push_back({std::nullopt, "annotation " + key + " = " + value});
+        out.entries.push_back(
+            {std::nullopt, std::string("annotation ").append(key).append(" = ").append(value)});
       }
       std::string line = std::string(toString(event->stage)) + ": " + formatOutcome(outcome);
       if (first.request_received_timestamp && event->stage_timestamp) {
@@ -141,7 +143,7 @@ std::string formatTimeline(const Timeline& timeline) {
   }
   if (timeline.total_ms) out += "  total " + formatMs(*timeline.total_ms) + "\n";
   for (const auto& [what, duration] : timeline.latencies) {
-    out += "  latency " + what + ": " + duration + "\n";
+    out.append("  latency ").append(what).append(": ").append(duration).append("\n");
   }
   return out;
 }

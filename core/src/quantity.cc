@@ -144,7 +144,7 @@ std::optional<Suffix> interpretSuffix(std::string_view s) {
   return std::nullopt;
 }
 
-std::string stripLeadingZeros(std::string s) {
+std::string stripLeadingZeros(const std::string& s) {
   const size_t first = s.find_first_not_of('0');
   if (first == std::string::npos) return "0";
   return s.substr(first);

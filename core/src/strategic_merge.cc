@@ -157,7 +157,7 @@ std::size_t goDecodedSliceCap(std::size_t n) {
     } else if (cap < 256) {
       new_cap = 2 * cap;
     } else {
-      while (new_cap < new_len) new_cap += (new_cap + 3 * 256) / 4;
+      while (new_cap < new_len) new_cap += (new_cap + std::size_t{3} * 256) / 4;
     }
     cap = roundUpSize(new_cap * kElementSize) / kElementSize;
   }
@@ -602,7 +602,7 @@ class Merger {
         fail(at, errBadPatchType(*directive, v));
       }
     }
-    if (replace) return {std::move(without_special), {}};
+    if (replace) return {std::move(without_special), std::vector<json>{}};
     return {std::move(original), std::move(without_special)};
   }
 
@@ -629,6 +629,8 @@ class Merger {
       // mergeSliceWithoutSpecialElements. Go merges into `original` in place and appends to a
       // copy of the slice header, so the caller's `original` (the server order below) never
       // sees the appended items; merged elements keep their merge key, so it sees no difference.
+      // `original` was moved from above, then assigned anew through std::tie.
+      // NOLINTNEXTLINE(bugprone-use-after-move)
       server_order.reserve(original.size());
       for (const json& item : original) server_order.push_back(mergeKeyStub(item, merge_key));
       merged = std::move(original);

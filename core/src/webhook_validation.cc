@@ -452,13 +452,17 @@ FieldErrors validateResources(const std::vector<std::string>& resources, const s
     }
     const std::string res = res_sub.substr(0, slash);
     const std::string sub = res_sub.substr(slash + 1);
+    auto mustNotSpecify = [&](const std::string& present) {
+      return FieldError::invalid(
+          index(path, i), res_sub,
+          std::string("if '").append(present).append("' is present, must not specify ").append(
+              res_sub));
+    };
     if (resources_with_wildcard_subresources.count(res) != 0) {
-      errs.push_back(FieldError::invalid(
-          index(path, i), res_sub, "if '" + res + "/*' is present, must not specify " + res_sub));
+      errs.push_back(mustNotSpecify(res + "/*"));
     }
     if (subresources_with_wildcard_resource.count(sub) != 0) {
-      errs.push_back(FieldError::invalid(
-          index(path, i), res_sub, "if '*/" + sub + "' is present, must not specify " + res_sub));
+      errs.push_back(mustNotSpecify("*/" + sub));
     }
     if (sub == "*") resources_with_wildcard_subresources.insert(res);
     if (res == "*") subresources_with_wildcard_resource.insert(sub);

@@ -445,7 +445,7 @@ std::variant<Resolved, ScalarError> resolveTagged(Tag tag, std::string_view in) 
 
 enum class NodeKind { kNull, kScalar, kSequence, kMapping, kAlias };
 
-struct Node {
+struct TreeNode {
   NodeKind kind = NodeKind::kNull;
   std::string tag;
   std::string value;
@@ -476,39 +476,39 @@ class TreeBuilder : public YAML::EventHandler {
   void OnDocumentEnd() override { in_document_ = false; }
 
   void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
-    add(Node{NodeKind::kNull, "", "", "", mark, {}, 0}, anchor);
+    add(TreeNode{NodeKind::kNull, "", "", "", mark, {}, 0}, anchor);
   }
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
-    Node n{NodeKind::kAlias, "", "", "", mark, {}, 0};
+    TreeNode n{NodeKind::kAlias, "", "", "", mark, {}, 0};
     const auto it = anchors_.find(anchor);
     n.target = it == anchors_.end() ? 0 : it->second;
     add(std::move(n), YAML::NullAnchor);
   }
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
                 const std::string& value) override {
-    add(Node{NodeKind::kScalar, tag, value, "", mark, {}, 0}, anchor);
+    add(TreeNode{NodeKind::kScalar, tag, value, "", mark, {}, 0}, anchor);
   }
   void OnSequenceStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
                        YAML::EmitterStyle::value /*style*/) override {
-    open_.push_back(add(Node{NodeKind::kSequence, tag, "", "", mark, {}, 0}, anchor));
+    open_.push_back(add(TreeNode{NodeKind::kSequence, tag, "", "", mark, {}, 0}, anchor));
   }
   void OnSequenceEnd() override { open_.pop_back(); }
   void OnMapStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
                   YAML::EmitterStyle::value /*style*/) override {
-    open_.push_back(add(Node{NodeKind::kMapping, tag, "", "", mark, {}, 0}, anchor));
+    open_.push_back(add(TreeNode{NodeKind::kMapping, tag, "", "", mark, {}, 0}, anchor));
   }
   void OnMapEnd() override { open_.pop_back(); }
   void OnAnchor(const YAML::Mark& /*mark*/, const std::string& name) override {
     pending_anchor_ = name;
   }
 
-  [[nodiscard]] const std::vector<Node>& nodes() const { return nodes_; }
+  [[nodiscard]] const std::vector<TreeNode>& nodes() const { return nodes_; }
   [[nodiscard]] std::optional<size_t> root() const { return root_; }
   [[nodiscard]] size_t documentsStarted() const { return documents_started_; }
   [[nodiscard]] bool inDocument() const { return in_document_; }
 
  private:
-  size_t add(Node node, YAML::anchor_t anchor) {
+  size_t add(TreeNode node, YAML::anchor_t anchor) {
     const size_t index = nodes_.size();
     if (anchor != YAML::NullAnchor) {
       node.anchor = std::move(pending_anchor_);
@@ -524,7 +524,7 @@ class TreeBuilder : public YAML::EventHandler {
     return index;
   }
 
-  std::vector<Node> nodes_;
+  std::vector<TreeNode> nodes_;
   std::map<YAML::anchor_t, size_t> anchors_;
   std::vector<size_t> open_;
   std::optional<size_t> root_;
@@ -563,10 +563,10 @@ Tag tagOf(const std::string& tag) {
 
 class Decoder {
  public:
-  explicit Decoder(const std::vector<Node>& nodes) : nodes_(nodes) {}
+  explicit Decoder(const std::vector<TreeNode>& nodes) : nodes_(nodes) {}
 
   json decode(size_t index, int depth) {
-    const Node& n = nodes_[index];
+    const TreeNode& n = nodes_[index];
     count(n);
     if (depth > kMaxYamlDepth) {
       throw DecodeError{n.mark,
@@ -599,7 +599,7 @@ class Decoder {
   // Alias expansion bookkeeping: cycle detection and go-yaml's excessive-aliasing guard.
   class AliasScope {
    public:
-    AliasScope(Decoder& d, const Node& alias) : d_(d), target_(alias.target) {
+    AliasScope(Decoder& d, const TreeNode& alias) : d_(d), target_(alias.target) {
       if (d_.expanding_.count(target_) != 0) {
         throw DecodeError{alias.mark,
                           "anchor '" + d_.nodes_[target_].anchor + "' value contains itself"};
@@ -628,7 +628,7 @@ class Decoder {
     return 0.99 - 0.89 * ((count - kLow) / (kHigh - kLow));
   }
 
-  void count(const Node& n) {
+  void count(const TreeNode& n) {
     ++decode_count_;
     if (alias_depth_ > 0) ++alias_count_;
     if (alias_count_ > 100 && decode_count_ > 1000 &&
@@ -638,11 +638,11 @@ class Decoder {
     }
   }
 
-  const Node& resolveAlias(const Node& n) const {
+  const TreeNode& resolveAlias(const TreeNode& n) const {
     return n.kind == NodeKind::kAlias ? nodes_[n.target] : n;
   }
 
-  Resolved resolveNode(const Node& n) const {
+  Resolved resolveNode(const TreeNode& n) const {
     const Tag tag = tagOf(n.tag);
     if (tag == Tag::kBinary) {
       auto data = go::base64Decode(n.value);
@@ -655,7 +655,7 @@ class Decoder {
     return std::get<Resolved>(std::move(r));
   }
 
-  static json scalarToJson(const Node& n, const Resolved& r) {
+  static json scalarToJson(const TreeNode& n, const Resolved& r) {
     switch (r.kind) {
       case Resolved::Kind::kNull:
         return nullptr;
@@ -683,8 +683,8 @@ class Decoder {
   }
 
   // convertToJSONableObject's key conversion.
-  std::string keyString(const Node& key_node) {
-    const Node& k = resolveAlias(key_node);
+  std::string keyString(const TreeNode& key_node) {
+    const TreeNode& k = resolveAlias(key_node);
     if (key_node.kind == NodeKind::kAlias) {
       AliasScope scope(*this, key_node);
       count(k);
@@ -720,14 +720,14 @@ class Decoder {
     return {};
   }
 
-  static bool isMergeKey(const Node& k) {
+  static bool isMergeKey(const TreeNode& k) {
     return k.kind == NodeKind::kScalar && k.value == "<<" &&
            (k.tag == "?" || tagOf(k.tag) == Tag::kMerge);
   }
 
-  void decodeMappingInto(const Node& mapping, json& out, int depth) {
+  void decodeMappingInto(const TreeNode& mapping, json& out, int depth) {
     for (size_t i = 0; i + 1 < mapping.children.size(); i += 2) {
-      const Node& key = nodes_[mapping.children[i]];
+      const TreeNode& key = nodes_[mapping.children[i]];
       const size_t value = mapping.children[i + 1];
       count(key);
       if (isMergeKey(key)) {
@@ -739,14 +739,14 @@ class Decoder {
     }
   }
 
-  [[noreturn]] static void failWantMap(const Node& n) {
+  [[noreturn]] static void failWantMap(const TreeNode& n) {
     throw DecodeError{n.mark, "map merge requires map or sequence of maps as the value"};
   }
 
   // decode.go merge: the merged mapping's entries are written into `out` in place, so they
   // override keys written before the `<<` and are overridden by keys after it.
   void mergeOne(size_t index, json& out, int depth) {
-    const Node& n = nodes_[index];
+    const TreeNode& n = nodes_[index];
     count(n);
     if (depth > kMaxYamlDepth) {
       throw DecodeError{n.mark,
@@ -764,12 +764,12 @@ class Decoder {
   }
 
   void merge(size_t index, json& out, int depth) {
-    const Node& n = nodes_[index];
+    const TreeNode& n = nodes_[index];
     if (n.kind == NodeKind::kSequence) {
       count(n);
       // Step backwards as earlier nodes take precedence.
       for (auto it = n.children.rbegin(); it != n.children.rend(); ++it) {
-        const Node& item = nodes_[*it];
+        const TreeNode& item = nodes_[*it];
         if (item.kind == NodeKind::kAlias) {
           if (nodes_[item.target].kind != NodeKind::kMapping) failWantMap(item);
         } else if (item.kind != NodeKind::kMapping) {
@@ -782,7 +782,7 @@ class Decoder {
     mergeOne(index, out, depth);
   }
 
-  const std::vector<Node>& nodes_;
+  const std::vector<TreeNode>& nodes_;
   std::set<size_t> expanding_;
   int alias_depth_ = 0;
   int64_t decode_count_ = 0;
@@ -1050,7 +1050,10 @@ class FyLayout {
   }
   void enter(fy_token* token) {
     const fy_mark* m = fy_token_start_mark(token);
-    open_.push_back({fy_token_get_type(token), m == nullptr ? -1 : m->column, 0});
+    const fy_token_type type = fy_token_get_type(token);
+    const int column = m == nullptr ? -1 : m->column;
+    const bool block = type == FYTT_BLOCK_SEQUENCE_START || type == FYTT_BLOCK_MAPPING_START;
+    open_.push_back({type, column, 0, block ? column : blockColumn()});
   }
   void leave() {
     if (!open_.empty()) open_.pop_back();
@@ -1092,7 +1095,11 @@ class FyLayout {
     fy_token_type type;
     int column;
     size_t children;
+    int block_column;  // the column of the innermost block collection, this one or an outer one
   };
+  // The column of the innermost open block collection, -1 when there is none. Kept per entry:
+  // a walk up the stack per node was quadratic in the nesting (100,000 "[" took seconds).
+  int blockColumn() const { return open_.empty() ? -1 : open_.back().block_column; }
   bool inFlow() const {
     return !open_.empty() && (open_.back().type == FYTT_FLOW_SEQUENCE_START ||
                               open_.back().type == FYTT_FLOW_MAPPING_START);
@@ -1104,13 +1111,7 @@ class FyLayout {
   // Every line of a plain scalar after its first, but empty ones, indented past the innermost
   // block collection.
   bool continuationIndented(std::string_view source) const {
-    int column = -1;
-    for (auto it = open_.rbegin(); it != open_.rend(); ++it) {
-      if (it->type == FYTT_BLOCK_SEQUENCE_START || it->type == FYTT_BLOCK_MAPPING_START) {
-        column = it->column;
-        break;
-      }
-    }
+    const int column = blockColumn();
     for (size_t nl = source.find('\n'); nl != std::string_view::npos;
          nl = source.find('\n', nl + 1)) {
       const size_t content = source.find_first_not_of(' ', nl + 1);
@@ -1679,8 +1680,6 @@ class YamlWriter {
         out_ += "{}\n";
         return;
       case json::value_t::array:
-        out_ += "[]\n";
-        return;
       case json::value_t::binary:
         out_ += "[]\n";
         return;

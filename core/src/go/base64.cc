@@ -28,8 +28,9 @@ constexpr std::array<std::uint8_t, 256> makeDecodeMap() {
 constexpr std::array<std::uint8_t, 256> kDecodeMap = makeDecodeMap();
 
 // The two characters of every 12-bit group: three input bytes are two lookups.
-constexpr std::array<char, 2 * 4096> makePairs() {
-  std::array<char, 2 * 4096> pairs{};
+constexpr std::size_t kPairsSize = std::size_t{2} * 4096;
+constexpr std::array<char, kPairsSize> makePairs() {
+  std::array<char, kPairsSize> pairs{};
   for (std::size_t i = 0; i < 4096; ++i) {
     pairs[2 * i] = kAlphabet[i >> 6];
     pairs[2 * i + 1] = kAlphabet[i & 0x3f];
@@ -37,7 +38,7 @@ constexpr std::array<char, 2 * 4096> makePairs() {
   return pairs;
 }
 
-constexpr std::array<char, 2 * 4096> kPairs = makePairs();
+constexpr std::array<char, kPairsSize> kPairs = makePairs();
 
 Error corruptInput(std::size_t offset) {
   return Error{"illegal base64 data at input byte " + std::to_string(offset)};
@@ -57,8 +58,8 @@ std::string base64Encode(std::string_view bytes) {
   for (; i + 3 <= bytes.size(); i += 3) {
     const std::uint32_t v = static_cast<std::uint32_t>(in[i]) << 16 |
                             static_cast<std::uint32_t>(in[i + 1]) << 8 | in[i + 2];
-    std::memcpy(o, &kPairs[2 * (v >> 12)], 2);
-    std::memcpy(o + 2, &kPairs[2 * (v & 0xfff)], 2);
+    std::memcpy(o, &kPairs[std::size_t{2} * (v >> 12)], 2);
+    std::memcpy(o + 2, &kPairs[std::size_t{2} * (v & 0xfff)], 2);
     o += 4;
   }
   const std::size_t rest = bytes.size() - i;
