@@ -82,6 +82,11 @@ if [[ -f "$baseline" && "$write_baseline" == 0 ]]; then
   read -r name old < <(grep -v '^#' "$baseline" | head -1)
   counted="$root/$name"
 fi
+# Valgrind 3.19 cannot read the split DWARF of the default preset: a copy without it (the
+# count needs no debug information).
+if objcopy --strip-debug "$binary" "$work/apiserver-sim" 2>/dev/null; then
+  binary="$work/apiserver-sim"
+fi
 valgrind --tool=callgrind --callgrind-out-file="$work/callgrind.out" "$binary" run "$counted" \
   >"$work/out" 2>&1 || { tail -5 "$work/out" >&2; exit 1; }
 total="$(awk '/^(summary|totals):/ {print $2; exit}' "$work/callgrind.out")"
