@@ -597,6 +597,8 @@ int serveCommand(const ServeArgs& args) {
       if (auto kube_cel = cel.kubeCel()) {
         // status.typeChecking of ValidatingAdmissionPolicies, by Kubernetes' TypeChecker.
         controller_options.policy_status = sim::cel::policyStatusWriter(kube_cel);
+        // CustomResourceDefinitions named and established by apiextensions-apiserver's code.
+        controller_options.crd_status = sim::cel::customResourceCode(kube_cel).definition_status;
         // pod-template-hash as Kubernetes computes it (controller.ComputeHash, in Go).
         controller_options.pod_template_hash =
             [hasher = sim::cel::podTemplateHasher(kube_cel)](

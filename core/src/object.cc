@@ -501,6 +501,12 @@ const std::vector<TableEntry>& table() {
     add(admission, "v1", "mutatingadmissionpolicybindings", "",
         {admission, "v1", "MutatingAdmissionPolicyBinding"}, false);
 
+    // apiextensions-apiserver, delegated to after kube-apiserver's groups.
+    const std::string apiextensions = "apiextensions.k8s.io";
+    const GroupVersionKind crd{apiextensions, "v1", "CustomResourceDefinition"};
+    add(apiextensions, "v1", "customresourcedefinitions", "", crd, false);
+    add(apiextensions, "v1", "customresourcedefinitions", "status", crd, false);
+
     add("events.k8s.io", "v1", "events", "", {"events.k8s.io", "v1", "Event"}, true, "events");
     return t;
   }();

@@ -11,7 +11,8 @@
 // controllers on both (kube-controller-manager's deployment, replicaset and garbage-collector
 // controllers; the simulator's WorkloadControllers, pod-template-hash by kube-cel): deletion
 // propagation (`--cascade=orphan`, `--cascade=foreground`) and `kubectl rollout` (status, restart,
-// history, undo).
+// history, undo). CustomResourceDefinitions (apiextensions-apiserver's code in kube-cel on the
+// simulator) and their custom resources, with the Gateway API's CRDs and examples.
 // Labels: real, integration (skipped with one line when the binaries are not built).
 
 #include <algorithm>
@@ -102,6 +103,7 @@ class KubectlCompareTest : public ::testing::Test {
     metrics_ = new core::MetricsRegistry;
     sim::ChainOptions chain_options;
     chain_options.authorize = true;
+    chain_options.custom_resources = sim::cel::customResourceCode(*cel_);
     chain_ = new sim::AdmissionChain(*store_, *caller_, *metrics_, chain_options);
     sim::ControllerOptions controller_options;
     controller_options.pod_template_hash =
@@ -112,6 +114,7 @@ class KubectlCompareTest : public ::testing::Test {
       if (!hash) return std::nullopt;
       return *hash;
     };
+    controller_options.crd_status = chain_options.custom_resources.definition_status;
     controllers_ = new sim::WorkloadControllers(*store_, *chain_, controller_options);
     auto ca = net::CertificateAuthority::create("kubectl-compare-ca");
     ASSERT_TRUE(ca.ok()) << ca.error().message;
@@ -556,4 +559,135 @@ TEST_F(KubectlCompareTest, RolloutStatusRestartHistoryUndo) {
 }
 
 }  // namespace
+}  // namespace harness::kube
+
+namespace harness::kube {
+namespace {
+
+// The Gateway API v1.0.0-rc1 CRDs and their project's valid and invalid examples, as
+// apiextensions-apiserver's own tests keep them in its module (the version kube/go.mod pins):
+// empty when the module is not in the Go module cache.
+fs::path gatewayCases() {
+  const auto cache = testing::runCapture({"go", "env", "GOMODCACHE"}, {});
+  if (cache.status != 0) return {};
+  std::string dir = cache.out;
+  while (!dir.empty() && (dir.back() == '\n' || dir.back() == ' ')) dir.pop_back();
+  const fs::path cases = fs::path(dir) / "k8s.io" / "apiextensions-apiserver@v0.37.2" / "test" /
+                         "integration" / "ratcheting_test_cases";
+  std::error_code ec;
+  return fs::is_directory(cases, ec) ? cases : fs::path();
+}
+
+constexpr const char* kWidgetsCrd = R"({
+  "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+  "metadata": {"name": "widgets.example.com"},
+  "spec": {"group": "example.com", "scope": "Namespaced",
+    "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "shortNames": ["wd"],
+              "categories": ["toys"]},
+    "versions": [{"name": "v1", "served": true, "storage": true,
+      "subresources": {"status": {}},
+      "additionalPrinterColumns": [{"name": "Size", "type": "integer", "jsonPath": ".spec.size"},
+                                   {"name": "Color", "type": "string", "jsonPath": ".spec.color"}],
+      "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+        "spec": {"type": "object",
+          "x-kubernetes-validations": [{"rule": "self.size <= 10", "message": "size is at most 10"}],
+          "properties": {"size": {"type": "integer"}, "color": {"type": "string", "default": "blue"}}},
+        "status": {"type": "object", "properties": {"ready": {"type": "boolean"}}}}}}}]}})";
+
+std::string widget(const std::string& name, const std::string& spec) {
+  return R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":")" + name +
+         R"(","namespace":"default"},"spec":)" + spec + "}";
+}
+
+}  // namespace
+
+// A CRD made with kubectl and its custom resources: names and conditions, discovery, the
+// schema's defaults, a CEL rule's and the schema's 422, kubectl's Strict field validation, patch
+// types, the status subresource, printer columns, categories and short names; the CRD's
+// deletion with its resources.
+TEST_F(KubectlCompareTest, CustomResourceDefinitionsAndTheirResources) {
+  const fs::path dir = scratch_->path() / "crd";
+  fs::create_directories(dir);
+  testing::writeFile(dir / "crd.json", kWidgetsCrd);
+  ASSERT_EQ(same({"apply", "-f", (dir / "crd.json").string()}).status, 0);
+  waitOnBoth({"get", "crd", "widgets.example.com", "-o",
+              R"(jsonpath={.status.conditions[?(@.type=="Established")].status})"},
+             [](const std::string& out) { return out == "True"; });
+  same({"get", "crd", "widgets.example.com", "-o",
+        "jsonpath={.status.acceptedNames}{.status.conditions[*].type}"
+        "{.status.conditions[*].reason}{.status.storedVersions}{.metadata.generation}"
+        "{.spec.versions[0].schema.openAPIV3Schema.properties.spec}"});
+  same({"api-resources", "--api-group=example.com"});
+
+  testing::writeFile(dir / "w1.json", widget("w1", R"({"size":3,"shape":"round"})"));
+  testing::writeFile(dir / "w2.json", widget("w2", R"({"size":11})"));
+  testing::writeFile(dir / "w3.json", widget("w3", R"({"size":"big"})"));
+  testing::writeFile(dir / "w4.json", widget("w4", R"({"size":1,"color":"red"})"));
+  // kubectl's default Strict validation: the unknown field refuses w1.
+  same({"create", "-f", (dir / "w1.json").string()});
+  same({"create", "-f", (dir / "w1.json").string(), "--validate=warn"});
+  same({"apply", "-f", (dir / "w2.json").string()});
+  same({"apply", "-f", (dir / "w3.json").string()});
+  ASSERT_EQ(same({"apply", "-f", (dir / "w4.json").string()}).status, 0);
+  same({"get", "widgets", "-o",
+        "jsonpath={range .items[*]}{.metadata.name} {.spec} {.metadata.generation}{\"\\n\"}{end}"});
+  same({"get", "wd", "-o", "custom-columns=NAME:.metadata.name,SIZE:.spec.size,COLOR:.spec.color"});
+  same({"get", "toys", "-o", "name"});
+  same({"patch", "widget", "w1", "--type=merge", "-p", R"({"spec":{"size":4}})"});
+  same({"patch", "widget", "w1", "--type=strategic", "-p", R"({"spec":{"size":5}})"});
+  same({"patch", "widget", "w1", "--type=json", "-p",
+        R"([{"op":"replace","path":"/spec/size","value":12}])"});
+  same({"patch", "widget", "w1", "--subresource=status", "--type=merge", "-p",
+        R"({"spec":{"size":9},"status":{"ready":true}})"});
+  same({"get", "widget", "w1", "-o", "jsonpath={.spec}{.status}{.metadata.generation}"});
+  same({"apply", "-f", (dir / "w4.json").string()});
+  // The table's headers and cells but Age (the creation times differ).
+  const auto real = kubectlOn(true, {"get", "widgets", "-o", "wide"});
+  const auto simulated = kubectlOn(false, {"get", "widgets", "-o", "wide"});
+  EXPECT_EQ(simulated.out, real.out);
+
+  ASSERT_EQ(same({"delete", "crd", "widgets.example.com"}).status, 0);
+  waitOnBoth({"get", "crd", "-o", "name"},
+             [](const std::string& out) { return out.find("widgets") == std::string::npos; });
+  same({"get", "widgets"});
+}
+
+// The Gateway API's CRDs (x-kubernetes-validations rules, defaults, printer columns, a protected
+// group's approval annotation) and every example its project wrote, valid and invalid: the same
+// answers, message for message.
+TEST_F(KubectlCompareTest, GatewayApiCrdsAndTheirExamples) {
+  const fs::path cases = gatewayCases();
+  if (cases.empty()) {
+    GTEST_SKIP() << "k8s.io/apiextensions-apiserver@v0.37.2 is not in the Go module cache "
+                    "(bash scripts/build-kube.sh downloads it)";
+  }
+  ASSERT_EQ(same({"apply", "-f", (cases / "crds" / "standard-install.yaml").string()}).status, 0);
+  for (const char* crd : {"gatewayclasses", "gateways", "httproutes", "referencegrants"}) {
+    waitOnBoth({"get", "crd", std::string(crd) + ".gateway.networking.k8s.io", "-o",
+                R"(jsonpath={.status.conditions[?(@.type=="Established")].status})"},
+               [](const std::string& out) { return out == "True"; });
+  }
+  ASSERT_EQ(same({"create", "namespace", "gateways"}).status, 0);
+  std::vector<fs::path> files;
+  for (const char* kind : {"valid", "invalid"}) {
+    for (const auto& entry : fs::recursive_directory_iterator(cases / kind)) {
+      if (entry.is_regular_file() && entry.path().extension() == ".yaml") {
+        files.push_back(entry.path());
+      }
+    }
+  }
+  std::sort(files.begin(), files.end());
+  ASSERT_GT(files.size(), 50U);
+  for (const auto& file : files) {
+    // Each file in a namespace of its own name, so that examples that share names do not meet.
+    const std::string ns =
+        "gw-" + std::to_string(std::hash<std::string>{}(file.string()) % 1000000);
+    kubectlOn(true, {"create", "namespace", ns});
+    kubectlOn(false, {"create", "namespace", ns});
+    same({"apply", "-n", ns, "-f", file.string()});
+  }
+  same({"get", "httproutes,gateways,referencegrants", "-A", "-o", "name"});
+  same({"get", "gatewayclasses", "-o", "custom-columns=NAME:.metadata.name,CONTROLLER:.spec.controllerName"});
+}
+
 }  // namespace harness::kube

@@ -171,6 +171,10 @@ struct ChainRequest {
   RequestState state;  // state.attributes: the object as admission sees and changes it
   core::GroupResource group_resource;
   std::optional<core::ResourceInfo> info;  // the resource as served (nullopt: unknown)
+  // The CustomResourceDefinition serving the resource (a custom resource's status included).
+  std::optional<nlohmann::json> crd;
+  // The paths of the fields the CRD's decoding pruned (fieldValidation's unknown fields).
+  std::vector<std::string> unknown_fields;
   bool namespaced = false;
   // RequestInfo gives a request on namespaces/<n> the namespace <n>; cluster-scoped objects are
   // stored without one.
@@ -296,6 +300,39 @@ std::vector<HookEntry> AdmissionChain::validatingHooks() const {
   return impl_->hooks(core::WebhookKind::kValidating);
 }
 
+namespace {
+
+bool isCustomResourceDefinitions(const core::GroupResource& resource) {
+  return resource.group == kCustomResourceDefinitions.group &&
+         resource.resource == kCustomResourceDefinitions.resource;
+}
+
+// One call of apiextensions-apiserver's code for the request (ChainOptions::custom_resources):
+// "definition" (the CRD registry strategy) or a step of the custom resource's write against
+// run.crd. Its answer, or the Status the client gets: the code's refusal, or a 500 when kube-cel
+// is missing or failed.
+std::variant<CustomResourceAnswer, core::Status> customResourceCode(const ChainRequest& run,
+                                                                    std::string_view step,
+                                                                    const nlohmann::json& object,
+                                                                    const nlohmann::json* old) {
+  const CustomResourceCode& code = run.options.custom_resources;
+  const bool definition = step == "definition";
+  if (definition ? !code.definition : !code.resource) {
+    return core::newInternalError(fmt::format(
+        "{} need apiextensions-apiserver's code, which the simulator runs in kube-cel: {}",
+        definition ? "CustomResourceDefinitions" : "custom resources",
+        code.unavailable.empty() ? "none is installed" : code.unavailable));
+  }
+  try {
+    return definition ? code.definition(object, old, run.request.subresource)
+                      : code.resource(step, *run.crd, object, old, run.request.subresource);
+  } catch (const std::exception& e) {
+    return core::newInternalError(e.what());
+  }
+}
+
+}  // namespace
+
 // The request path (create.go/update.go/delete.go createHandler & co.): one phase after the
 // other, then the response and its audit event.
 AdmissionResult AdmissionChain::handle(const WriteRequest& request) {
@@ -405,6 +442,14 @@ void AdmissionChain::Impl::receive(ChainRequest& run) {
 
   run.group_resource = {request.resource.group, request.resource.resource};
   run.info = core::findResource(request.resource, request.subresource);
+  if (!run.info) {
+    if (auto served = findCustomResource(store, request.resource, request.subresource)) {
+      run.info = served->info;
+      if (request.subresource.empty() || request.subresource == "status") {
+        run.crd = *served->definition;
+      }
+    }
+  }
   run.namespaced = run.info ? run.info->namespaced : !request.namespace_name.empty();
   run.storage_namespace = run.namespaced ? request.namespace_name : std::string();
 
@@ -426,7 +471,7 @@ std::optional<Failure> AdmissionChain::Impl::decode(ChainRequest& run) {
     nlohmann::json object = *request.object;
     auto gvk = core::groupVersionKindOf(object);
     if (!gvk.ok()) return fail(core::newBadRequest(gvk.error().message));
-    if (info && (gvk->kind != info->kind.kind || gvk->group != info->kind.group)) {
+    if (info && !run.crd && (gvk->kind != info->kind.kind || gvk->group != info->kind.group)) {
       // The codec refuses a body of another kind (serializer/versioning: "<kind> in version
       // <v> cannot be handled as a <kind>").
       return fail(core::newBadRequest(fmt::format("{} in version {} cannot be handled as a {}: no "
@@ -448,8 +493,43 @@ std::optional<Failure> AdmissionChain::Impl::decode(ChainRequest& run) {
     if (attributes.name.empty()) {
       attributes.name = core::nestedString(object, {"metadata", "name"});
     }
-    applyDefaults(object);
-    normalizeLikeGoEncoding(object);
+    if (run.crd) {
+      // The CRD's codec (customresource_handler.go schemaCoercingDecoder, then the structural
+      // defaults): unknown fields pruned, ObjectMeta coerced, defaults applied.
+      auto decoded = customResourceCode(run, "decode", object, nullptr);
+      if (auto* status = std::get_if<core::Status>(&decoded)) return fail(std::move(*status));
+      auto& answer = std::get<CustomResourceAnswer>(decoded);
+      object = std::move(answer.object);
+      run.unknown_fields = std::move(answer.unknown_fields);
+      // fieldValidation (create.go/update.go): the unknown fields the decoding pruned are the
+      // Strict 400 (transformDecodeError) or one Warning each (Warn, the default).
+      const std::string directive =
+          request.options && request.options->is_object()
+              ? request.options->value("fieldValidation", std::string("Warn"))
+              : std::string("Warn");
+      if (!run.unknown_fields.empty() && directive != "Ignore") {
+        std::string list;
+        for (const auto& path : run.unknown_fields) {
+          const std::string error = fmt::format("unknown field \"{}\"", path);
+          if (directive == "Warn") run.state.addWarning(error);
+          list += (list.empty() ? "" : ", ") + error;
+        }
+        if (directive == "Strict") {
+          return fail(core::newBadRequest(fmt::format(
+              "{} in version \"{}\" cannot be handled as a {}: strict decoding error: {}",
+              gvk->kind, gvk->version, info ? info->kind.kind : gvk->kind, list)));
+        }
+      }
+      run.state.default_object = [&run](nlohmann::json& patched) -> std::optional<core::Status> {
+        auto defaulted = customResourceCode(run, "default", patched, nullptr);
+        if (auto* status = std::get_if<core::Status>(&defaulted)) return std::move(*status);
+        patched = std::move(std::get<CustomResourceAnswer>(defaulted).object);
+        return std::nullopt;
+      };
+    } else {
+      applyDefaults(object);
+      normalizeLikeGoEncoding(object);
+    }
     attributes.object = std::move(object);
     if (request.operation == kOperationUpdate) {
       if (request.old_object) {
@@ -652,6 +732,10 @@ std::optional<Failure> AdmissionChain::Impl::validateObject(ChainRequest& run) {
     object["metadata"]["uid"] = store.newUid();
     object["metadata"]["creationTimestamp"] = rfc3339Now();
     prepareForCreate(object);
+  } else if (request.subresource == "status" &&
+             (run.crd || isCustomResourceDefinitions(run.group_resource))) {
+    // rest.BeforeUpdate's part; the status strategy is apiextensions-apiserver's (below).
+    prepareForUpdate(object, *attributes.old_object);
   } else if (request.subresource == "status") {
     prepareForStatusUpdate(object, *attributes.old_object);
   } else if (request.subresource == "finalize") {
@@ -711,6 +795,18 @@ std::optional<Failure> AdmissionChain::Impl::validateObject(ChainRequest& run) {
     } catch (const std::exception& e) {
       return fail(core::newInternalError(e.what()));
     }
+  }
+  const bool main_or_status = request.subresource.empty() || request.subresource == "status";
+  if ((isCustomResourceDefinitions(run.group_resource) || run.crd) && main_or_status) {
+    // The registry strategy of CustomResourceDefinitions or of the custom resource's CRD, by
+    // apiextensions-apiserver's code: its validation covers the metadata, its 422 is the only one.
+    auto admitted = customResourceCode(run, run.crd ? "validate" : "definition", object,
+                                       attributes.old_object ? &*attributes.old_object : nullptr);
+    if (auto* status = std::get_if<core::Status>(&admitted)) return fail(std::move(*status));
+    auto& answer = std::get<CustomResourceAnswer>(admitted);
+    object = std::move(answer.object);
+    for (const auto& warning : answer.warnings) run.state.addWarning(warning);
+    errors.clear();
   }
   if (request.operation == kOperationUpdate && request.subresource.empty() &&
       is(core::GroupResource{"", "pods"})) {
@@ -809,13 +905,23 @@ std::optional<Failure> AdmissionChain::Impl::persist(ChainRequest& run) {
     result.object = std::get<nlohmann::json>(std::move(written));
     return std::nullopt;
   };
+  // A custom resource as storage encodes it (the storage codec prunes what admission added
+  // outside the schema) and as a read decodes it (defaults): what is stored and answered.
+  std::optional<nlohmann::json> encoded;
+  if (run.crd && attributes.object &&
+      (request.operation == kOperationCreate || request.operation == kOperationUpdate)) {
+    auto answer = customResourceCode(run, "store", *attributes.object, nullptr);
+    if (auto* status = std::get_if<core::Status>(&answer)) return Failure{*status, "storage"};
+    encoded = std::move(std::get<CustomResourceAnswer>(answer).object);
+  }
+  const std::optional<nlohmann::json>& object = encoded ? encoded : attributes.object;
   if (request.operation == kOperationCreate) {
     result.code = 201;
     if (request.dry_run) {
-      result.object = attributes.object;
+      result.object = object;
       return std::nullopt;
     }
-    if (auto failure = stored(store.create(run.group_resource, *attributes.object))) {
+    if (auto failure = stored(store.create(run.group_resource, *object))) {
       return failure;
     }
     if (run.options.default_service_accounts && run.group_resource.group.empty() &&
@@ -839,16 +945,16 @@ std::optional<Failure> AdmissionChain::Impl::persist(ChainRequest& run) {
       return stored(store.remove(run.group_resource, run.storage_namespace, attributes.name));
     }
     if (request.dry_run) {
-      result.object = attributes.object;
+      result.object = object;
       return std::nullopt;
     }
-    if (detail::unchangedByUpdate(*attributes.object, *attributes.old_object)) {
+    if (detail::unchangedByUpdate(*object, *attributes.old_object)) {
       // etcd3 store GuaranteedUpdate: an update whose encoding equals the stored one is not
       // written (resourceVersion stays: kubectl then prints "patched (no change)").
       result.object = attributes.old_object;
       return std::nullopt;
     }
-    return stored(store.update(run.group_resource, *attributes.object));
+    return stored(store.update(run.group_resource, *object));
   }
   if (request.operation == kOperationDelete) {
     if (auto kept = detail::deletionKeeps(

@@ -7,6 +7,7 @@
 #include <set>
 #include <string_view>
 
+#include "harness/sim/custom_resources.h"
 #include "harness/sim/store.h"
 
 namespace harness::sim::detail {
@@ -262,6 +263,25 @@ std::optional<json> deletionKeeps(const core::GroupVersionResource& resource,
     if (hasSpecFinalizers(existing)) return existing;
     if (!finalizersOf(existing).empty()) return markAsDeleting(existing, now);
     return std::nullopt;
+  }
+  if (resource.group == kCustomResourceDefinitions.group &&
+      resource.resource == kCustomResourceDefinitions.resource && !hasDeletionTimestamp(existing)) {
+    // customresourcedefinition/etcd.go REST.Delete: the first DELETE sets deletionTimestamp,
+    // the customresourcecleanup finalizer and the Terminating condition, and answers the CRD;
+    // the finalizer's controller deletes the custom resources, then removes it.
+    json marked = existing;
+    marked["metadata"]["deletionTimestamp"] = now;
+    std::vector<std::string> finalizers = finalizersOf(existing);
+    if (std::find(finalizers.begin(), finalizers.end(), kCustomResourceCleanupFinalizer) ==
+        finalizers.end()) {
+      finalizers.emplace_back(kCustomResourceCleanupFinalizer);
+    }
+    marked = withFinalizers(std::move(marked), finalizers);
+    setCrdCondition(marked, "Terminating", "True", "InstanceDeletionPending",
+                    "CustomResourceDefinition marked for deletion; CustomResource deletion will "
+                    "begin soon",
+                    now);
+    return marked;
   }
   // Store.Delete through updateForGracefulDeletionAndFinalizers: the propagation's finalizers
   // are set; with finalizers pending the object is only marked (again: the timestamp stays).

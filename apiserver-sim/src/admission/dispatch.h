@@ -42,6 +42,9 @@ struct RequestState {
   NamespaceLabelsLookup namespaces;
   const MatchConditionEvaluator* match_conditions = nullptr;
   std::function<std::string()> new_uid;
+  // After a webhook's patch and the scheme's defaults: the custom resource defaulter of the
+  // object's CRD (unset for built-in kinds); a Status when it fails.
+  std::function<std::optional<core::Status>(nlohmann::json& object)> default_object;
   AdmissionResult* result = nullptr;
   // The result's records and annotations are written from validating threads too.
   std::mutex mutex;

@@ -100,6 +100,18 @@ HookError applyResponsePatch(RequestState& state, const HookEntry& hook,
                       audit::Level::kRequest);
   applyDefaults(after);
   normalizeLikeGoEncoding(after);
+  if (state.default_object) {
+    // mutating/dispatcher.go: o.GetObjectDefaulter().Default(...), the CRD's structural
+    // defaults for a custom resource (customresource_handler.go unstructuredDefaulter).
+    if (auto failure = state.default_object(after)) {
+      HookError error;
+      error.error_class = HookErrorClass::kInternal;
+      error.status = std::move(*failure);
+      record.outcome = CallOutcome::kApplyError;
+      record.error = error.status.message;
+      return error;
+    }
+  }
   state.attributes.object = std::move(after);
   return {};
 }

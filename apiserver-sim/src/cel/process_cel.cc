@@ -22,6 +22,7 @@ struct Installed {
   ValidatingPolicyDispatcher validating;
   MutatingPolicyDispatcher mutating;
   PolicyObjectAdmitter admitter;
+  CustomResourceCode custom_resources;
   std::function<std::string()> metrics;
   std::function<core::Result<nlohmann::json>()> bootstrap_policy;
   std::optional<std::string> unavailable_reason;
@@ -70,6 +71,7 @@ void install(std::shared_ptr<KubeCel> cel) {
   next.validating = validatingPolicyDispatcher(cel);
   next.mutating = mutatingPolicyDispatcher(cel);
   next.admitter = policyObjectAdmitter(cel);
+  next.custom_resources = customResourceCode(cel);
   next.evaluator = matchConditionEvaluator(std::move(cel));
   installed().set(std::move(next));
 }
@@ -79,6 +81,7 @@ void installUnavailable(std::string reason) {
   setPodUpdateValidator({});
   Installed next;
   next.admitter = unavailablePolicyAdmitter(reason);
+  next.custom_resources.unavailable = reason;
   next.unavailable_reason = std::move(reason);
   installed().set(std::move(next));
 }
@@ -100,6 +103,10 @@ MutatingPolicyDispatcher processMutatingPolicyDispatcher() {
 }
 
 PolicyObjectAdmitter processPolicyObjectAdmitter() { return installed().get(&Installed::admitter); }
+
+CustomResourceCode processCustomResourceCode() {
+  return installed().get(&Installed::custom_resources);
+}
 
 std::function<std::string()> processPolicyMetrics() { return installed().get(&Installed::metrics); }
 

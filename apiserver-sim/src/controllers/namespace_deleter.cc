@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/object.h"
+#include "harness/sim/custom_resources.h"
 
 namespace harness::sim::controllers {
 namespace {
@@ -219,7 +220,17 @@ bool NamespaceDeleter::deleteNamespace(const json& original, Clock::time_point n
   std::map<std::string, int> remaining_by_resource;   // "pods. has 1 resource instances"
   std::map<std::string, int> remaining_by_finalizer;
   std::vector<std::string> delete_errors;
-  for (const auto& info : deletableResources()) {
+  // The controller's discovery also finds the custom resources the established CRDs serve.
+  std::vector<core::ResourceInfo> resources = deletableResources();
+  for (const auto& served : servedCustomResources(store_)) {
+    if (!served.info.namespaced || !served.info.subresource.empty()) continue;
+    const bool seen = std::any_of(resources.begin(), resources.end(), [&](const auto& info) {
+      return info.resource.group == served.info.resource.group &&
+             info.resource.resource == served.info.resource.resource;
+    });
+    if (!seen) resources.push_back(served.info);
+  }
+  for (const auto& info : resources) {
     const core::GroupResource gr{info.resource.group, info.resource.resource};
     const bool pods = gr.group.empty() && gr.resource == "pods";
     if (!pods && remaining_by_resource.contains("pods.")) break;  // pods go first

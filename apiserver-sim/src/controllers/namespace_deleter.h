@@ -10,8 +10,7 @@
 // Every write goes through the admission chain as system:serviceaccount:kube-system:
 // namespace-controller. Differences: a resource's content is deleted one object at a time (the
 // controller's DELETE of the collection is one request there; here each object is its own DELETE
-// with verb deletecollection on the collection's URI, as the simulator's REST API does), and
-// only the built-in resources are known (no CRDs).
+// with verb deletecollection on the collection's URI, as the simulator's REST API does).
 
 #include <chrono>
 #include <functional>

@@ -29,6 +29,7 @@
 #include "harness/sim/authorizer.h"
 #include "harness/sim/store.h"
 #include "controller_context.h"
+#include "crd_controllers.h"
 #include "cronjob_controller.h"
 #include "job_controller.h"
 #include "namespace_deleter.h"
@@ -138,7 +139,8 @@ struct WorkloadControllers::Impl {
         jobs(ctx, options.initial_backoff, options.max_backoff),
         cron_jobs(ctx),
         signal(std::make_shared<Signal>()),
-        namespaces(s, c) {}
+        namespaces(s, c),
+        crds(s, c, options.crd_status) {}
 
   ObjectStore& store;
   AdmissionChain& chain;
@@ -155,6 +157,7 @@ struct WorkloadControllers::Impl {
   };
   std::map<std::string, Backoff> backoff;
   controllers::NamespaceDeleter namespaces;
+  controllers::CustomResourceDefinitionControllers crds;
   // When each Deployment's progress deadline passes (by uid), for the requeue.
   std::map<std::string, std::chrono::system_clock::time_point> deadlines;
   // Policy versions (uid/resourceVersion) whose status could not be computed or written: not
@@ -173,6 +176,7 @@ struct WorkloadControllers::Impl {
     wrote |= cron_jobs.sync(now());
     wrote |= jobs.sync(now());
     wrote |= namespaces.sync(now());
+    wrote |= crds.sync(now());
     wrote |= syncPolicyStatuses();
     // clusterrole-aggregation-controller: roles with an aggregationRule take the rules of the
     // roles their selectors match (authorizer.h); written to the store directly.

@@ -43,6 +43,8 @@ const Naming& namingOf(std::string_view resource) {
       {"cronjobs", {{"cj"}, {"all"}}},
       {"mutatingwebhookconfigurations", {{}, {"api-extensions"}}},
       {"validatingwebhookconfigurations", {{}, {"api-extensions"}}},
+      // apiextensions-apiserver pkg/registry/customresourcedefinition/etcd.go.
+      {"customresourcedefinitions", {{"crd", "crds"}, {"api-extensions"}}},
   };
   static const Naming kNone;
   auto it = kNaming.find(resource);
@@ -106,9 +108,54 @@ nlohmann::json apiVersionsDocument(const std::string& server_address) {
   return doc;
 }
 
-nlohmann::json apiGroupListDocument() {
+namespace {
+
+// The CRDs' groups (in CRD order) and their versions (by version priority).
+std::vector<std::pair<std::string, std::vector<std::string>>> customGroups(
+    const CustomResources& custom) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;
+  for (const auto& served : custom) {
+    const auto& gvr = served.info.resource;
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const auto& entry) { return entry.first == gvr.group; });
+    if (it == groups.end()) {
+      groups.push_back({gvr.group, {gvr.version}});
+    } else if (std::find(it->second.begin(), it->second.end(), gvr.version) == it->second.end()) {
+      it->second.push_back(gvr.version);
+    }
+  }
+  for (auto& [group, versions] : groups) {
+    std::stable_sort(versions.begin(), versions.end(),
+                     [](const auto& a, const auto& b) { return kubeAwareVersionBefore(a, b); });
+  }
+  return groups;
+}
+
+// Every group of /apis with its versions, preferred first: the built-in ones, then the CRDs'.
+std::vector<std::pair<std::string, std::vector<std::string>>> allGroups(
+    const CustomResources& custom) {
+  auto groups = servedGroups();
+  for (auto& [group, versions] : customGroups(custom)) {
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const auto& entry) { return entry.first == group; });
+    if (it == groups.end()) {
+      groups.emplace_back(group, std::move(versions));
+      continue;
+    }
+    for (auto& version : versions) {
+      if (std::find(it->second.begin(), it->second.end(), version) == it->second.end()) {
+        it->second.push_back(std::move(version));
+      }
+    }
+  }
+  return groups;
+}
+
+}  // namespace
+
+nlohmann::json apiGroupListDocument(const CustomResources& custom) {
   nlohmann::json groups = nlohmann::json::array();
-  for (const auto& [group, versions] : servedGroups()) {
+  for (const auto& [group, versions] : allGroups(custom)) {
     nlohmann::json entry = {{"name", group}, {"versions", nlohmann::json::array()}};
     for (const auto& version : versions) entry["versions"].push_back(groupVersionEntry(group, version));
     entry["preferredVersion"] = groupVersionEntry(group, versions.front());
@@ -117,11 +164,14 @@ nlohmann::json apiGroupListDocument() {
   return {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", std::move(groups)}};
 }
 
-bool servesGroupVersion(std::string_view group, std::string_view version) {
+bool servesGroupVersion(std::string_view group, std::string_view version,
+                        const CustomResources& custom) {
   for (const auto& info : core::builtinResources()) {
     if (info.resource.group == group && info.resource.version == version) return true;
   }
-  return false;
+  return std::any_of(custom.begin(), custom.end(), [&](const ServedCustomResource& served) {
+    return served.info.resource.group == group && served.info.resource.version == version;
+  });
 }
 
 std::vector<std::string> verbsOf(const core::ResourceInfo& info) {
@@ -144,8 +194,9 @@ std::vector<std::string> verbsOf(const core::ResourceInfo& info) {
 }
 
 std::optional<nlohmann::json> apiResourceListDocument(std::string_view group,
-                                                      std::string_view version) {
-  if (!servesGroupVersion(group, version)) return std::nullopt;
+                                                      std::string_view version,
+                                                      const CustomResources& custom) {
+  if (!servesGroupVersion(group, version, custom)) return std::nullopt;
   std::vector<std::pair<std::string, nlohmann::json>> entries;
   for (const auto& info : core::builtinResources()) {
     const auto& gvr = info.resource;
@@ -174,6 +225,25 @@ std::optional<nlohmann::json> apiResourceListDocument(std::string_view group,
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   nlohmann::json resources = nlohmann::json::array();
   for (auto& [name, entry] : entries) resources.push_back(std::move(entry));
+  // The CRDs' resources follow, as the discovery controller lists them (sync: no sorting).
+  for (const auto& served : custom) {
+    const auto& gvr = served.info.resource;
+    if (gvr.group != group || gvr.version != version) continue;
+    nlohmann::json entry;
+    const bool is_sub = !served.info.subresource.empty();
+    entry["name"] = is_sub ? gvr.resource + "/" + served.info.subresource : gvr.resource;
+    entry["singularName"] = is_sub ? "" : served.singular;
+    entry["namespaced"] = served.info.namespaced;
+    if (served.info.subresource == "scale") {
+      entry["group"] = served.info.kind.group;
+      entry["version"] = served.info.kind.version;
+    }
+    entry["kind"] = served.info.kind.kind;
+    entry["verbs"] = served.verbs;
+    if (!served.short_names.empty()) entry["shortNames"] = served.short_names;
+    if (!served.categories.empty()) entry["categories"] = served.categories;
+    resources.push_back(std::move(entry));
+  }
   const std::string group_version = core::GroupVersion{std::string(group), std::string(version)}
                                         .toString();
   nlohmann::json doc = {{"kind", "APIResourceList"}};
@@ -213,12 +283,15 @@ nlohmann::json queryParameter(const char* name, const char* description) {
 
 namespace {
 
-nlohmann::json buildOpenApiV3Document(std::string_view group, std::string_view version) {
+nlohmann::json buildOpenApiV3Document(std::string_view group, std::string_view version,
+                                      const CustomResources& custom) {
   const std::string prefix = group.empty() ? "/api/" + std::string(version)
                                            : "/apis/" + std::string(group) + "/" +
                                                  std::string(version);
   nlohmann::json paths = nlohmann::json::object();
-  for (const auto& info : core::builtinResources()) {
+  std::vector<core::ResourceInfo> resources = core::builtinResources();
+  for (const auto& served : custom) resources.push_back(served.info);
+  for (const auto& info : resources) {
     const auto& gvr = info.resource;
     if (gvr.group != group || gvr.version != version || !info.subresource.empty()) continue;
     const std::string path = info.namespaced
@@ -269,7 +342,7 @@ const OpenApiV3& openApiV3() {
     nlohmann::json paths = nlohmann::json::object();
     auto add = [&](const std::string& group, const std::string& version) {
       const std::string key = openApiKey(group, version);
-      nlohmann::json doc = buildOpenApiV3Document(group, version);
+      nlohmann::json doc = buildOpenApiV3Document(group, version, {});
       paths[key] = {{"serverRelativeURL", "/openapi/v3/" + key + "?hash=" + documentHash(doc)}};
       out.documents.emplace(key, std::move(doc));
     };
@@ -285,14 +358,28 @@ const OpenApiV3& openApiV3() {
 
 }  // namespace
 
-std::optional<nlohmann::json> openApiV3Document(std::string_view group, std::string_view version) {
+std::optional<nlohmann::json> openApiV3Document(std::string_view group, std::string_view version,
+                                                const CustomResources& custom) {
   const auto& documents = openApiV3().documents;
   auto it = documents.find(openApiKey(group, version));
-  if (it == documents.end()) return std::nullopt;
-  return it->second;
+  if (it != documents.end()) return it->second;
+  if (!servesGroupVersion(group, version, custom)) return std::nullopt;
+  return buildOpenApiV3Document(group, version, custom);
 }
 
-nlohmann::json openApiV3Root() { return openApiV3().root; }
+nlohmann::json openApiV3Root(const CustomResources& custom) {
+  nlohmann::json root = openApiV3().root;
+  for (const auto& [group, versions] : customGroups(custom)) {
+    for (const auto& version : versions) {
+      const std::string key = openApiKey(group, version);
+      if (root["paths"].contains(key)) continue;
+      root["paths"][key] = {{"serverRelativeURL",
+                             "/openapi/v3/" + key + "?hash=" +
+                                 documentHash(buildOpenApiV3Document(group, version, custom))}};
+    }
+  }
+  return root;
+}
 
 bool returnsDeletedObject(const core::GroupVersionResource& resource) {
   static const std::set<std::string, std::less<>> kCore = {

@@ -5,9 +5,11 @@
 // RequestScope is shared by its get.go / create.go / update.go / patch.go / delete.go handlers.
 
 #include <chrono>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -31,6 +33,9 @@ struct Call {
   QueryValues query;
   core::ResourceInfo main;                 // the resource as called (version included)
   std::optional<core::ResourceInfo> sub;   // the subresource, when one was called
+  // A custom resource: the CRD serving it (as stored) and its list kind.
+  std::shared_ptr<const nlohmann::json> crd;
+  std::string list_kind;
   std::string namespace_name;              // "" for cluster-scoped resources
   OutputFormat output;
   std::optional<std::chrono::milliseconds> timeout;  // ?timeout=, when positive
@@ -93,6 +98,11 @@ struct RestApiHandler::Impl {
 
   // --- store access across equivalent resources (apps/v1 and extensions/v1beta1 deployments,
   // core and events.k8s.io events share one storage) ---
+  // The Table of `objects` for `call` (a custom resource's from its CRD's printer columns, by
+  // kube-cel when installed), or the 500 when kube-cel failed.
+  [[nodiscard]] std::variant<nlohmann::json, core::Status> tableOf(
+      const rest::Call& call, const std::vector<nlohmann::json>& objects,
+      const std::string& resource_version) const;
   [[nodiscard]] std::optional<nlohmann::json> findStored(const core::GroupVersionResource& gvr,
                                                          const std::string& namespace_name,
                                                          const std::string& name) const;

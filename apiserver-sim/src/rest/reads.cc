@@ -53,6 +53,26 @@ rest::Decoded<std::vector<nlohmann::json>> RestApiHandler::Impl::selectListed(
   return out;
 }
 
+std::variant<nlohmann::json, core::Status> RestApiHandler::Impl::tableOf(
+    const Call& call, const std::vector<nlohmann::json>& objects,
+    const std::string& resource_version) const {
+  const auto& convert = chain.options().custom_resources.table;
+  if (!call.crd || !convert) {
+    // Without kube-cel a custom resource gets Name and Age: a CRD's columns when it declares
+    // none.
+    return rest::toTable(call.main, objects, resource_version, call.output.meta_version,
+                         includeObject(call), std::chrono::system_clock::now());
+  }
+  try {
+    return rest::customResourceTable(convert(*call.crd, call.main.resource.version, objects,
+                                             !call.info.name.empty(), false, resource_version),
+                                     objects, resource_version, call.output.meta_version,
+                                     includeObject(call));
+  } catch (const std::exception& e) {
+    return core::newInternalError(e.what());
+  }
+}
+
 net::Response RestApiHandler::Impl::get(const Call& call) {
   const core::GroupVersionResource& gvr = call.main.resource;
   auto found = findStored(gvr, call.namespace_name, call.info.name);
@@ -70,8 +90,9 @@ net::Response RestApiHandler::Impl::get(const Call& call) {
       if (object.contains("metadata") && object["metadata"].is_object()) {
         rv = object["metadata"].value("resourceVersion", "");
       }
-      body = rest::toTable(call.main, {object}, rv, call.output.meta_version, includeObject(call),
-                           std::chrono::system_clock::now());
+      auto table = tableOf(call, {object}, rv);
+      if (auto* status = std::get_if<core::Status>(&table)) return rest::statusResponse(*status);
+      body = std::get<nlohmann::json>(std::move(table));
       break;
     }
     case rest::OutputFormat::Kind::kPartialObjectMetadata:
@@ -99,10 +120,12 @@ net::Response RestApiHandler::Impl::list(const Call& call) {
   nlohmann::json list = rest::listDocument(call.main, objects, resource_version);
   nlohmann::json body;
   switch (call.output.kind) {
-    case rest::OutputFormat::Kind::kTable:
-      body = rest::toTable(call.main, objects, resource_version, call.output.meta_version,
-                           includeObject(call), std::chrono::system_clock::now());
+    case rest::OutputFormat::Kind::kTable: {
+      auto table = tableOf(call, objects, resource_version);
+      if (auto* status = std::get_if<core::Status>(&table)) return rest::statusResponse(*status);
+      body = std::get<nlohmann::json>(std::move(table));
       break;
+    }
     case rest::OutputFormat::Kind::kPartialObjectMetadata:
       body = rest::toPartialObjectMetadataList(objects, resource_version,
                                                call.output.meta_version);

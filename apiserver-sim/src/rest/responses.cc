@@ -78,13 +78,13 @@ net::Response statusResponse(const core::Status& status) {
   return jsonResponse(code, core::toJson(typed));
 }
 
-core::Status notFoundPath() {
-  core::Status status;
-  status.status = std::string(core::kStatusFailure);
-  status.code = 404;
-  status.reason = std::string(core::kReasonNotFound);
-  status.message = "the server could not find the requested resource";
-  return status;
+net::Response notFoundPage() {
+  net::Response response;
+  response.status = 404;
+  response.headers.set("Content-Type", "text/plain; charset=utf-8");
+  response.headers.set("X-Content-Type-Options", "nosniff");
+  response.body = "404 page not found\n";
+  return response;
 }
 
 core::Status routerError(int code) {

@@ -23,9 +23,11 @@ net::Response jsonResponse(int code, const nlohmann::json& body);
 // The Status with kind/apiVersion set; the HTTP code is status.code (500 when unset).
 net::Response statusResponse(const core::Status& status);
 
-// util/notfoundhandler: 404 "the server could not find the requested resource", no details
-// (paths outside any served group/version).
-core::Status notFoundPath();
+// util/notfoundhandler once the paths are installed (paths outside any served group/version,
+// a custom resource's whose CRD is gone): net/http's http.NotFound, 404 text/plain "404 page
+// not found" (clients make "the server could not find the requested resource (get <resource>)"
+// of it).
+net::Response notFoundPage();
 // go-restful errors inside a served group/version, through serviceErrorHandler
 // (NewGenericServerResponse with the router's message): 404 "404: Page Not Found",
 // 405 "405: Method Not Allowed", 406 "406: Not Acceptable", 415 "415: Unsupported Media Type".

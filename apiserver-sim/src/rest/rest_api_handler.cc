@@ -260,26 +260,27 @@ net::Response RestApiHandler::Impl::nonResource(const net::Request& request,
     return rest::jsonResponse(200, rest::apiVersionsDocument(address));
   }
   if (path == "/apis" || path == "/apis/") {
-    return rest::jsonResponse(200, rest::apiGroupListDocument());
+    return rest::jsonResponse(200, rest::apiGroupListDocument(servedCustomResources(store)));
   }
   if (path == "/openapi/v3" || path == "/openapi/v3/") {
-    return rest::jsonResponse(200, rest::openApiV3Root());
+    return rest::jsonResponse(200, rest::openApiV3Root(servedCustomResources(store)));
   }
   if (path.rfind("/openapi/v3/", 0) == 0) {
     // /openapi/v3/api/v1, /openapi/v3/apis/<group>/<version>; the ?hash= query is not checked.
     const std::string key = path.substr(std::string_view("/openapi/v3/").size());
     std::optional<nlohmann::json> doc;
     if (key.rfind("api/", 0) == 0) {
-      doc = rest::openApiV3Document("", key.substr(4));
+      doc = rest::openApiV3Document("", key.substr(4), servedCustomResources(store));
     } else if (key.rfind("apis/", 0) == 0) {
       const std::string rest_of = key.substr(5);
       const auto slash = rest_of.find('/');
       if (slash != std::string::npos) {
-        doc = rest::openApiV3Document(rest_of.substr(0, slash), rest_of.substr(slash + 1));
+        doc = rest::openApiV3Document(rest_of.substr(0, slash), rest_of.substr(slash + 1),
+                                      servedCustomResources(store));
       }
     }
     if (doc) return rest::jsonResponse(200, *doc);
-    return rest::statusResponse(rest::notFoundPath());
+    return rest::notFoundPage();
   }
   // /api/v1, /apis/<group>, /apis/<group>/<version>: fewer than three parts after the prefix.
   std::vector<std::string> parts;
@@ -295,12 +296,13 @@ net::Response RestApiHandler::Impl::nonResource(const net::Request& request,
     if (auto doc = rest::apiResourceListDocument("", parts[1])) return rest::jsonResponse(200, *doc);
   }
   if (parts.size() == 3 && parts[0] == "apis") {
-    if (auto doc = rest::apiResourceListDocument(parts[1], parts[2])) {
+    if (auto doc = rest::apiResourceListDocument(parts[1], parts[2],
+                                                 servedCustomResources(store))) {
       return rest::jsonResponse(200, *doc);
     }
   }
   if (parts.size() == 2 && parts[0] == "apis") {
-    const nlohmann::json groups = rest::apiGroupListDocument();
+    const nlohmann::json groups = rest::apiGroupListDocument(servedCustomResources(store));
     for (const auto& group : groups["groups"]) {
       if (group["name"] == parts[1]) {
         nlohmann::json doc = group;
@@ -316,7 +318,7 @@ net::Response RestApiHandler::Impl::nonResource(const net::Request& request,
                                                   "/version"});
     // Named: a range-for over a member of a temporary would outlive the temporary (found by the
     // rest_request fuzz target; fuzz/corpus/rest_request/get-root-groups.txt replays it).
-    const nlohmann::json groups = rest::apiGroupListDocument();
+    const nlohmann::json groups = rest::apiGroupListDocument(servedCustomResources(store));
     for (const auto& group : groups["groups"]) {
       paths.push_back("/apis/" + group["name"].get<std::string>());
       for (const auto& version : group["versions"]) {
@@ -326,23 +328,50 @@ net::Response RestApiHandler::Impl::nonResource(const net::Request& request,
     return rest::jsonResponse(200, {{"paths", paths}});
   }
   (void)info;
-  return rest::statusResponse(rest::notFoundPath());
+  return rest::notFoundPage();
 }
 
 net::Response RestApiHandler::Impl::resource(Call& call) {
   RequestInfo& info = call.info;
   if (info.verb.empty()) return rest::statusResponse(rest::routerError(405));
   if (isAccessReview(info)) return accessReview(call);
+  // Resources of a group/version no built-in resource serves come from the established CRDs
+  // (customresource_handler.go: a group/version without one is the 404 of the path).
+  std::vector<ServedCustomResource> custom;
   if (!rest::servesGroupVersion(info.api_group, info.api_version)) {
-    return rest::statusResponse(rest::notFoundPath());
+    custom = servedCustomResources(store);
+    if (!rest::servesGroupVersion(info.api_group, info.api_version, custom)) {
+      return rest::notFoundPage();
+    }
   }
   // Inside a served group/version, a path without a route is go-restful's 404.
   if (info.parts.size() > 3 || info.resource.empty()) {
     return rest::statusResponse(rest::routerError(404));
   }
   const core::GroupVersionResource gvr{info.api_group, info.api_version, info.resource};
+  auto findCustom = [&](std::string_view subresource) -> const ServedCustomResource* {
+    if (custom.empty()) custom = servedCustomResources(store);
+    for (const auto& served : custom) {
+      if (served.info.resource == gvr && served.info.subresource == subresource) return &served;
+    }
+    return nullptr;
+  };
   auto main = core::findResource(gvr);
-  if (!main) return rest::statusResponse(rest::routerError(404));
+  if (!main) {
+    const ServedCustomResource* served = findCustom("");
+    if (served == nullptr) return rest::statusResponse(rest::routerError(404));
+    if (served->needs_conversion_webhook) {
+      // Objects are stored in another version and only the CRD's conversion webhook converts
+      // them; the simulator does not call conversion webhooks.
+      return rest::statusResponse(core::newInternalError(fmt::format(
+          "{}: conversion webhooks are not simulated; call the storage version of {}",
+          gvr.group + "/" + gvr.version + ", Resource=" + gvr.resource,
+          served->definition->value("/metadata/name"_json_pointer, std::string()))));
+    }
+    main = served->info;
+    call.crd = served->definition;
+    call.list_kind = served->list_kind;
+  }
   call.main = *main;
 
   const bool named = !info.name.empty();
@@ -361,6 +390,15 @@ net::Response RestApiHandler::Impl::resource(Call& call) {
 
   if (!info.subresource.empty()) {
     auto sub = core::findResource(gvr, info.subresource);
+    if (call.crd) {
+      // customresource_handler.go ServeHTTP: a subresource the version does not declare is
+      // the NotFound of the object.
+      if (const ServedCustomResource* served = findCustom(info.subresource)) {
+        sub = served->info;
+      } else {
+        return rest::statusResponse(core::newNotFound({gvr.group, gvr.resource}, info.name));
+      }
+    }
     if (!sub) return rest::statusResponse(rest::routerError(404));
     call.sub = *sub;
     if (info.subresource == "finalize") {

@@ -587,6 +587,33 @@ nlohmann::json toTable(const core::ResourceInfo& info, const std::vector<nlohman
           {"rows", std::move(rows)}};
 }
 
+nlohmann::json customResourceTable(const nlohmann::json& converted,
+                                   const std::vector<nlohmann::json>& objects,
+                                   const std::string& resource_version,
+                                   std::string_view table_version, IncludeObject include) {
+  nlohmann::json rows = nlohmann::json::array();
+  const nlohmann::json* converted_rows =
+      converted.contains("rows") && converted["rows"].is_array() ? &converted["rows"] : nullptr;
+  for (std::size_t i = 0; i < objects.size(); ++i) {
+    nlohmann::json row = {{"cells", nlohmann::json::array()}};
+    if (converted_rows != nullptr && i < converted_rows->size() &&
+        (*converted_rows)[i].contains("cells")) {
+      row["cells"] = (*converted_rows)[i]["cells"];
+    }
+    if (include == IncludeObject::kMetadata) {
+      row["object"] = toPartialObjectMetadata(objects[i], table_version);
+    } else if (include == IncludeObject::kObject) {
+      row["object"] = objects[i];
+    }
+    rows.push_back(std::move(row));
+  }
+  return {{"kind", "Table"},
+          {"apiVersion", fmt::format("meta.k8s.io/{}", table_version)},
+          {"metadata", {{"resourceVersion", resource_version}}},
+          {"columnDefinitions", converted.value("columnDefinitions", nlohmann::json::array())},
+          {"rows", std::move(rows)}};
+}
+
 IncludeObject parseIncludeObject(std::string_view value) {
   if (value == "None") return IncludeObject::kNone;
   if (value == "Object") return IncludeObject::kObject;

@@ -28,6 +28,14 @@ nlohmann::json toTable(const core::ResourceInfo& info, const std::vector<nlohman
                        const std::string& resource_version, std::string_view table_version,
                        IncludeObject include, std::chrono::system_clock::time_point now);
 
+// A custom resource's Table: the columns and cells apiextensions-apiserver's table convertor made
+// of the same `objects` (`converted`, a Table: its CRD's additionalPrinterColumns, or Age), the
+// rows' objects as toTable sets them, apiVersion meta.k8s.io/<table_version>.
+nlohmann::json customResourceTable(const nlohmann::json& converted,
+                                   const std::vector<nlohmann::json>& objects,
+                                   const std::string& resource_version,
+                                   std::string_view table_version, IncludeObject include);
+
 // PartialObjectMetadata of one object (apiVersion meta.k8s.io/<version>).
 nlohmann::json toPartialObjectMetadata(const nlohmann::json& object, std::string_view version);
 nlohmann::json toPartialObjectMetadataList(const std::vector<nlohmann::json>& objects,

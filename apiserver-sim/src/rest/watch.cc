@@ -24,6 +24,7 @@
 
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <random>
@@ -64,6 +65,8 @@ class WatchStream final : public net::BodySource {
     bool initial_events_end = false;  // a bookmark after the replayed events
     std::chrono::steady_clock::time_point deadline;
     std::chrono::milliseconds bookmark_interval{60'000};
+    // A custom resource's Table of one object (its CRD's printer columns), when set.
+    std::function<nlohmann::json(const nlohmann::json& object, const std::string& rv)> table;
   };
 
   explicit WatchStream(Settings settings) : settings_(std::move(settings)) {}
@@ -212,8 +215,10 @@ class WatchStream final : public net::BodySource {
       case rest::OutputFormat::Kind::kTable: {
         const std::string rv = core::nestedString(object, {"metadata", "resourceVersion"});
         nlohmann::json table =
-            rest::toTable(settings_.info, {object}, rv, settings_.output.meta_version,
-                          settings_.include, std::chrono::system_clock::now());
+            settings_.table ? settings_.table(object, rv)
+                            : rest::toTable(settings_.info, {object}, rv,
+                                            settings_.output.meta_version, settings_.include,
+                                            std::chrono::system_clock::now());
         // response.go watchEmbeddedEncoder: headers on the first object only (NoHeaders after).
         if (table_headers_sent_) table["columnDefinitions"] = nullptr;
         table_headers_sent_ = true;
@@ -351,6 +356,20 @@ net::Response RestApiHandler::Impl::watch(const Call& call) {
 
   WatchStream::Settings settings;
   settings.info = call.main;
+  if (call.crd && chain.options().custom_resources.table) {
+    // When kube-cel fails, the row of a CRD without columns (Name, Age), not a broken stream.
+    rest::Call detached = call;  // the stream outlives the request
+    detached.http = nullptr;
+    detached.admitted = nullptr;
+    settings.table = [this, call = std::move(detached)](const nlohmann::json& object,
+                                                        const std::string& rv) {
+      auto table = tableOf(call, {object}, rv);
+      if (auto* converted = std::get_if<nlohmann::json>(&table)) return std::move(*converted);
+      return rest::toTable(call.main, {object}, rv, call.output.meta_version,
+                           rest::parseIncludeObject(call.query.get("includeObject").value_or("")),
+                           std::chrono::system_clock::now());
+    };
+  }
   settings.output = call.output;
   settings.include = rest::parseIncludeObject(call.query.get("includeObject").value_or(""));
   settings.namespace_name = call.namespace_name;

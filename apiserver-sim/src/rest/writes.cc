@@ -170,7 +170,9 @@ void noteFieldsNotManaged(const std::string& why) {
 void recordManagedFields(const Call& call, const nlohmann::json& options, nlohmann::json& object,
                          const std::optional<nlohmann::json>& live) {
   const auto update = installedHook<FieldManager>().update;
-  if (!update || !object.is_object()) return;
+  // kube-cel's field manager knows the built-in types only: custom resources are written
+  // without managedFields.
+  if (!update || !object.is_object() || call.crd) return;
   const std::string manager =
       managerOrUserAgent(options.value("fieldManager", std::string()),
                          call.http->headers.get("User-Agent").value_or(""));
@@ -198,7 +200,9 @@ std::optional<core::Status> checkFields(const Call& call, const nlohmann::json& 
                                         const nlohmann::json& object,
                                         std::vector<std::string>& warnings) {
   const std::string directive = options.value("fieldValidation", std::string("Warn"));
-  if (directive == "Ignore") return std::nullopt;
+  // A custom resource's unknown fields are those its CRD's decoding prunes: the admission
+  // chain's decode step reports them.
+  if (directive == "Ignore" || call.crd) return std::nullopt;
   if (rest::negotiateInput(call.http->headers.get("Content-Type"), true) !=
       rest::BodyFormat::kJson) {
     return std::nullopt;
@@ -313,7 +317,9 @@ rest::Decoded<nlohmann::json> decodeObject(const Call& call) {
     gv = *parsed;
   }
 
-  if (!isEquivalentKind(call.main, gv.group, gv.version, kind)) {
+  // A custom resource's body is decoded as unstructured JSON whatever its kind (the CRD's
+  // strategy then refuses another kind: ValidateTypeMeta's 422).
+  if (!call.crd && !isEquivalentKind(call.main, gv.group, gv.version, kind)) {
     std::string reason;
     if (isKnownKind(gv.group, gv.version, kind)) {
       reason = fmt::format("converting ({}.{}) to ({}): unknown conversion", gv.version, kind,
@@ -477,7 +483,7 @@ std::optional<core::Status> checkPatchFields(const Call& call, const nlohmann::j
                                              std::string_view patch_type,
                                              std::vector<std::string>& warnings) {
   const std::string directive = options.value("fieldValidation", std::string("Warn"));
-  if (directive == "Ignore") return std::nullopt;
+  if (directive == "Ignore" || call.crd) return std::nullopt;  // as checkFields
   const StrictPatchChecker checker = installedHook<StrictPatchChecker>();
   if (!checker) {
     if (options.contains("fieldValidation")) noteFieldsNotChecked();
@@ -636,6 +642,13 @@ net::Response RestApiHandler::Impl::patch(const Call& call) {
   const std::set<std::string_view> kPatchTypes = {kContentJsonPatch, kContentMergePatch,
                                                   kContentStrategicPatch, kContentApplyPatch};
   if (kPatchTypes.count(content_type) == 0) return rest::statusResponse(rest::routerError(415));
+  if (call.crd && content_type == kContentStrategicPatch) {
+    // customresource_handler.go serveResource: a custom resource has no strategic merge patch
+    // (the patch handler's NewUnsupportedMediaTypeError over its supportedTypes).
+    return rest::statusResponse(rest::unsupportedMediaType(
+        {std::string(kContentJsonPatch), std::string(kContentMergePatch),
+         std::string(kContentApplyPatch)}));
+  }
 
   auto options = writeOptions(call, "PatchOptions");
   if (options.error) return rest::statusResponse(*options.error);
@@ -690,7 +703,7 @@ net::Response RestApiHandler::Impl::patch(const Call& call) {
                             !metadataString(document, "resourceVersion").empty();
 
   decltype(FieldManager::apply) apply_fields;
-  if (apply) apply_fields = fieldManager().apply;
+  if (apply && !call.crd) apply_fields = fieldManager().apply;
   if (apply && !apply_fields) noteApplySimplified();
   AdmissionResult result;
   std::vector<std::string> field_warnings;

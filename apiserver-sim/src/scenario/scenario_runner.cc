@@ -184,6 +184,7 @@ core::Result<std::unique_ptr<ScenarioEnvironment>> ScenarioEnvironment::start(
   chain_options.validating_policies = cel::processValidatingPolicyDispatcher();
   chain_options.mutating_policies = cel::processMutatingPolicyDispatcher();
   chain_options.admit_policy_object = cel::processPolicyObjectAdmitter();
+  chain_options.custom_resources = cel::processCustomResourceCode();
   // RBAC's bootstrap policy, stored as kube-apiserver creates it at start (before anything else),
   // its aggregated ClusterRoles filled; from then on requests are authorized by RBAC
   // (authorizer.h). Without kube-cel there is none, and every request is allowed.

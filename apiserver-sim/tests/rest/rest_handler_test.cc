@@ -183,12 +183,11 @@ TEST_F(RestHandlerTest, MetricsRendersTheRegistry) {
             "text/plain; version=0.0.4; charset=utf-8");
 }
 
-TEST_F(RestHandlerTest, UnknownPathIsNotFoundStatusWithoutDetails) {
+TEST_F(RestHandlerTest, UnknownPathIsNetHttpsNotFound) {
   const auto response = send("GET", "/foo/bar");
   EXPECT_EQ(response.status, 404);
-  EXPECT_EQ(body(response), json::parse(R"({"kind":"Status","apiVersion":"v1","metadata":{},
-      "status":"Failure","message":"the server could not find the requested resource",
-      "reason":"NotFound","code":404})"));
+  EXPECT_EQ(response.body, "404 page not found\n");
+  EXPECT_EQ(response.headers.get("Content-Type").value_or(""), "text/plain; charset=utf-8");
 }
 
 TEST_F(RestHandlerTest, OpenApiV2IsNotServed) {

@@ -62,6 +62,15 @@ package main
 //	     fieldValidation on a PATCH (strict_patch.go).
 //	{"op":"bootstrapPolicy"} -> {"clusterRoles":[...],"clusterRoleBindings":[...],"roles":[...],
 //	  "roleBindings":[...]}: the RBAC objects kube-apiserver creates at start (bootstrap_policy.go).
+//	{"op":"admitCustomResourceDefinition","object":{v1 CRD},"oldObject":{...}|null,"subresource":""|"status"}
+//	  -> {"object":{...},"warnings":[...]?} | {"status":{the 422}} (custom_resources.go).
+//	{"op":"customResourceDefinitionStatus","object":{v1 CRD},"crds":[the other CRDs]}
+//	  -> {"writes":[CRD,...]}: the status writes of the naming and establishing controllers.
+//	{"op":"admitCustomResource","crd":{...},"step":"decode"|"default"|"validate"|"store",
+//	 "object":{...},"oldObject":{...}|null,"subresource":""|"status"}
+//	  -> {"object":{...},"unknownFields":[...]?,"warnings":[...]?} | {"status":{the 400 or 422}}.
+//	{"op":"customResourceTable","crd":{...},"version":"v1","resourceVersion":"12",
+//	 "objects":[...],"single":bool,"noHeaders":bool} -> {"table":{meta.k8s.io/v1 Table}}.
 //
 // A request that cannot be decoded or names an unknown op gets {"error":"..."}; the stream goes on.
 
@@ -108,6 +117,17 @@ type request struct {
 	Manager     string `json:"manager,omitempty"`
 	Force       bool   `json:"force,omitempty"`
 	Subresource string `json:"subresource,omitempty"`
+	// admitCustomResource, customResourceTable: the CRD as stored; the step; customResourceTable:
+	// the version, the list's resourceVersion, the objects, one object alone, no headers;
+	// customResourceDefinitionStatus: the other CRDs stored
+	CRD             json.RawMessage   `json:"crd,omitempty"`
+	Step            string            `json:"step,omitempty"`
+	Version         string            `json:"version,omitempty"`
+	ResourceVersion string            `json:"resourceVersion,omitempty"`
+	Objects         []json.RawMessage `json:"objects,omitempty"`
+	Single          bool              `json:"single,omitempty"`
+	NoHeaders       bool              `json:"noHeaders,omitempty"`
+	CRDs            []json.RawMessage `json:"crds,omitempty"`
 }
 
 type conditionJSON struct {
@@ -165,10 +185,11 @@ type server struct {
 	policies   *validatingPolicies
 	mutating   *mutatingPolicyCache
 	authz      *rulesAuthorizer
+	crds       *crdCache
 }
 
 func newServer() *server {
-	return &server{conditions: newConditionCache(), policies: newPolicyCache(), mutating: newMutatingPolicyCache(), authz: &rulesAuthorizer{}}
+	return &server{conditions: newConditionCache(), policies: newPolicyCache(), mutating: newMutatingPolicyCache(), authz: &rulesAuthorizer{}, crds: newCRDCache()}
 }
 
 func errorResponse(id json.RawMessage, message string) map[string]any {
@@ -251,9 +272,17 @@ func (s *server) dispatch(req *request) (map[string]any, error) {
 		return updateFields(req)
 	case "bootstrapPolicy":
 		return bootstrapPolicy()
+	case "admitCustomResourceDefinition":
+		return admitCustomResourceDefinition(req.Object, req.OldObject, req.Subresource)
+	case "customResourceDefinitionStatus":
+		return customResourceDefinitionStatus(req.Object, req.CRDs)
+	case "admitCustomResource":
+		return s.admitCustomResource(req)
+	case "customResourceTable":
+		return s.customResourceTable(req)
 	case "":
 		return nil, fmt.Errorf("request has no op")
 	default:
-		return nil, fmt.Errorf("unknown op %q (version, compileMatchConditions, evaluateMatchConditions, admitPolicyObject, dispatchValidatingPolicies, dispatchMutatingPolicies, releaseMutatingPolicies, setAuthorizer, typeCheckValidatingPolicy, policyMetrics, podTemplateHash, decodeProtobuf, validatePodUpdate, strictDecode, strictPatch, applyFields, updateFields, bootstrapPolicy)", req.Op)
+		return nil, fmt.Errorf("unknown op %q (version, compileMatchConditions, evaluateMatchConditions, admitPolicyObject, dispatchValidatingPolicies, dispatchMutatingPolicies, releaseMutatingPolicies, setAuthorizer, typeCheckValidatingPolicy, policyMetrics, podTemplateHash, decodeProtobuf, validatePodUpdate, strictDecode, strictPatch, applyFields, updateFields, bootstrapPolicy, admitCustomResourceDefinition, customResourceDefinitionStatus, admitCustomResource, customResourceTable)", req.Op)
 	}
 }

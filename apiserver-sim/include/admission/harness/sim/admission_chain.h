@@ -33,6 +33,7 @@
 #include "harness/sim/attributes.h"
 #include "harness/sim/builtin_plugins.h"
 #include "harness/sim/caller.h"
+#include "harness/sim/custom_resources.h"
 #include "harness/sim/matching.h"
 #include "harness/sim/store.h"
 
@@ -177,6 +178,10 @@ struct ChainOptions {
   // Create/update of Validating/MutatingAdmissionPolicy(Binding) objects (validation, defaults); without
   // one they are stored unchecked.
   PolicyObjectAdmitter admit_policy_object;
+  // CustomResourceDefinitions and custom resources by apiextensions-apiserver's code (kube-cel):
+  // a CRD's validation, a custom resource's decoding, defaulting, validation and pruning. Without
+  // it, writes of either are answered 500 naming what is missing.
+  CustomResourceCode custom_resources;
   // Plays kube-controller-manager's serviceaccounts controller: a namespace created through the
   // chain gets its "default" ServiceAccount at once (on a cluster, a moment later), so that the
   // ServiceAccount plugin admits the pods a client creates there next.

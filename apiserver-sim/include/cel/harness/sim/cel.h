@@ -23,6 +23,7 @@
 #include "harness/core/result.h"
 #include "harness/core/webhook_config.h"
 #include "harness/sim/admission_policy.h"
+#include "harness/sim/custom_resources.h"
 #include "harness/sim/matching.h"
 
 namespace harness::process {
@@ -118,6 +119,11 @@ PolicyObjectAdmitter unavailablePolicyAdmitter(std::string reason);
 std::function<std::optional<nlohmann::json>(const nlohmann::json& policy)> policyStatusWriter(
     std::shared_ptr<KubeCel> cel);
 
+// CustomResourceDefinitions and custom resources by apiextensions-apiserver's code (kube-cel's
+// admitCustomResourceDefinition, admitCustomResource, customResourceDefinitionStatus and
+// customResourceTable); kube-cel's failures are thrown.
+CustomResourceCode customResourceCode(std::shared_ptr<KubeCel> cel);
+
 // --- the process's CEL ---
 // One kube-cel serves a whole simulator process. Installing it sets the compiler configuration
 // validation uses (core::setMatchConditionCompiler) and the evaluator every admission chain
@@ -135,6 +141,8 @@ MatchConditionEvaluator processMatchConditionEvaluator();
 ValidatingPolicyDispatcher processValidatingPolicyDispatcher();
 MutatingPolicyDispatcher processMutatingPolicyDispatcher();
 PolicyObjectAdmitter processPolicyObjectAdmitter();
+// The installed kube-cel's custom resource code; without one, its `unavailable` says why.
+CustomResourceCode processCustomResourceCode();
 // The installed kube-cel's policy metrics (empty function when none is installed).
 std::function<std::string()> processPolicyMetrics();
 // The RBAC objects kube-apiserver creates at start, from Kubernetes' bootstrappolicy (kube-cel op

@@ -47,6 +47,8 @@
 //   pkg/controller/validatingadmissionpolicystatus  a ValidatingAdmissionPolicy whose generation
 //                                            is past status.observedGeneration gets the type
 //                                            checker's warnings (status.typeChecking)
+//   apiextensions-apiserver's naming, establishing and CRD finalizer controllers (they run in
+//                                            kube-apiserver: src/controllers/crd_controllers.h)
 // Differences, on purpose or not yet done (e2e/README.md lists them):
 //   * pod-template-hash: Kubernetes' controller.ComputeHash hashes a spew dump of the Go struct,
 //     which only Go gives; `serve` asks kube-cel for it (ControllerOptions::pod_template_hash).
@@ -66,6 +68,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -94,6 +97,12 @@ struct ControllerOptions {
   // observedGeneration; serve wires kube-cel's typeCheckValidatingPolicy), nullopt when it
   // writes none; a failure is thrown. Unset: the controller does not run (as without kube-cel).
   std::function<std::optional<nlohmann::json>(const nlohmann::json& policy)> policy_status;
+  // The status writes of apiextensions-apiserver's naming and establishing controllers for a
+  // CustomResourceDefinition, given the other CRDs (serve wires kube-cel's
+  // customResourceDefinitionStatus); a failure is thrown. Unset: CRDs are never established.
+  std::function<std::vector<nlohmann::json>(const nlohmann::json& crd,
+                                            const std::vector<nlohmann::json>& others)>
+      crd_status;
 };
 
 class WorkloadControllers {
