@@ -19,7 +19,7 @@ namespace harness::kube {
 namespace {
 
 // Go's http.DefaultMaxHeaderBytes is 1 MiB; a CONNECT request head is a few dozen bytes.
-constexpr std::size_t kMaxRequestHead = 16 * 1024;
+constexpr std::size_t kMaxRequestHead = std::size_t{16} * 1024;
 
 bool writeAll(int fd, const char* data, std::size_t size) {
   while (size > 0) {

@@ -180,7 +180,9 @@ int down(const std::string& dir) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   CLI::App app{"The real Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager) "
                "on 127.0.0.1, built by scripts/build-kube.sh"};
   app.require_subcommand(1);
@@ -232,4 +234,19 @@ int main(int argc, char** argv) {
   }
   if (*up_cmd) return up(up_args);
   return down(down_dir);
+}
+
+}  // namespace
+
+// An exception nothing below caught (out of memory, a broken invariant) ends the program with one
+// line and status 2 instead of std::terminate's abort.
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "kube-local: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "kube-local: an unknown exception\n";
+  }
+  return 2;
 }

@@ -46,7 +46,7 @@ using BioPtr = std::unique_ptr<BIO, OpenSslFree>;
 
 // Five minutes of tolerance for clocks that disagree (Go's own test certificates start an hour
 // back; a few minutes is enough between processes on one machine).
-constexpr long kBackdateSeconds = 5 * 60;
+constexpr long kBackdateSeconds = 5L * 60;
 
 core::Error openSslError(std::string_view what) {
   return core::makeError(fmt::format("{}: {}", what, detail::takeOpenSslErrors()));

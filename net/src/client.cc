@@ -401,7 +401,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
         co_return fail(ClientErrorKind::kConnection, "read: " + goSyscallText(*ec));
       }
       auto& res = std::get<0>(result);
-      out.status = res.result_int();
+      out.status = static_cast<int>(res.result_int());  // 0 to 999: Beast parses three digits
       for (const auto& field : res) {
         out.headers.add(std::string(field.name_string()), std::string(field.value()));
       }
@@ -442,7 +442,7 @@ std::future<ClientResponse> HttpClient::send(ClientRequest request) {
   auto future = promise->get_future();
   auto impl = impl_;
   asio::co_spawn(asio::make_strand(impl->ioc), impl->call(std::move(request)),
-                 [promise](std::exception_ptr e, ClientResponse response) {
+                 [promise](const std::exception_ptr& e, ClientResponse response) {
                    if (e) {
                      ClientResponse failed;
                      failed.error = ClientErrorKind::kConnection;

@@ -55,7 +55,7 @@ bool isPathPrefix(std::string_view path, std::string_view prefix) {
 
 // A connection's read buffer larger than this is released while the connection waits for its
 // next request (a keep-alive connection would otherwise hold its largest read for its lifetime).
-constexpr std::size_t kRetainedReadBuffer = 16 * 1024;
+constexpr std::size_t kRetainedReadBuffer = std::size_t{16} * 1024;
 
 }  // namespace
 
@@ -498,7 +498,11 @@ struct Server::Impl {
    public:
     explicit LargeRequestScope(Impl& impl) : impl_(impl) {}
     ~LargeRequestScope() {
-      if (counted_ && --impl_.large_in_flight == 0) impl_.trimMemory();
+      // trimMemory locks a mutex: only a broken mutex throws, and a destructor cannot report it.
+      try {
+        if (counted_ && --impl_.large_in_flight == 0) impl_.trimMemory();
+      } catch (...) {
+      }
     }
     LargeRequestScope(const LargeRequestScope&) = delete;
     LargeRequestScope& operator=(const LargeRequestScope&) = delete;
@@ -532,10 +536,10 @@ struct Server::Impl {
   static asio::awaitable<void> lingerAfterEarlyResponse(beast::tcp_stream& lowest) {
     beast::error_code ignored;
     lowest.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    std::vector<char> sink(64 * 1024);
+    std::vector<char> sink(std::size_t{64} * 1024);
     std::size_t drained = 0;
     lowest.expires_after(std::chrono::seconds(2));
-    while (drained < 64 * 1024 * 1024) {
+    while (drained < std::size_t{64} * 1024 * 1024) {
       auto [ec, n] = co_await lowest.async_read_some(asio::buffer(sink), kNoThrow);
       if (ec) break;
       drained += n;
@@ -703,7 +707,11 @@ struct Server::Impl {
       ConnectionControl* control;
       ~Unregister() {
         control->close = nullptr;
-        impl->unregisterConnection(id);
+        // A mutex: only a broken one throws, and a destructor cannot report it.
+        try {
+          impl->unregisterConnection(id);
+        } catch (...) {
+        }
       }
     } unregister{self, id, control.get()};
 
@@ -789,7 +797,14 @@ struct Server::Impl {
 Server::Server(ServerOptions options, Router router)
     : impl_(std::make_shared<Impl>(std::move(options), std::move(router))) {}
 
-Server::~Server() { stop(std::chrono::milliseconds(0)); }
+Server::~Server() {
+  // stop() throws only std::system_error from a mutex or a thread join that failed, which a
+  // destructor cannot report.
+  try {
+    stop(std::chrono::milliseconds(0));
+  } catch (...) {
+  }
+}
 
 core::Result<void> Server::start() {
   auto& impl = *impl_;

@@ -41,6 +41,7 @@ core::Result<pid_t> spawn(const std::vector<std::string>& argv, const fs::path& 
                           const Pipes& pipes = {}) {
   if (argv.empty()) return core::makeError("no program to start");
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);
 
@@ -207,7 +208,7 @@ std::string tailOf(const fs::path& file, std::size_t max_lines) {
   if (max_lines == 0) return {};
   std::ifstream in(file, std::ios::binary);
   if (!in) return {};
-  constexpr std::streamoff kMaxBytes = 64 * 1024;
+  constexpr std::streamoff kMaxBytes = std::streamoff{64} * 1024;
   in.seekg(0, std::ios::end);
   const std::streamoff size = in.tellg();
   in.seekg(std::max<std::streamoff>(0, size - kMaxBytes));

@@ -19,7 +19,8 @@ const std::vector<std::string> kObjectKeys = {"app", "env"};
 const std::vector<std::string> kObjectValues = {"web", "db", "prod", "dev"};
 
 // Labels from `keys` x `values`, each key present or not (so that they shrink to none).
-rc::Gen<json> genLabels(std::vector<std::string> keys, std::vector<std::string> values) {
+rc::Gen<json> genLabels(const std::vector<std::string>& keys,
+                        const std::vector<std::string>& values) {
   return rc::gen::exec([keys, values] {
     json labels = json::object();
     for (const auto& key : keys) {
@@ -30,7 +31,7 @@ rc::Gen<json> genLabels(std::vector<std::string> keys, std::vector<std::string> 
 }
 
 // A non-empty subset of `items`, in their order.
-rc::Gen<std::vector<std::string>> genSubset(std::vector<std::string> items) {
+rc::Gen<std::vector<std::string>> genSubset(const std::vector<std::string>& items) {
   return rc::gen::exec([items] {
     std::vector<std::string> out;
     for (const auto& item : items) {
@@ -196,7 +197,8 @@ rc::Gen<json> genRule(WebhookSetOptions options) {
   });
 }
 
-rc::Gen<json> genLabelSelector(std::vector<std::string> keys, std::vector<std::string> values) {
+rc::Gen<json> genLabelSelector(const std::vector<std::string>& keys,
+                               const std::vector<std::string>& values) {
   return rc::gen::exec([keys, values] {
     switch (*rc::gen::inRange(0, 5)) {
       case 0:
@@ -259,6 +261,7 @@ rc::Gen<WebhookSet> genWebhookSet(WebhookSetOptions options) {
 rc::Gen<std::vector<GeneratedRequest>> genRequests(const WebhookSet& set,
                                                    bool create_namespaces) {
   std::vector<std::string> namespaces;
+  namespaces.reserve(set.namespaces.size());
   for (const auto& ns : set.namespaces) namespaces.push_back(ns["metadata"]["name"]);
   std::vector<std::string> creatable = {"configmaps", "secrets", "pods", "deployments", "nodes"};
   if (create_namespaces) creatable.push_back("namespaces");

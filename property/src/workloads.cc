@@ -262,7 +262,7 @@ rc::Gen<json> genContainer(int index, bool init) {
   });
 }
 
-rc::Gen<json> genPodSpec(std::string restart_policy) {
+rc::Gen<json> genPodSpec(const std::string& restart_policy) {
   return rc::gen::exec([restart_policy] {
     json spec = json::object();
     const int n = *rc::gen::inRange(1, 4);

@@ -152,6 +152,7 @@ CommandOutput runCapture(const std::vector<std::string>& argv, const std::vector
 
 ChildProcess::ChildProcess(const std::vector<std::string>& argv, const fs::path& log_file) {
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_ = ::fork();

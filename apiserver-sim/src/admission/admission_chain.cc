@@ -732,15 +732,14 @@ std::optional<Failure> AdmissionChain::Impl::validateObject(ChainRequest& run) {
     object["metadata"]["uid"] = store.newUid();
     object["metadata"]["creationTimestamp"] = rfc3339Now();
     prepareForCreate(object);
-  } else if (request.subresource == "status" &&
-             (run.crd || isCustomResourceDefinitions(run.group_resource))) {
-    // rest.BeforeUpdate's part; the status strategy is apiextensions-apiserver's (below).
-    prepareForUpdate(object, *attributes.old_object);
-  } else if (request.subresource == "status") {
+  } else if (request.subresource == "status" && !run.crd &&
+             !isCustomResourceDefinitions(run.group_resource)) {
     prepareForStatusUpdate(object, *attributes.old_object);
   } else if (request.subresource == "finalize") {
     prepareForFinalizeUpdate(object, *attributes.old_object);
   } else {
+    // (A custom resource's or CRD's status too: rest.BeforeUpdate's part here, the status
+    // strategy is apiextensions-apiserver's, below.)
     prepareForUpdate(object, *attributes.old_object);
   }
   core::FieldErrors errors =

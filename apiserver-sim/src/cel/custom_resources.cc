@@ -57,7 +57,7 @@ CustomResourceOutcome outcomeOf(const core::Result<nlohmann::json>& response, co
 
 }  // namespace
 
-CustomResourceCode customResourceCode(std::shared_ptr<KubeCel> cel) {
+CustomResourceCode customResourceCode(const std::shared_ptr<KubeCel>& cel) {
   CustomResourceCode code;
   code.definition = [cel](const nlohmann::json& object, const nlohmann::json* old,
                           const std::string& subresource) {

@@ -1,5 +1,6 @@
 #include "crd_controllers.h"
 
+#include <algorithm>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -15,10 +16,10 @@ using nlohmann::json;
 bool hasFinalizer(const json& object, std::string_view finalizer) {
   const json::json_pointer pointer("/metadata/finalizers");
   if (!object.contains(pointer) || !object.at(pointer).is_array()) return false;
-  for (const auto& f : object.at(pointer)) {
-    if (f.is_string() && f.get<std::string>() == finalizer) return true;
-  }
-  return false;
+  const json& finalizers = object.at(pointer);
+  return std::any_of(finalizers.begin(), finalizers.end(), [&](const json& f) {
+    return f.is_string() && f.get<std::string>() == finalizer;
+  });
 }
 
 // apihelpers.CRDRemoveFinalizer.

@@ -61,22 +61,27 @@ nlohmann::json groupVersionEntry(const std::string& group, const std::string& ve
   return {{"groupVersion", core::GroupVersion{group, version}.toString()}, {"version", version}};
 }
 
+using GroupVersions = std::vector<std::pair<std::string, std::vector<std::string>>>;
+
+// Adds `gvr`'s version to its group's entry (the group appended the first time).
+void addGroupVersion(GroupVersions& groups, const core::GroupVersionResource& gvr) {
+  auto it = std::find_if(groups.begin(), groups.end(),
+                         [&](const auto& entry) { return entry.first == gvr.group; });
+  if (it == groups.end()) {
+    groups.push_back({gvr.group, {gvr.version}});
+  } else if (std::find(it->second.begin(), it->second.end(), gvr.version) == it->second.end()) {
+    it->second.push_back(gvr.version);
+  }
+}
+
 // Groups of /apis in the order clients should prefer them. kube-apiserver orders groups by
 // APIService priority, which would put the legacy extensions group (which a v1.31 server no longer
 // serves) first; it goes last here so that kubectl maps "deployments" to apps/v1 as on a real
 // v1.31 cluster.
-std::vector<std::pair<std::string, std::vector<std::string>>> servedGroups() {
-  std::vector<std::pair<std::string, std::vector<std::string>>> groups;
+GroupVersions servedGroups() {
+  GroupVersions groups;
   for (const auto& info : core::builtinResources()) {
-    const auto& gvr = info.resource;
-    if (gvr.group.empty()) continue;
-    auto it = std::find_if(groups.begin(), groups.end(),
-                           [&](const auto& entry) { return entry.first == gvr.group; });
-    if (it == groups.end()) {
-      groups.push_back({gvr.group, {gvr.version}});
-    } else if (std::find(it->second.begin(), it->second.end(), gvr.version) == it->second.end()) {
-      it->second.push_back(gvr.version);
-    }
+    if (!info.resource.group.empty()) addGroupVersion(groups, info.resource);
   }
   std::stable_partition(groups.begin(), groups.end(),
                         [](const auto& entry) { return entry.first != "extensions"; });
@@ -111,19 +116,9 @@ nlohmann::json apiVersionsDocument(const std::string& server_address) {
 namespace {
 
 // The CRDs' groups (in CRD order) and their versions (by version priority).
-std::vector<std::pair<std::string, std::vector<std::string>>> customGroups(
-    const CustomResources& custom) {
-  std::vector<std::pair<std::string, std::vector<std::string>>> groups;
-  for (const auto& served : custom) {
-    const auto& gvr = served.info.resource;
-    auto it = std::find_if(groups.begin(), groups.end(),
-                           [&](const auto& entry) { return entry.first == gvr.group; });
-    if (it == groups.end()) {
-      groups.push_back({gvr.group, {gvr.version}});
-    } else if (std::find(it->second.begin(), it->second.end(), gvr.version) == it->second.end()) {
-      it->second.push_back(gvr.version);
-    }
-  }
+GroupVersions customGroups(const CustomResources& custom) {
+  GroupVersions groups;
+  for (const auto& served : custom) addGroupVersion(groups, served.info.resource);
   for (auto& [group, versions] : groups) {
     std::stable_sort(versions.begin(), versions.end(),
                      [](const auto& a, const auto& b) { return kubeAwareVersionBefore(a, b); });
@@ -132,8 +127,7 @@ std::vector<std::pair<std::string, std::vector<std::string>>> customGroups(
 }
 
 // Every group of /apis with its versions, preferred first: the built-in ones, then the CRDs'.
-std::vector<std::pair<std::string, std::vector<std::string>>> allGroups(
-    const CustomResources& custom) {
+GroupVersions allGroups(const CustomResources& custom) {
   auto groups = servedGroups();
   for (auto& [group, versions] : customGroups(custom)) {
     auto it = std::find_if(groups.begin(), groups.end(),

@@ -253,7 +253,9 @@ class Decoder {
     if (type.starts_with("map[string]")) {
       if (!v.is_object()) return mismatch(v, type, owner, path);
       for (const auto& [key, item] : v.items()) {
-        if (!decode(item, type.substr(11), owner, path + "." + key)) return false;
+        std::string item_path = path;
+        item_path.append(".").append(key);
+        if (!decode(item, type.substr(11), owner, item_path)) return false;
       }
       return true;
     }

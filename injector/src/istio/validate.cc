@@ -181,8 +181,10 @@ Result<void> validateAnnotations(const std::map<std::string, std::string>& annot
   std::vector<std::string> errors;
   for (const auto& [name, value] : annotations) {
     if (auto r = validateAnnotation(name, value); !r) {
-      errors.push_back("invalid value '" + value + "' for annotation '" + name +
-                       "': " + r.error().message);
+      std::string error = "invalid value '";
+      error.append(value).append("' for annotation '").append(name).append("': ");
+      error.append(r.error().message);
+      errors.push_back(std::move(error));
     }
   }
   if (errors.empty()) return {};

@@ -58,7 +58,7 @@ std::string sha256Hex(std::string_view data) {
   SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  out.reserve(2 * SHA256_DIGEST_LENGTH);
+  out.reserve(std::size_t{2} * SHA256_DIGEST_LENGTH);
   for (const unsigned char b : digest) {
     out.push_back(kHex[b >> 4]);
     out.push_back(kHex[b & 0xF]);
@@ -700,7 +700,7 @@ core::Result<json> buildPodPatch(const PodPatchInput& in, std::vector<LogLine>* 
   const bool native = v.proxy.native_sidecar;
   int init_index = 0;  // $initIndex when native
   auto nextInitPath = [&]() {
-    const std::string path =
+    std::string path =
         prefix + "/spec/initContainers/" + (native ? std::to_string(init_index) : std::string("-"));
     ++init_index;
     return path;

@@ -18,7 +18,7 @@ namespace harness::injector {
 
 namespace {
 
-constexpr std::size_t kMaxBody = 6 * 1024 * 1024;  // webhook.go: kube.HTTPConfigReader limit
+constexpr std::size_t kMaxBody = std::size_t{6} * 1024 * 1024;  // webhook.go: kube.HTTPConfigReader limit
 
 // Go's http.Error: the text plus a newline, as text/plain, with nosniff.
 net::Response httpError(int status, const std::string& text) {
@@ -64,7 +64,7 @@ std::string envName(const std::string& key) {
 
 // The admissions kept (IstioWebhook::admit): a pod and its patch are a few kilobytes each.
 constexpr std::size_t kAdmittedEntries = 256;
-constexpr std::size_t kAdmittedKeyBytes = 4 * 1024 * 1024;
+constexpr std::size_t kAdmittedKeyBytes = std::size_t{4} * 1024 * 1024;
 
 }  // namespace
 

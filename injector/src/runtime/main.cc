@@ -17,7 +17,9 @@
 #define HARNESS_VERSION "dev"
 #endif
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   using namespace harness::injector;
   CLI::App app{"Sidecar injector: a mutating admission webhook with Linkerd's proxy-injector "
                "behaviour, and offline injection."};
@@ -194,4 +196,19 @@ int main(int argc, char** argv) {
     spdlog::critical("injector: {}", e.what());
     return 2;
   }
+}
+
+}  // namespace
+
+// An exception nothing below caught (out of memory, a broken invariant) ends the program with one
+// line and status 2 instead of std::terminate's abort.
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "injector: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "injector: an unknown exception\n";
+  }
+  return 2;
 }

@@ -120,10 +120,10 @@ int runServe(const ServeOptions& o) {
   so.max_handler_threads = o.max_handler_threads;
   so.max_connections = o.max_connections;
   if (o.profiles.front() == "linkerd") {
-    so.body_limit = 10 * 1024 * 1024;
+    so.body_limit = std::size_t{10} * 1024 * 1024;
     so.oversized_body_status = 500;  // docs/linkerd-injector.md §5
   } else {
-    so.body_limit = 6 * 1024 * 1024;  // docs/istio-injector.md §5: a larger body gives 400
+    so.body_limit = std::size_t{6} * 1024 * 1024;  // docs/istio-injector.md §5: a larger body gives 400
     so.oversized_body_status = 400;
   }
   so.name = "webhook";

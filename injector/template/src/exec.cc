@@ -790,7 +790,7 @@ class State {
   Value evalVariableNode(const Value& dot, const detail::VariableNode* v,
                          const std::vector<detail::NodePtr>* args, const Value* final) {
     at(v);
-    const Value value = varValue(v->ident[0]);
+    Value value = varValue(v->ident[0]);
     if (v->ident.size() == 1) {
       if (args != nullptr) notAFunction(*args, final);
       return value;
@@ -864,7 +864,8 @@ class State {
   }
 
   Value evalField(const Value& dot, const std::string& name, const detail::Node* node,
-                  const std::vector<detail::NodePtr>* args, const Value* final, Value receiver) {
+                  const std::vector<detail::NodePtr>* args, const Value* final,
+                  const Value& receiver) {
     (void)dot;
     if (!receiver.valid()) {
       if (options_.missing_key == MissingKey::kError) {
@@ -1206,6 +1207,7 @@ bool TemplateSet::has(std::string_view name) const { return trees_.find(name) !=
 
 std::vector<std::string> TemplateSet::names() const {
   std::vector<std::string> out;
+  out.reserve(trees_.size());
   for (const auto& [name, tree] : trees_) out.push_back(name);
   return out;
 }

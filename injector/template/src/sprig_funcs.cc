@@ -731,7 +731,7 @@ FuncMap sprigFuncMap() {
     if (!r) return r.error();
     return Value(std::move(*r));
   });
-  const auto to_json = [](bool must, GoJsonOptions options) {
+  const auto to_json = [](bool must, const GoJsonOptions& options) {
     return [must, options](std::vector<Value>& a) -> Result<Value> {
       const nlohmann::json& j = a[0].valid() ? a[0].json() : nlohmann::json(nullptr);
       auto r = goJsonMarshal(j, options);

@@ -122,7 +122,7 @@ std::function<std::optional<nlohmann::json>(const nlohmann::json& policy)> polic
 // CustomResourceDefinitions and custom resources by apiextensions-apiserver's code (kube-cel's
 // admitCustomResourceDefinition, admitCustomResource, customResourceDefinitionStatus and
 // customResourceTable); kube-cel's failures are thrown.
-CustomResourceCode customResourceCode(std::shared_ptr<KubeCel> cel);
+CustomResourceCode customResourceCode(const std::shared_ptr<KubeCel>& cel);
 
 // --- the process's CEL ---
 // One kube-cel serves a whole simulator process. Installing it sets the compiler configuration

@@ -24,7 +24,7 @@ namespace harness::injector::istio {
 class OverlayCache {
  public:
   static constexpr std::size_t kDefaultMaxEntries = 64;
-  static constexpr std::size_t kDefaultMaxTextBytes = 2 * 1024 * 1024;
+  static constexpr std::size_t kDefaultMaxTextBytes = std::size_t{2} * 1024 * 1024;
 
   explicit OverlayCache(std::size_t max_entries = kDefaultMaxEntries,
                         std::size_t max_text_bytes = kDefaultMaxTextBytes);
