@@ -518,6 +518,14 @@ TEST_F(KubectlCompareTest, RolloutStatusRestartHistoryUndo) {
   same({"rollout", "history", "deployment/roll"});
   same({"rollout", "status", "deployment/roll", "--timeout=1s"});
   same(revisions);
+  // The real controller answers the undo with Progressing NewReplicaSetCreated, then
+  // ReplicaSetUpdated at its next sync: compare once both are there (a clean clone's run under
+  // load saw the first).
+  waitOnBoth({"get", "deployment", "roll", "-o",
+              "jsonpath={range .status.conditions[*]}{.type}={.status}/{.reason};{end}"},
+             [](const std::string& out) {
+               return out.find("Progressing=True/ReplicaSetUpdated;") != std::string::npos;
+             });
   same({"get", "deployment", "roll", "-o",
         "jsonpath={.metadata.generation} {.status.observedGeneration} {.status.replicas} "
         "{.status.updatedReplicas} {.status.unavailableReplicas} "
