@@ -91,20 +91,7 @@ bool CustomResourceDefinitionControllers::name(const json& crd, const std::vecto
   for (auto& next : writes) {
     // Each write follows the one before (UpdateStatus of the object the controller holds).
     next["metadata"]["resourceVersion"] = resource_version;
-    const AdmissionResult result = [&] {
-      WriteRequest request;
-      request.operation = "UPDATE";
-      request.resource = {kCustomResourceDefinitions.group, "v1",
-                          kCustomResourceDefinitions.resource};
-      request.subresource = "status";
-      request.name = nameOf(next);
-      request.object = next;
-      request.user_info = loopbackUser();
-      request.user_agent = "kube-apiserver/v1.37.2 (linux/amd64) kubernetes/$Format";
-      request.request_uri = fmt::format(
-          "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{}/status", nameOf(next));
-      return chain_.handle(request);
-    }();
+    const AdmissionResult result = writeStatus(next);
     if (!result.allowed || !result.object) {
       failed_.insert(version);
       return wrote;
@@ -116,7 +103,7 @@ bool CustomResourceDefinitionControllers::name(const json& crd, const std::vecto
   return wrote;
 }
 
-bool CustomResourceDefinitionControllers::writeStatus(json crd) {
+AdmissionResult CustomResourceDefinitionControllers::writeStatus(json crd) {
   WriteRequest request;
   request.operation = "UPDATE";
   request.resource = {kCustomResourceDefinitions.group, "v1", kCustomResourceDefinitions.resource};
@@ -127,8 +114,7 @@ bool CustomResourceDefinitionControllers::writeStatus(json crd) {
   request.user_agent = "kube-apiserver/v1.37.2 (linux/amd64) kubernetes/$Format";
   request.request_uri = fmt::format(
       "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{}/status", request.name);
-  const AdmissionResult result = chain_.handle(request);
-  return result.allowed;
+  return chain_.handle(request);
 }
 
 bool CustomResourceDefinitionControllers::finalize(json crd, Clock::time_point now) {
@@ -137,7 +123,7 @@ bool CustomResourceDefinitionControllers::finalize(json crd, Clock::time_point n
   setCrdCondition(crd, "Terminating", "True", "InstanceDeletionInProgress",
                   "CustomResource deletion is in progress", timestamp);
   const bool established = crdConditionTrue(crd, "Established");
-  if (!writeStatus(crd)) {
+  if (!writeStatus(crd).allowed) {
     failed_.insert(version);
     return false;
   }
@@ -158,7 +144,7 @@ bool CustomResourceDefinitionControllers::finalize(json crd, Clock::time_point n
                     "resource was never established", timestamp);
   }
   removeFinalizer(crd, kCustomResourceCleanupFinalizer);
-  if (!writeStatus(std::move(crd))) failed_.insert(version);
+  if (!writeStatus(std::move(crd)).allowed) failed_.insert(version);
   return true;
 }
 

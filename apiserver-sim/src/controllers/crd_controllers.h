@@ -43,7 +43,8 @@ class CustomResourceDefinitionControllers {
  private:
   bool name(const nlohmann::json& crd, const std::vector<nlohmann::json>& all);
   bool finalize(nlohmann::json crd, Clock::time_point now);
-  bool writeStatus(nlohmann::json crd);
+  // An UpdateStatus of `crd` as the loopback client.
+  AdmissionResult writeStatus(nlohmann::json crd);
 
   ObjectStore& store_;
   AdmissionChain& chain_;
