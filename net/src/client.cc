@@ -126,11 +126,71 @@ StorePtr sharedCaStore(const std::string& pem) {
   return store;
 }
 
+// A client TLS context: the roots and the client certificate of one ClientOptions, or why they
+// do not load.
+struct ClientTls {
+  std::shared_ptr<ssl::context> context;
+  std::string setup_error;
+};
+
+ClientTls makeClientTls(const ClientOptions& options) {
+  ClientTls out{std::make_shared<ssl::context>(ssl::context::tls_client), {}};
+  SSL_CTX* ctx = out.context->native_handle();
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  ERR_clear_error();
+  if (!options.ca_pem.empty()) {
+    if (StorePtr store = sharedCaStore(options.ca_pem)) {
+      SSL_CTX_set1_cert_store(ctx, store.get());  // takes its own reference
+    } else {
+      out.setup_error = "unable to load root certificates: no PEM certificate";
+    }
+  } else {
+    SSL_CTX_set_default_verify_paths(ctx);
+  }
+  if (!options.client_certificate_pem.empty()) {
+    beast::error_code ec;
+    out.context->use_certificate_chain(asio::buffer(options.client_certificate_pem), ec);
+    if (!ec) {
+      out.context->use_private_key(asio::buffer(options.client_key_pem), ssl::context::pem, ec);
+    }
+    if (ec) out.setup_error = "tls: failed to load client certificate: " + ec.message();
+  }
+  return out;
+}
+
+// The TLS context for these roots and client certificate, shared by the clients that use the
+// same ones: OpenSSL 3 spends over a million instructions on a new SSL_CTX, more with the system
+// roots, and the simulator starts a client per webhook host per scenario (issue 19). Nothing
+// changes a context once made (per-connection settings go on the SSL), and OpenSSL lets many
+// threads make connections from one.
+ClientTls sharedClientTls(const ClientOptions& options) {
+  struct Entry {
+    std::string ca, certificate, key;
+    ClientTls tls;
+  };
+  constexpr std::size_t kKept = 8;
+  static std::mutex mutex;
+  static std::vector<Entry> recent;  // most recent last
+  std::lock_guard lock(mutex);
+  for (auto it = recent.begin(); it != recent.end(); ++it) {
+    if (it->ca != options.ca_pem || it->certificate != options.client_certificate_pem ||
+        it->key != options.client_key_pem) {
+      continue;
+    }
+    std::rotate(it, it + 1, recent.end());
+    return recent.back().tls;
+  }
+  ClientTls made = makeClientTls(options);
+  if (recent.size() >= kKept) recent.erase(recent.begin());
+  recent.push_back({options.ca_pem, options.client_certificate_pem, options.client_key_pem, made});
+  return made;
+}
+
 }  // namespace
 
 struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   ClientOptions options;
-  ssl::context tls{ssl::context::tls_client};
+  std::shared_ptr<ssl::context> tls;
   std::string tls_setup_error;
 
   std::mutex pool_mutex;
@@ -143,29 +203,10 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::vector<std::thread> threads;
 
-  explicit Impl(ClientOptions o) : options(std::move(o)) { setupTls(); }
-
-  void setupTls() {
-    SSL_CTX* ctx = tls.native_handle();
-    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-    ERR_clear_error();
-    if (!options.ca_pem.empty()) {
-      if (StorePtr store = sharedCaStore(options.ca_pem)) {
-        SSL_CTX_set1_cert_store(ctx, store.get());  // takes its own reference
-      } else {
-        tls_setup_error = "unable to load root certificates: no PEM certificate";
-      }
-    } else {
-      SSL_CTX_set_default_verify_paths(ctx);
-    }
-    if (!options.client_certificate_pem.empty()) {
-      beast::error_code ec;
-      tls.use_certificate_chain(asio::buffer(options.client_certificate_pem), ec);
-      if (!ec) {
-        tls.use_private_key(asio::buffer(options.client_key_pem), ssl::context::pem, ec);
-      }
-      if (ec) tls_setup_error = "tls: failed to load client certificate: " + ec.message();
-    }
+  explicit Impl(ClientOptions o) : options(std::move(o)) {
+    ClientTls shared = sharedClientTls(options);
+    tls = std::move(shared.context);
+    tls_setup_error = std::move(shared.setup_error);
   }
 
   std::unique_ptr<Connection> takeIdle(const std::string& key) {
@@ -240,7 +281,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
       co_return conn;
     }
     if (!tls_setup_error.empty()) co_return Failure{ClientErrorKind::kTls, tls_setup_error};
-    conn->tls = std::make_unique<TlsStream>(std::move(stream), tls);
+    conn->tls = std::make_unique<TlsStream>(std::move(stream), *tls);
     SSL* native = conn->tls->native_handle();
     // The name the certificate must carry: options.server_name when set (net/http
     // transport.go: the URL's host only when tls.Config.ServerName is empty).

@@ -664,7 +664,14 @@ struct Server::Impl {
       request.client_certificate_subject = client_subject;
       request.tls_server_name = sni;
       const bool is_large = large.count(request.body.size());
-      Reply reply = co_await handleOnWorker(std::move(request), is_large);
+      // Not a conditional expression: GCC 12 destroys the temporaries of a co_await inside
+      // one too early (the reply was read after being freed).
+      Reply reply;
+      if (options.inline_handlers && !is_large) {
+        reply = handle(request);
+      } else {
+        reply = co_await handleOnWorker(std::move(request), is_large);
+      }
       if (reply.response.stream) {
         co_await serveStream(stream, control, std::move(reply.response), beast_request.version());
         co_return;

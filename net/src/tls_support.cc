@@ -10,6 +10,8 @@
 
 #include <cstdio>
 #include <ctime>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 namespace harness::net::detail {
@@ -40,7 +42,59 @@ std::string takeOpenSslErrors() {
   return out.empty() ? "unknown TLS error" : out;
 }
 
+namespace {
+
+// Server contexts made from identities this process wrote (writtenIdentity), for servers that
+// load the same certificate and key with the same settings and no client CA: the simulator
+// starts stub webhooks with the same certificate in scenario after scenario, and OpenSSL 3
+// spends over a million instructions on a new SSL_CTX (issue 19). Nothing changes a context
+// once made; a reload with other files makes another one.
+class SharedServerContexts {
+ public:
+  std::shared_ptr<ssl::context> find(const std::shared_ptr<const TlsIdentity>& identity,
+                                     bool tls13_only) {
+    std::lock_guard lock(mutex_);
+    std::erase_if(entries_, [](const Entry& entry) { return entry.identity.expired(); });
+    for (const auto& entry : entries_) {
+      if (entry.tls13_only == tls13_only && entry.identity.lock() == identity) {
+        return entry.context;
+      }
+    }
+    return nullptr;
+  }
+  void add(const std::shared_ptr<const TlsIdentity>& identity, bool tls13_only,
+           std::shared_ptr<ssl::context> context) {
+    constexpr std::size_t kKept = 32;
+    std::lock_guard lock(mutex_);
+    if (entries_.size() >= kKept) entries_.erase(entries_.begin());
+    entries_.push_back({identity, tls13_only, std::move(context)});
+  }
+
+ private:
+  struct Entry {
+    std::weak_ptr<const TlsIdentity> identity;
+    bool tls13_only = false;
+    std::shared_ptr<ssl::context> context;
+  };
+  std::mutex mutex_;
+  std::vector<Entry> entries_;
+};
+
+SharedServerContexts& sharedServerContexts() {
+  static SharedServerContexts contexts;
+  return contexts;
+}
+
+}  // namespace
+
 core::Result<std::shared_ptr<ssl::context>> makeServerContext(const TlsServerConfig& config) {
+  // Files this process wrote from objects it still has: those objects, not the PEM decoded again.
+  const std::shared_ptr<const TlsIdentity> identity =
+      writtenIdentity(config.certificate_file, config.private_key_file);
+  const bool shareable = identity && !config.client_ca_file;
+  if (shareable) {
+    if (auto shared = sharedServerContexts().find(identity, config.tls13_only)) return shared;
+  }
   auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
   ERR_clear_error();
   SSL_CTX* native = ctx->native_handle();
@@ -51,9 +105,6 @@ core::Result<std::shared_ptr<ssl::context>> makeServerContext(const TlsServerCon
   // them until it closes.
   SSL_CTX_set_mode(native, SSL_MODE_RELEASE_BUFFERS);
   // HTTP/1.1 only (the webhook client never negotiates h2).
-  // Files this process wrote from objects it still has: those objects, not the PEM decoded again.
-  const std::shared_ptr<const TlsIdentity> identity =
-      writtenIdentity(config.certificate_file, config.private_key_file);
   if (identity) {
     // SSL_CTX_use_certificate/_PrivateKey take their own references.
     if (SSL_CTX_use_certificate(native, identity->certificate.get()) != 1 ||
@@ -88,6 +139,7 @@ core::Result<std::shared_ptr<ssl::context>> makeServerContext(const TlsServerCon
       SSL_CTX_set_client_CA_list(native, names);
     }
   }
+  if (shareable) sharedServerContexts().add(identity, config.tls13_only, ctx);
   return ctx;
 }
 

@@ -8,6 +8,7 @@
 #include "harness/sim/admission_chain.h"
 
 #include <algorithm>
+#include <atomic>
 #include <iostream>
 #include <mutex>
 #include <set>
@@ -202,17 +203,31 @@ struct AdmissionChain::Impl {
   std::vector<std::unique_ptr<AdmissionPlugin>> plugins;
 
   mutable std::mutex hooks_mutex;
-  mutable std::uint64_t hooks_revision = ~std::uint64_t{0};
+  // Bumped by the store after each write of a webhook configuration (shared with the store's
+  // listener, which may outlive the chain); the hooks below are those of generation
+  // hooks_generation_seen. Other writes (most of a scenario's) leave the parsed hooks be.
+  std::shared_ptr<std::atomic<std::uint64_t>> hooks_generation =
+      std::make_shared<std::atomic<std::uint64_t>>(0);
+  mutable std::uint64_t hooks_generation_seen = ~std::uint64_t{0};
   mutable std::vector<HookEntry> mutating;
   mutable std::vector<HookEntry> validating;
 
   Impl(ObjectStore& s, WebhookCaller& c, core::MetricsRegistry& r)
-      : store(s), caller(c), registry(r), metrics(r) {}
+      : store(s), caller(c), registry(r), metrics(r) {
+    store.onChange([generation = hooks_generation](const core::GroupResource& resource) {
+      for (const auto* configs : {&kMutatingConfigs, &kValidatingConfigs}) {
+        if (resource.group == configs->group && resource.resource == configs->resource) {
+          generation->fetch_add(1);
+        }
+      }
+    });
+  }
 
   void refreshHooks() const {
     std::lock_guard lock(hooks_mutex);
-    const std::uint64_t revision = store.revision();
-    if (revision == hooks_revision) return;
+    // Read before listing: a write racing with the listing bumps it again.
+    const std::uint64_t generation = hooks_generation->load();
+    if (generation == hooks_generation_seen) return;
     std::vector<core::WebhookConfiguration> configs;
     for (const auto* resource : {&kMutatingConfigs, &kValidatingConfigs}) {
       for (const auto& object : store.list(*resource)) {
@@ -224,7 +239,7 @@ struct AdmissionChain::Impl {
     }
     mutating = orderHooks(configs, core::WebhookKind::kMutating);
     validating = orderHooks(configs, core::WebhookKind::kValidating);
-    hooks_revision = revision;
+    hooks_generation_seen = generation;
   }
 
   NamespaceLabelsLookup namespaceLookup() const {

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <mutex>
+#include <string>
 #include <thread>
 
 #include <fmt/format.h>
@@ -117,12 +120,33 @@ void HttpsWebhookCaller::clearRoutes() {
   routes_.clear();
 }
 
+namespace {
+
+// checkCaBundle's verdict on a bundle, kept for the process: every scenario's caller checks the
+// same scenario CA, and decoding a certificate costs OpenSSL 3 about a million instructions.
+std::string processCaBundleProblem(const std::string& ca_bundle) {
+  constexpr std::size_t kKept = 64;
+  static std::mutex mutex;
+  static std::map<std::string, std::string, std::less<>> problems;
+  {
+    std::lock_guard lock(mutex);
+    if (const auto it = problems.find(ca_bundle); it != problems.end()) return it->second;
+  }
+  auto ca = core::checkCaBundle(ca_bundle);
+  std::string problem = ca.ok() ? std::string() : ca.error().message;
+  std::lock_guard lock(mutex);
+  if (problems.size() >= kKept) problems.clear();
+  problems.emplace(ca_bundle, problem);
+  return problem;
+}
+
+}  // namespace
+
 std::string HttpsWebhookCaller::caBundleProblem(const std::string& ca_bundle) {
   std::lock_guard lock(mutex_);
   auto it = ca_problems_.find(ca_bundle);
   if (it == ca_problems_.end()) {
-    auto ca = core::checkCaBundle(ca_bundle);
-    it = ca_problems_.emplace(ca_bundle, ca.ok() ? std::string() : ca.error().message).first;
+    it = ca_problems_.emplace(ca_bundle, processCaBundleProblem(ca_bundle)).first;
   }
   return it->second;
 }

@@ -24,28 +24,29 @@ struct Installed {
   PolicyObjectAdmitter admitter;
   CustomResourceCode custom_resources;
   std::function<std::string()> metrics;
-  std::function<core::Result<nlohmann::json>()> bootstrap_policy;
+  std::function<core::Result<std::shared_ptr<const nlohmann::json>>()> bootstrap_policy;
   std::optional<std::string> unavailable_reason;
 };
 
 // kube-cel's bootstrapPolicy answer, asked once per kube-cel (the policy is the binary's).
-std::function<core::Result<nlohmann::json>()> bootstrapPolicyOf(std::shared_ptr<KubeCel> cel) {
+std::function<core::Result<std::shared_ptr<const nlohmann::json>>()> bootstrapPolicyOf(
+    std::shared_ptr<KubeCel> cel) {
   struct Cache {
     std::mutex mutex;
-    std::optional<nlohmann::json> policy;
+    std::shared_ptr<const nlohmann::json> policy;
   };
   return [cel = std::move(cel), cache = std::make_shared<Cache>()]()
-             -> core::Result<nlohmann::json> {
+             -> core::Result<std::shared_ptr<const nlohmann::json>> {
     std::lock_guard lock(cache->mutex);
-    if (cache->policy) return *cache->policy;
+    if (cache->policy) return cache->policy;
     auto response = cel->call({{"op", "bootstrapPolicy"}});
     if (!response) return response.error();
     if (!response->is_object() || !response->contains("clusterRoles")) {
       return core::makeError("kube-cel answered bootstrapPolicy without clusterRoles: " +
                              response->dump().substr(0, 200));
     }
-    cache->policy = std::move(*response);
-    return *cache->policy;
+    cache->policy = std::make_shared<const nlohmann::json>(std::move(*response));
+    return cache->policy;
   };
 }
 
@@ -110,7 +111,7 @@ CustomResourceCode processCustomResourceCode() {
 
 std::function<std::string()> processPolicyMetrics() { return installed().get(&Installed::metrics); }
 
-std::function<core::Result<nlohmann::json>()> processBootstrapPolicy() {
+std::function<core::Result<std::shared_ptr<const nlohmann::json>>()> processBootstrapPolicy() {
   return installed().get(&Installed::bootstrap_policy);
 }
 

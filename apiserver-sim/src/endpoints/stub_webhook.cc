@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -164,6 +168,48 @@ const StubBehaviour& defaultBehaviour() {
   return kAllow;
 }
 
+// The stub's serving certificate: signed by `ca` for `sans` (kValid), self-signed (kUntrusted)
+// or signed for another host (kWrongHost). Kept for the process and handed to every stub of the
+// same CA, kind and host names: scenario after scenario starts stubs, and each new certificate
+// costs OpenSSL 3 millions of instructions (issue 19). Its subject is therefore not the stub's
+// name but kStubCommonName (clients check the host names only, as Go's crypto/tls does), and a
+// stub's certificate is only ever checked by the clients of its own scenario, so sharing it
+// changes no outcome.
+constexpr std::string_view kStubCommonName = "apiserver-sim stub webhook";
+
+core::Result<net::IssuedCertificate> stubCertificate(const net::CertificateAuthority& ca,
+                                                     StubTls tls,
+                                                     const std::vector<std::string>& sans) {
+  using Key = std::tuple<std::string, StubTls, std::vector<std::string>>;
+  constexpr std::size_t kKept = 256;
+  static std::mutex mutex;
+  static std::map<Key, net::IssuedCertificate> issued;
+  Key key{tls == StubTls::kUntrusted ? std::string() : ca.certificate_pem, tls,
+          tls == StubTls::kWrongHost ? std::vector<std::string>() : sans};
+  {
+    std::lock_guard lock(mutex);
+    if (const auto it = issued.find(key); it != issued.end()) return it->second;
+  }
+  core::Result<net::IssuedCertificate> certificate = core::makeError("unset");
+  switch (tls) {
+    case StubTls::kValid:
+      certificate = net::issueCertificate(ca, kStubCommonName, sans);
+      break;
+    case StubTls::kUntrusted:
+      certificate = net::selfSignedCertificate(kStubCommonName, sans);
+      break;
+    case StubTls::kWrongHost:
+      certificate = net::issueCertificate(
+          ca, kStubCommonName, {std::string(kWrongHostDnsName), std::string(kWrongHostIp)});
+      break;
+  }
+  if (!certificate) return certificate;
+  std::lock_guard lock(mutex);
+  if (issued.size() >= kKept) issued.clear();
+  issued.emplace(std::move(key), *certificate);
+  return certificate;
+}
+
 }  // namespace
 
 StubWebhook::StubWebhook(std::string name, StubSpec spec, double time_scale)
@@ -187,19 +233,7 @@ core::Result<std::unique_ptr<StubWebhook>> StubWebhook::start(
   for (auto& dns : extra_dns_names) {
     if (std::find(sans.begin(), sans.end(), dns) == sans.end()) sans.push_back(std::move(dns));
   }
-  core::Result<net::IssuedCertificate> certificate = core::makeError("unset");
-  switch (spec.tls) {
-    case StubTls::kValid:
-      certificate = net::issueCertificate(ca, name, sans);
-      break;
-    case StubTls::kUntrusted:
-      certificate = net::selfSignedCertificate(name, sans);
-      break;
-    case StubTls::kWrongHost:
-      certificate = net::issueCertificate(
-          ca, name, {std::string(kWrongHostDnsName), std::string(kWrongHostIp)});
-      break;
-  }
+  auto certificate = stubCertificate(ca, spec.tls, sans);
   if (!certificate) return certificate.error().within(where + ": certificate");
   const auto dir = scratch_dir / ("stub-" + fileNameFor(name));
   if (auto written = net::writePemFiles(*certificate, dir / "tls.crt", dir / "tls.key");
@@ -214,7 +248,10 @@ core::Result<std::unique_ptr<StubWebhook>> StubWebhook::start(
   net::ServerOptions options;
   options.address = "127.0.0.1";
   options.port = 0;
-  options.threads = 2;  // delays are timers on the connection, they never hold a thread
+  // One I/O thread, which also answers: answer() never blocks (delays are timers on the
+  // connection), so no worker thread is needed.
+  options.threads = 1;
+  options.inline_handlers = true;
   options.name = "stub/" + stub->name_;
   options.tls = net::TlsServerConfig{(dir / "tls.crt").string(), (dir / "tls.key").string()};
   options.tls->reload_check_interval = std::chrono::milliseconds(0);

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -86,6 +87,27 @@ const core::Result<net::CertificateAuthority>& processScenarioAuthority() {
       "apiserver-sim scenario CA", std::chrono::hours(24 * 365),
       net::CertificateAuthority::LeafKeys::kShared);
   return ca;
+}
+
+// RBAC's bootstrap policy stored as kube-apiserver stores it at start (authorizer.h
+// seedBootstrapPolicy: the objects created, the aggregated ClusterRoles filled), once per policy
+// and process: every scenario's store starts from this snapshot. Stored with a fixed generator
+// seed, so the bootstrap objects' uids are the same in every run; a scenario's own seed then
+// decides everything it creates.
+core::Result<std::shared_ptr<const ObjectStore::Snapshot>> bootstrapSnapshot(
+    const std::shared_ptr<const json>& policy) {
+  static std::mutex mutex;
+  static std::weak_ptr<const json> seeded_from;
+  static std::shared_ptr<const ObjectStore::Snapshot> snapshot;
+  std::lock_guard lock(mutex);
+  if (snapshot && seeded_from.lock() == policy) return snapshot;
+  ObjectStore store;
+  store.seed(0);
+  auto seeded = seedBootstrapPolicy(store, *policy);
+  if (!seeded.ok()) return seeded.error();
+  snapshot = store.snapshot();
+  seeded_from = policy;
+  return snapshot;
 }
 
 }  // namespace
@@ -191,8 +213,9 @@ core::Result<std::unique_ptr<ScenarioEnvironment>> ScenarioEnvironment::start(
   if (auto bootstrap = cel::processBootstrapPolicy()) {
     auto policy = bootstrap();
     if (!policy.ok()) return policy.error().within("reading RBAC's bootstrap policy");
-    auto seeded = seedBootstrapPolicy(impl->store, *policy);
+    auto seeded = bootstrapSnapshot(*policy);
     if (!seeded.ok()) return seeded.error();
+    impl->store.restore(**seeded);
     chain_options.authorize = true;
   } else if (std::any_of(scenario.objects.begin(), scenario.objects.end(),
                          [](const SourcedObject& sourced) {

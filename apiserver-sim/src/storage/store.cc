@@ -60,7 +60,7 @@ std::optional<nlohmann::json> ObjectStore::get(const core::GroupResource& resour
   std::lock_guard lock(mutex_);
   auto it = objects_.find(StoreKey{resource.group, resource.resource, namespace_name, name});
   if (it == objects_.end()) return std::nullopt;
-  return it->second;
+  return *it->second;
 }
 
 std::vector<nlohmann::json> ObjectStore::list(const core::GroupResource& resource,
@@ -71,7 +71,7 @@ std::vector<nlohmann::json> ObjectStore::list(const core::GroupResource& resourc
   for (auto it = objects_.lower_bound(from); it != objects_.end(); ++it) {
     if (it->first.group != resource.group || it->first.resource != resource.resource) break;
     if (!namespace_name.empty() && it->first.namespace_name != namespace_name) break;
-    out.push_back(it->second);
+    out.push_back(*it->second);
   }
   return out;
 }
@@ -108,10 +108,10 @@ StoreResult ObjectStore::createLocked(const core::GroupResource& resource, nlohm
   if (created == metadata.end() || !created->is_string() || created->get<std::string>().empty()) {
     metadata["creationTimestamp"] = rfc3339Now();
   }
-  auto [it, inserted] = objects_.emplace(std::move(key), std::move(object));
-  (void)inserted;
-  recordLocked({StoreEvent::Type::kAdded, resource, it->second, std::nullopt, revision_});
-  return it->second;
+  auto stored = std::make_shared<const nlohmann::json>(std::move(object));
+  objects_.emplace(std::move(key), stored);
+  recordLocked({StoreEvent::Type::kAdded, resource, *stored, std::nullopt, revision_});
+  return *stored;
 }
 
 StoreResult ObjectStore::update(const core::GroupResource& resource, nlohmann::json object) {
@@ -122,7 +122,7 @@ StoreResult ObjectStore::update(const core::GroupResource& resource, nlohmann::j
     auto it = objects_.find(key);
     if (it == objects_.end()) return core::newNotFound(resource, key.name);
     const std::string given = core::nestedString(object, {"metadata", "resourceVersion"});
-    const std::string stored = core::nestedString(it->second, {"metadata", "resourceVersion"});
+    const std::string stored = core::nestedString(*it->second, {"metadata", "resourceVersion"});
     if (!given.empty() && given != stored) {
       // registry/generic/registry/store.go: errors.NewConflict(qualifiedResource, name,
       // fmt.Errorf(OptimisticLockErrorMsg)).
@@ -131,15 +131,19 @@ StoreResult ObjectStore::update(const core::GroupResource& resource, nlohmann::j
                                "latest version and try again");
     }
     auto& metadata = metadataOf(object);
-    const auto& old_metadata = it->second["metadata"];
-    for (const char* kept : {"uid", "creationTimestamp"}) {
-      if (old_metadata.contains(kept)) metadata[kept] = old_metadata[kept];
+    if (const auto old_metadata = it->second->find("metadata");
+        old_metadata != it->second->end() && old_metadata->is_object()) {
+      for (const char* kept : {"uid", "creationTimestamp"}) {
+        if (const auto value = old_metadata->find(kept); value != old_metadata->end()) {
+          metadata[kept] = *value;
+        }
+      }
     }
     metadata["resourceVersion"] = std::to_string(++revision_);
-    nlohmann::json previous = std::exchange(it->second, std::move(object));
-    recordLocked({StoreEvent::Type::kModified, resource, it->second, std::move(previous),
-                  revision_});
-    result = it->second;
+    const std::shared_ptr<const nlohmann::json> previous =
+        std::exchange(it->second, std::make_shared<const nlohmann::json>(std::move(object)));
+    recordLocked({StoreEvent::Type::kModified, resource, *it->second, *previous, revision_});
+    result = *it->second;
   }
   notify(resource);
   return result;
@@ -153,13 +157,13 @@ StoreResult ObjectStore::remove(const core::GroupResource& resource,
     auto it = objects_.find(StoreKey{resource.group, resource.resource, namespace_name, name});
     if (it == objects_.end()) return core::newNotFound(resource, name);
     ++revision_;
-    nlohmann::json previous = it->second;
+    const nlohmann::json& previous = *it->second;
     // etcd3 store conditionalDelete decodes the deleted object at the delete's revision: its
     // resourceVersion is the deletion's (so kubectl tells it from what it read before).
-    metadataOf(it->second)["resourceVersion"] = std::to_string(revision_);
-    recordLocked({StoreEvent::Type::kDeleted, resource, it->second, std::move(previous),
-                  revision_});
-    result = std::move(it->second);
+    nlohmann::json deleted = previous;
+    metadataOf(deleted)["resourceVersion"] = std::to_string(revision_);
+    recordLocked({StoreEvent::Type::kDeleted, resource, deleted, previous, revision_});
+    result = std::move(deleted);
     objects_.erase(it);
   }
   notify(resource);
@@ -177,8 +181,9 @@ nlohmann::json ObjectStore::put(const core::GroupResource& resource, nlohmann::j
     StoreKey key = keyOf(resource, object);
     auto found = objects_.find(key);
     std::optional<nlohmann::json> previous;
-    if (found != objects_.end()) previous = found->second;
-    stored = objects_[std::move(key)] = std::move(object);
+    if (found != objects_.end()) previous = *found->second;
+    stored = object;
+    objects_[std::move(key)] = std::make_shared<const nlohmann::json>(std::move(object));
     const auto type = previous ? StoreEvent::Type::kModified : StoreEvent::Type::kAdded;
     recordLocked({type, resource, stored, std::move(previous), revision_});
   }
@@ -278,8 +283,8 @@ std::variant<WatchStart, core::Status> ObjectStore::watch(
     for (const auto& [key, object] : objects_) {
       for (const auto& r : resources) {
         if (key.group != r.group || key.resource != r.resource) continue;
-        StoreEvent event{StoreEvent::Type::kAdded, r, object, std::nullopt, 0};
-        const std::string rv = core::nestedString(object, {"metadata", "resourceVersion"});
+        StoreEvent event{StoreEvent::Type::kAdded, r, *object, std::nullopt, 0};
+        const std::string rv = core::nestedString(*object, {"metadata", "resourceVersion"});
         event.revision = std::strtoull(rv.c_str(), nullptr, 10);
         start.replay.push_back(std::make_shared<const StoreEvent>(std::move(event)));
       }
@@ -311,6 +316,35 @@ std::variant<WatchStart, core::Status> ObjectStore::watch(
 void ObjectStore::unsubscribe(std::uint64_t id) {
   std::lock_guard lock(mutex_);
   std::erase_if(subscribers_, [id](const Subscriber& s) { return s.id == id; });
+}
+
+class ObjectStore::Snapshot {
+ public:
+  std::map<StoreKey, std::shared_ptr<const nlohmann::json>> objects;
+  std::uint64_t revision = 0;
+  std::map<std::pair<std::string, std::string>, EventRing> rings;
+};
+
+std::shared_ptr<const ObjectStore::Snapshot> ObjectStore::snapshot() const {
+  auto out = std::make_shared<Snapshot>();
+  std::lock_guard lock(mutex_);
+  out->objects = objects_;
+  out->revision = revision_;
+  out->rings = rings_;
+  return out;
+}
+
+void ObjectStore::restore(const Snapshot& snapshot) {
+  std::lock_guard lock(mutex_);
+  objects_ = snapshot.objects;
+  revision_ = snapshot.revision;
+  rings_ = snapshot.rings;
+  for (auto& [key, ring] : rings_) {
+    while (ring.events.size() > event_capacity_) {
+      ring.floor = ring.events.front()->revision;
+      ring.events.pop_front();
+    }
+  }
 }
 
 void ObjectStore::setEventCapacity(std::size_t capacity) {

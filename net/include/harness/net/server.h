@@ -57,6 +57,10 @@ struct ServerOptions {
   // Kubernetes API lookup) does not stall other connections. The pool starts empty and grows
   // while every worker is busy, up to this many threads; further requests wait for a worker.
   int max_handler_threads = 64;
+  // For handlers that never block (the simulator's stub webhooks: their delays are timers on the
+  // connection): run them on the I/O thread that read the request, with no worker pool. Saves
+  // two thread hand-offs per request. Large requests still go to the large-request workers.
+  bool inline_handlers = false;
   // A request with a body of at least this many bytes is large: at most max_large_handlers of
   // them are handled at once (a parsed document takes many times its body's size; the pool
   // above would run dozens), and once no large request is in flight, freed heap memory is

@@ -147,8 +147,9 @@ CustomResourceCode processCustomResourceCode();
 std::function<std::string()> processPolicyMetrics();
 // The RBAC objects kube-apiserver creates at start, from Kubernetes' bootstrappolicy (kube-cel op
 // bootstrapPolicy; asked once, then cached): {"clusterRoles", "clusterRoleBindings", "roles",
-// "roleBindings"}. Empty function when no kube-cel is installed.
-std::function<core::Result<nlohmann::json>()> processBootstrapPolicy();
+// "roleBindings"}, the same shared answer on every call. Empty function when no kube-cel is
+// installed.
+std::function<core::Result<std::shared_ptr<const nlohmann::json>>()> processBootstrapPolicy();
 
 // Starts KubeCel::defaultBinary() (log in the system temp directory, removed when it stops
 // cleanly) and installs it, or installs the unavailable compiler when it is not built. Holds it

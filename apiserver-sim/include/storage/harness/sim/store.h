@@ -133,6 +133,17 @@ class ObjectStore {
   void setEventCapacity(std::size_t capacity);
   static constexpr std::size_t kDefaultEventCapacity = 1024;
 
+  // --- snapshots: a store's contents to start other stores from ---
+  // The objects, the revision and the watch cache's events at one point. The scenario runner
+  // stores RBAC's bootstrap policy once per process and starts every scenario's store from it:
+  // about 150 objects shared instead of 150 creates and the aggregation controller's pass.
+  class Snapshot;
+  [[nodiscard]] std::shared_ptr<const Snapshot> snapshot() const;
+  // Replaces the contents and the revision with the snapshot's (objects and events are shared,
+  // not copied). For a store no one has written to or watched yet (the generator's state and the
+  // change listeners are kept; they are not told).
+  void restore(const Snapshot& snapshot);
+
  private:
   friend class StoreSubscription;
   struct Subscriber {
@@ -155,7 +166,8 @@ class ObjectStore {
   void notify(const core::GroupResource& resource);
 
   mutable std::mutex mutex_;
-  std::map<StoreKey, nlohmann::json> objects_;
+  // Immutable once stored (a write stores a new one), so that snapshots share them.
+  std::map<StoreKey, std::shared_ptr<const nlohmann::json>> objects_;
   std::uint64_t revision_ = 0;
   std::uint64_t rng_state_;
   std::vector<std::function<void(const core::GroupResource&)>> listeners_;
