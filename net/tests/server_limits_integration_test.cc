@@ -370,6 +370,28 @@ TEST_F(TlsLimitsTest, CapsTheHandlerPool) {
   gated.release(blocked);
 }
 
+TEST_F(TlsLimitsTest, InlineHandlersAnswerOnTheIoThreadWithoutWorkers) {
+  ServerOptions options = tlsOptions();
+  options.threads = 1;
+  options.inline_handlers = true;
+  options.large_body_bytes = 1024;
+  Server server(options, healthRouter());
+  ASSERT_TRUE(server.start().ok());
+  HttpClient client(trusting());
+  for (int i = 0; i < 3; ++i) {
+    auto res = client.sendSync(post(server.port(), "/echo", "small " + std::to_string(i)));
+    ASSERT_TRUE(res.ok()) << res.error_message;
+    EXPECT_EQ(res.body, "small " + std::to_string(i));
+  }
+  EXPECT_EQ(server.stats().requests, 3u);
+  EXPECT_EQ(server.stats().handler_threads, 0u);
+  // A large request still goes to the large-request workers.
+  const std::string large(2048, 'x');
+  auto res = client.sendSync(post(server.port(), "/echo", large));
+  ASSERT_TRUE(res.ok()) << res.error_message;
+  EXPECT_EQ(res.body, large);
+}
+
 TEST_F(TlsLimitsTest, HandlesFewLargeRequestsAtOnceButDoesNotHoldBackSmallOnes) {
   ServerOptions options = tlsOptions();
   options.large_body_bytes = 1024;

@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <future>
+#include <iterator>
 #include <string>
 #include <thread>
 
@@ -101,6 +104,41 @@ class StubWebhookTest : public ::testing::Test {
 };
 
 net::CertificateAuthority* StubWebhookTest::ca_ = nullptr;
+
+// --- certificates ---
+
+std::string readFile(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST_F(StubWebhookTest, StubsOfTheSameHostNamesShareOneCertificate) {
+  // Issued once per process for a CA, a kind and host names (each costs OpenSSL 3 millions of
+  // instructions); another stub, even of another name, is served the same one.
+  auto spec = parseStubSpec(json::object());
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  auto first = StubWebhook::start("first", *spec, *ca_, dir_.path() / "1", {"a.apps.svc"}, 1.0);
+  auto second = StubWebhook::start("second", *spec, *ca_, dir_.path() / "2", {"a.apps.svc"}, 1.0);
+  auto other = StubWebhook::start("third", *spec, *ca_, dir_.path() / "3", {"b.apps.svc"}, 1.0);
+  ASSERT_TRUE(first.ok() && second.ok() && other.ok());
+  const std::string first_pem = readFile(dir_.path() / "1" / "stub-first" / "tls.crt");
+  ASSERT_NE(first_pem.find("BEGIN CERTIFICATE"), std::string::npos);
+  EXPECT_EQ(readFile(dir_.path() / "2" / "stub-second" / "tls.crt"), first_pem);
+  EXPECT_NE(readFile(dir_.path() / "3" / "stub-third" / "tls.crt"), first_pem);
+  // Each is served and verifies for its own host names.
+  net::ClientOptions options;
+  options.ca_pem = ca_->certificate_pem;
+  net::HttpClient client(options);
+  for (const auto* stub : {first->get(), second->get(), other->get()}) {
+    net::ClientRequest r;
+    r.url = "https://127.0.0.1:" + std::to_string(stub->port()) + "/";
+    r.body = podReview().dump();
+    r.deadline = std::chrono::steady_clock::now() + 10s;
+    auto res = client.sendSync(std::move(r));
+    ASSERT_TRUE(res.ok()) << res.error_message;
+    EXPECT_EQ(res.status, 200);
+  }
+}
 
 // --- answers ---
 
