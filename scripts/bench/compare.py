@@ -121,15 +121,27 @@ class Server:
     def __init__(self, name, argv, port, path, work, env=None, port_file=None):
         self.name, self.path = name, path
         self.log = open(os.path.join(work, name + ".log"), "wb")
+        if port_file and os.path.exists(port_file):
+            os.remove(port_file)  # the previous round's: its port is closed now
         self.proc = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT,
                                      env=env, start_new_session=True)
         if port_file:
-            wait_for(lambda: os.path.exists(port_file) and os.path.getsize(port_file) > 0, 30, name)
+            wait_for(lambda: self.exited() or
+                     (os.path.exists(port_file) and os.path.getsize(port_file) > 0), 30, name)
+            if self.exited():
+                self.log.close()
+                with open(os.path.join(work, name + ".log"), "rb") as f:
+                    tail = f.read()[-2000:].decode(errors="replace")
+                fail(f"{name} exited with status {self.proc.returncode} before it listened:\n"
+                     f"{tail}")
             with open(port_file) as f:
                 text = f.read().strip()
             port = json.loads(text)["webhook"] if text.startswith("{") else int(text)
         self.port = port
         wait_for(lambda: port_open(self.port), 30, name)
+
+    def exited(self):
+        return self.proc.poll() is not None
 
     @property
     def url(self):
