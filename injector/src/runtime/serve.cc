@@ -118,6 +118,10 @@ int runServe(const ServeOptions& o) {
   so.port = o.port;
   so.threads = o.threads;
   so.max_handler_threads = o.max_handler_threads;
+  // Without an API server (object files) a handler never waits on the network: it runs on the
+  // I/O thread that read the request, as Go's net/http runs it on the connection's goroutine,
+  // two thread hand-offs fewer per request. With one, lookups may block: the worker pool.
+  so.inline_handlers = o.kubeconfig.empty() && !o.in_cluster;
   so.max_connections = o.max_connections;
   if (o.profiles.front() == "linkerd") {
     so.body_limit = std::size_t{10} * 1024 * 1024;

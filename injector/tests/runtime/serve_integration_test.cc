@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <future>
 #include <mutex>
 #include <string>
@@ -191,6 +192,45 @@ TEST_F(ServeTest, AStalledKubernetesApiDoesNotStallTheWebhookPort) {
     EXPECT_EQ(res.status, 200) << res.body;
     EXPECT_EQ(json::parse(res.body)["response"]["allowed"], true);
   }
+}
+
+// The threads of a process, from /proc.
+std::size_t threadCount(int pid) {
+  std::size_t n = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    (void)entry;
+    ++n;
+  }
+  return n;
+}
+
+TEST_F(ServeTest, WithObjectFilesReviewsAreAnsweredOnTheIoThread) {
+  // No API server: nothing a handler does waits on the network, so it runs where the request
+  // was read (as Go's net/http runs it on the connection's goroutine) and no worker starts.
+  t::writeFile(dir_ / "namespace.yaml",
+               "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: fast-app\n");
+  auto args = serveArgs();
+  for (const char* a : {"--threads", "1", "--objects"}) args.emplace_back(a);
+  args.push_back((dir_ / "namespace.yaml").string());
+  ASSERT_NO_FATAL_FAILURE(injector_.start(dir_.path(), args));
+  // Counted once the ports file is written: both servers have started their threads.
+  const std::size_t threads = threadCount(injector_.pid());
+  net::ClientOptions options = trustingWebhook();
+  options.threads = 2;
+  net::HttpClient parallel(options);
+  std::vector<std::future<net::ClientResponse>> answers;
+  for (int i = 0; i < 8; ++i) {
+    answers.push_back(
+        parallel.send(request("POST", "/", podReview("fast-app", "uid-" + std::to_string(i)))));
+  }
+  for (auto& f : answers) {
+    auto res = f.get();
+    ASSERT_TRUE(res.ok()) << res.error_message;
+    EXPECT_EQ(res.status, 200) << res.body;
+    EXPECT_EQ(json::parse(res.body)["response"]["allowed"], true);
+  }
+  EXPECT_EQ(threadCount(injector_.pid()), threads) << injector_.log();
 }
 
 TEST_F(ServeTest, RequiresClientCertificatesFromTheGivenCa) {

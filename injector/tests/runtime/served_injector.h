@@ -73,6 +73,7 @@ class ServedInjector {
     return "http://127.0.0.1:" + std::to_string(admin_port_) + path;
   }
   [[nodiscard]] int webhookPort() const { return webhook_port_; }
+  [[nodiscard]] int pid() const { return process_ ? process_->pid() : -1; }
   [[nodiscard]] std::string log() const {
     return harness::testing::readFile(dir_ / "injector.log");
   }
