@@ -59,6 +59,7 @@ TEST(LogWriter, LinesDoNotInterleaveAcrossThreads) {
   auto writer = LogWriter::open(path);
   ASSERT_TRUE(writer.ok());
   std::vector<std::thread> threads;
+  threads.reserve(4);
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 50; ++i) {

@@ -211,7 +211,7 @@ class TlsLimitsTest : public ::testing::Test {
     return o;
   }
 
-  ClientRequest post(std::uint16_t port, const std::string& path, std::string body = "x") const {
+  static ClientRequest post(std::uint16_t port, const std::string& path, std::string body = "x") {
     ClientRequest r;
     r.url = "https://127.0.0.1:" + std::to_string(port) + path;
     r.body = std::move(body);
@@ -342,6 +342,7 @@ TEST_F(TlsLimitsTest, ABlockedHandlerDoesNotStallTheIoThreads) {
   client_options.threads = 2;
   HttpClient client(client_options);
   std::vector<std::future<ClientResponse>> blocked;
+  blocked.reserve(3);
   for (int i = 0; i < 3; ++i) blocked.push_back(client.send(post(server.port(), "/blocked")));
   // All three reach their handler although the server has one I/O thread.
   ASSERT_TRUE(eventually([&] { return gated.gate().waiting() == 3; })) << gated.gate().waiting();
@@ -364,6 +365,7 @@ TEST_F(TlsLimitsTest, CapsTheHandlerPool) {
 
   HttpClient client(trusting());
   std::vector<std::future<ClientResponse>> blocked;
+  blocked.reserve(3);
   for (int i = 0; i < 3; ++i) blocked.push_back(client.send(post(server.port(), "/blocked")));
   ASSERT_TRUE(eventually([&] { return gated.gate().waiting() == 2; }));
   EXPECT_EQ(server.stats().handler_threads, 2u);
@@ -402,6 +404,7 @@ TEST_F(TlsLimitsTest, HandlesFewLargeRequestsAtOnceButDoesNotHoldBackSmallOnes) 
 
   HttpClient client(trusting());
   std::vector<std::future<ClientResponse>> blocked;
+  blocked.reserve(3);
   for (int i = 0; i < 2; ++i) {
     blocked.push_back(client.send(post(server.port(), "/blocked", std::string(2048, 'x'))));
   }
@@ -415,7 +418,7 @@ TEST_F(TlsLimitsTest, HandlesFewLargeRequestsAtOnceButDoesNotHoldBackSmallOnes) 
 
 TEST_F(TlsLimitsTest, GivesMemoryBackAfterALargeRequestOnly) {
   ServerOptions options = tlsOptions();
-  options.large_body_bytes = 1024 * 1024;
+  options.large_body_bytes = std::size_t{1024} * 1024;
   Server server(options, healthRouter());
   ASSERT_TRUE(server.start().ok());
   HttpClient client(trusting());
@@ -423,7 +426,7 @@ TEST_F(TlsLimitsTest, GivesMemoryBackAfterALargeRequestOnly) {
     ASSERT_TRUE(client.sendSync(post(server.port(), "/echo", std::string(1000, 'x'))).ok());
   }
   EXPECT_EQ(server.stats().memory_trims, 0u);
-  auto res = client.sendSync(post(server.port(), "/echo", std::string(2 * 1024 * 1024, 'x')));
+  auto res = client.sendSync(post(server.port(), "/echo", std::string(std::size_t{2} * 1024 * 1024, 'x')));
   ASSERT_TRUE(res.ok()) << res.error_message;
   EXPECT_EQ(res.body.size(), 2u * 1024 * 1024);
   // Trimmed once the request, its response and the connection's buffers are released.
