@@ -518,7 +518,7 @@ TEST(ApplyPatchTest, CopySizeCountsGoEncoding) {
 
 TEST(ApplyPatchTest, DefaultCopyLimitIsTheApiserversThreeMebibytes) {
   EXPECT_EQ(JsonPatchOptions{}.accumulated_copy_size_limit, 3 * 1024 * 1024);
-  const json doc = {{"big", std::string(2 * 1024 * 1024, 'x')}};
+  const json doc = {{"big", std::string(std::size_t{2} * 1024 * 1024, 'x')}};
   EXPECT_THAT(applyError(doc, R"([{"op":"copy","from":"/big","path":"/c1"},
                                   {"op":"copy","from":"/big","path":"/c2"}])"),
               HasSubstr("exceeding the limit 3145728"));

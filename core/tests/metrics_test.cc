@@ -84,6 +84,7 @@ TEST(Metrics, ConcurrentIncrementsAreAllCounted) {
   MetricsRegistry registry;
   auto& c = registry.counter("z_total", "z", {});
   std::vector<std::thread> threads;
+  threads.reserve(4);
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < 10000; ++i) c.add({});
