@@ -26,7 +26,7 @@ void writeScript(const fs::path& file, const std::string& body) {
 
 // Four fake binaries in `dir`; `etcd_body` is the fake etcd's script.
 Binaries fakeBinaries(const fs::path& dir, const std::string& etcd_body) {
-  const Binaries binaries = Binaries::inDir(dir);
+  Binaries binaries = Binaries::inDir(dir);
   writeScript(binaries.etcd, etcd_body);
   for (const auto* other :
        {&binaries.kube_apiserver, &binaries.kube_controller_manager, &binaries.kubectl}) {

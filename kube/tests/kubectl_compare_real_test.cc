@@ -172,7 +172,7 @@ class KubectlCompareTest : public ::testing::Test {
 
   // Runs `args` on both; expects the same exit status and output; returns the real one.
   static testing::CommandOutput same(const std::vector<std::string>& args) {
-    const auto real = kubectl(plane_->kubeconfig(), args);
+    auto real = kubectl(plane_->kubeconfig(), args);
     const auto simulated = kubectl(scratch_->path() / "sim-kubeconfig", args);
     std::string command;
     for (const auto& arg : args) command += " " + arg;
@@ -312,9 +312,10 @@ TEST_F(KubectlCompareTest, PatchBodiesWithUnknownOrDuplicateFieldsWarn) {
   auto run = same({"patch", "configmap", "settings", "-n", "default", "--type", "merge", "-p",
                    R"({"data":{"a":"b"},"foo":1})"});
   EXPECT_EQ(run.err, "Warning: unknown field \"foo\"\n");
+  const std::string json_patch = R"([{"op":"add","path":"/data/c","value":"d","extra":true},)"
+                                 R"({"op":"add","path":"/bar","value":{"x":1}}])";
   run = same({"patch", "configmap", "settings", "-n", "default", "--type", "json", "-p",
-              R"([{"op":"add","path":"/data/c","value":"d","extra":true},)"
-              R"({"op":"add","path":"/bar","value":{"x":1}}])"});
+              json_patch});
   EXPECT_NE(run.err.find("unknown field \"bar\""), std::string::npos) << run.err;
   run = same({"patch", "configmap", "settings", "-n", "default", "--type", "strategic", "-p",
               R"({"data":{"e":"f"},"spec":{"x":1}})"});
@@ -413,16 +414,18 @@ TEST_F(KubectlCompareTest, DeletionPropagationOrphanAndForeground) {
   same({"get", "deployments", "-o", "name"});
   same({"get", "replicasets", "-l", "app=keep", "-o",
         "jsonpath={.items[*].metadata.name} {.items[*].metadata.ownerReferences}"});
-  const auto owners = same({"get", "pods", "-l", "app=keep", "-o",
-                            R"(jsonpath={range .items[*]}{.metadata.ownerReferences[*].kind} )"
-                            R"({.metadata.ownerReferences[*].name}{"\n"}{end})"});
+  const std::string owner_columns =
+      R"(jsonpath={range .items[*]}{.metadata.ownerReferences[*].kind} )"
+      R"({.metadata.ownerReferences[*].name}{"\n"}{end})";
+  const auto owners = same({"get", "pods", "-l", "app=keep", "-o", owner_columns});
   EXPECT_EQ(lines(owners.out), 2u);
   // The same Deployment again adopts the orphaned ReplicaSet (ClaimReplicaSets) and its Pods stay.
   same({"apply", "-f", (dir / "keep.yaml").string()});
-  const std::vector<std::string> adopted = {
-      "get", "replicasets", "-l", "app=keep", "-o",
+  const std::string adopted_columns =
       "jsonpath={.items[*].metadata.name} {.items[*].metadata.ownerReferences[*].kind} "
-      "{.items[*].spec.replicas}"};
+      "{.items[*].spec.replicas}";
+  const std::vector<std::string> adopted = {"get", "replicasets", "-l", "app=keep", "-o",
+                                            adopted_columns};
   waitOnBoth(adopted,
              [](const std::string& out) { return out.find("Deployment") != std::string::npos; });
   same(adopted);
@@ -474,12 +477,12 @@ TEST_F(KubectlCompareTest, RolloutStatusRestartHistoryUndo) {
   fs::create_directories(dir);
   testing::writeFile(dir / "roll.yaml", deploymentYaml("roll", 1, ""));
   same({"apply", "-f", (dir / "roll.yaml").string()});
-  const std::vector<std::string> status = {
-      "get", "deployment", "roll", "-o",
+  const std::string status_columns =
       "jsonpath={.metadata.annotations} {.status.observedGeneration} {.status.replicas} "
       "{.status.updatedReplicas} {.status.readyReplicas} {.status.availableReplicas} "
       "{.status.unavailableReplicas} "
-      "{range .status.conditions[*]}{.type}={.status}/{.reason}/{.message};{end}"};
+      "{range .status.conditions[*]}{.type}={.status}/{.reason}/{.message};{end}";
+  const std::vector<std::string> status = {"get", "deployment", "roll", "-o", status_columns};
   const std::string progressing = "Progressing=True/ReplicaSetUpdated/";
   waitOnBoth(status, [&](const std::string& out) {
     return out.find(" 1 1 1   1 ") != std::string::npos &&
@@ -491,18 +494,20 @@ TEST_F(KubectlCompareTest, RolloutStatusRestartHistoryUndo) {
   same({"rollout", "history", "deployment/roll"});
   EXPECT_EQ(same({"rollout", "restart", "deployment/roll"}).out,
             "deployment.apps/roll restarted\n");
-  const std::vector<std::string> sets = {
-      "get", "replicasets", "-l", "app=roll",
-      "--sort-by={.metadata.annotations.deployment\\.kubernetes\\.io/revision}", "-o",
+  const std::string by_revision =
+      "--sort-by={.metadata.annotations.deployment\\.kubernetes\\.io/revision}";
+  const std::string set_columns =
       R"(jsonpath={range .items[*]}{.metadata.annotations} {.spec.replicas} )"
-      R"({.status.replicas}{"\n"}{end})"};
+      R"({.status.replicas}{"\n"}{end})";
+  const std::vector<std::string> sets = {"get", "replicasets", "-l", "app=roll", by_revision,
+                                         "-o", set_columns};
   waitOnBoth(sets, [](const std::string& out) { return lines(out) == 2; });
-  const std::vector<std::string> revisions = {
-      "get", "replicasets", "-l", "app=roll",
-      "--sort-by={.metadata.annotations.deployment\\.kubernetes\\.io/revision}", "-o",
+  const std::string revision_columns =
       R"(jsonpath={range .items[*]}{.metadata.annotations.deployment\.kubernetes\.io/revision} )"
       R"({.metadata.annotations.deployment\.kubernetes\.io/revision-history} {.spec.replicas} )"
-      R"({.status.replicas}{"\n"}{end})"};
+      R"({.status.replicas}{"\n"}{end})";
+  const std::vector<std::string> revisions = {"get", "replicasets", "-l", "app=roll",
+                                              by_revision, "-o", revision_columns};
   waitOnBoth({"get", "deployment", "roll", "-o",
               "jsonpath={.status.replicas} {.status.updatedReplicas}"},
              [](const std::string& out) { return out == "2 1"; });
@@ -526,10 +531,11 @@ TEST_F(KubectlCompareTest, RolloutStatusRestartHistoryUndo) {
              [](const std::string& out) {
                return out.find("Progressing=True/ReplicaSetUpdated;") != std::string::npos;
              });
-  same({"get", "deployment", "roll", "-o",
-        "jsonpath={.metadata.generation} {.status.observedGeneration} {.status.replicas} "
-        "{.status.updatedReplicas} {.status.unavailableReplicas} "
-        "{range .status.conditions[*]}{.type}={.status}/{.reason};{end}"});
+  const std::string undone_columns =
+      "jsonpath={.metadata.generation} {.status.observedGeneration} {.status.replicas} "
+      "{.status.updatedReplicas} {.status.unavailableReplicas} "
+      "{range .status.conditions[*]}{.type}={.status}/{.reason};{end}";
+  same({"get", "deployment", "roll", "-o", undone_columns});
 
   // rolling.go with 4 replicas (maxSurge 1, maxUnavailable 1): the new ReplicaSet up to 2, the
   // old one down to 3, then no Pod becomes available and nothing moves.
@@ -538,13 +544,13 @@ TEST_F(KubectlCompareTest, RolloutStatusRestartHistoryUndo) {
   waitOnBoth({"get", "pods", "-l", "app=wide", "-o", "name"},
              [](const std::string& out) { return lines(out) == 4; });
   same({"rollout", "restart", "deployment/wide"});
-  const std::vector<std::string> wide = {
-      "get", "replicasets", "-l", "app=wide",
-      "--sort-by={.metadata.annotations.deployment\\.kubernetes\\.io/revision}", "-o",
+  const std::string surge_columns =
       R"(jsonpath={range .items[*]}{.metadata.annotations.deployment\.kubernetes\.io/revision} )"
       R"({.spec.replicas} {.status.replicas} )"
       R"({.metadata.annotations.deployment\.kubernetes\.io/desired-replicas} )"
-      R"({.metadata.annotations.deployment\.kubernetes\.io/max-replicas}{"\n"}{end})"};
+      R"({.metadata.annotations.deployment\.kubernetes\.io/max-replicas}{"\n"}{end})";
+  const std::vector<std::string> wide = {"get", "replicasets", "-l", "app=wide", by_revision,
+                                         "-o", surge_columns};
   waitOnBoth(wide, [](const std::string& out) { return out == "1 3 3 4 5\n2 2 2 4 5\n"; });
   same(wide);
   same({"rollout", "status", "deployment/wide", "--timeout=1s"});
@@ -621,10 +627,11 @@ TEST_F(KubectlCompareTest, CustomResourceDefinitionsAndTheirResources) {
   waitOnBoth({"get", "crd", "widgets.example.com", "-o",
               R"(jsonpath={.status.conditions[?(@.type=="Established")].status})"},
              [](const std::string& out) { return out == "True"; });
-  same({"get", "crd", "widgets.example.com", "-o",
-        "jsonpath={.status.acceptedNames}{.status.conditions[*].type}"
-        "{.status.conditions[*].reason}{.status.storedVersions}{.metadata.generation}"
-        "{.spec.versions[0].schema.openAPIV3Schema.properties.spec}"});
+  const std::string crd_columns =
+      "jsonpath={.status.acceptedNames}{.status.conditions[*].type}"
+      "{.status.conditions[*].reason}{.status.storedVersions}{.metadata.generation}"
+      "{.spec.versions[0].schema.openAPIV3Schema.properties.spec}";
+  same({"get", "crd", "widgets.example.com", "-o", crd_columns});
   same({"api-resources", "--api-group=example.com"});
 
   testing::writeFile(dir / "w1.json", widget("w1", R"({"size":3,"shape":"round"})"));
