@@ -26,7 +26,7 @@ class KubeconfigTest : public ::testing::Test {
  protected:
   // A kubeconfig whose user `me` has `user_yaml` (indented under `user:`).
   fs::path kubeconfig(const std::string& user_yaml, const std::string& cluster_extra = "") {
-    const fs::path path = dir_ / "kubeconfig";
+    fs::path path = dir_ / "kubeconfig";
     testing::writeFile(path, "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
                              "clusters:\n- name: k\n  cluster:\n"
                              "    server: https://127.0.0.1:6443\n" +
@@ -38,7 +38,7 @@ class KubeconfigTest : public ::testing::Test {
   }
   // An executable shell script in the scratch folder.
   fs::path plugin(const std::string& name, const std::string& body) {
-    const fs::path path = dir_ / name;
+    fs::path path = dir_ / name;
     testing::writeFile(path, "#!/bin/sh\n" + body);
     ::chmod(path.c_str(), 0755);
     return path;

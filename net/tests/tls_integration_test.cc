@@ -122,6 +122,7 @@ TEST_F(TlsServerTest, ServesConcurrentRequestsOnSeveralConnections) {
   options.threads = 2;
   HttpClient client(options);
   std::vector<std::future<ClientResponse>> futures;
+  futures.reserve(64);
   for (int i = 0; i < 64; ++i) futures.push_back(client.send(post("/echo", std::to_string(i))));
   for (int i = 0; i < 64; ++i) {
     auto res = futures[i].get();
