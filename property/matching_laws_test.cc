@@ -179,6 +179,7 @@ std::vector<ExpectedCall> restatedCalls(const WebhookSet& set, const GeneratedRe
     return a["metadata"]["name"].get<std::string>() < b["metadata"]["name"].get<std::string>();
   });
   std::vector<json> namespaces;
+  namespaces.reserve(set.namespaces.size());
   for (const auto& ns : set.namespaces) namespaces.push_back(defaultedNamespace(ns));
   std::vector<ExpectedCall> calls;
   for (const auto& c : configurations) {
@@ -196,6 +197,7 @@ std::string describe(const ExpectedCall& call) {
 
 std::vector<std::string> describeAll(const std::vector<ExpectedCall>& calls, bool sorted) {
   std::vector<std::string> out;
+  out.reserve(calls.size());
   for (const auto& call : calls) out.push_back(describe(call));
   if (sorted) std::sort(out.begin(), out.end());
   return out;
