@@ -66,7 +66,7 @@ class ChainTest : public ::testing::Test {
  protected:
   void SetUp() override { fixture::putDemoNamespace(store_); }
 
-  void addWebhook(const std::string& name, Behaviour behaviour) {
+  void addWebhook(const std::string& name, const Behaviour& behaviour) {
     caller_.handle("https://" + name + "/", [this, name, behaviour](
                                                 const core::AdmissionReview& review) {
       {
@@ -106,6 +106,7 @@ class ChainTest : public ::testing::Test {
 
   static std::vector<std::string> sent(const AdmissionResult& result) {
     std::vector<std::string> out;
+    out.reserve(result.calls.size());
     for (const auto& call : result.calls) {
       out.push_back(call.webhook + " r" + std::to_string(call.round) + " " + call.timeout_param);
     }

@@ -95,7 +95,7 @@ class MutatingPolicyChainTest : public ::testing::Test {
                fixture::configuration("MutatingWebhookConfiguration", "m", json::array({hook})));
   }
 
-  AdmissionResult handle(WriteRequest request) {
+  AdmissionResult handle(const WriteRequest& request) {
     AdmissionChain chain(store_, caller_, metrics_, options_);
     return chain.handle(request);
   }

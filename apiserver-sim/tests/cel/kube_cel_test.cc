@@ -30,7 +30,7 @@ using ::testing::HasSubstr;
 
 // A fake helper: a shell script that answers the version handshake, then runs `rest`.
 fs::path fakeHelper(const fs::path& dir, const std::string& name, const std::string& rest) {
-  const fs::path path = dir / name;
+  fs::path path = dir / name;
   std::ofstream out(path);
   out << "#!/bin/sh\n"
       << "read -r line\n"

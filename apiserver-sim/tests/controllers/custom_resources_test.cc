@@ -65,6 +65,7 @@ TEST(ServedCustomResourcesTest, EstablishedServedVersionsWithTheirSubresources) 
 
   const auto served = servedCustomResources(store);
   std::vector<std::string> names;
+  names.reserve(served.size());
   for (const auto& s : served) {
     names.push_back(s.info.resource.version + "/" + s.info.resource.resource +
                     (s.info.subresource.empty() ? "" : "/" + s.info.subresource) + " " +
