@@ -44,7 +44,7 @@ class InjectorProcessTest : public ::testing::Test {
   }
 
   fs::path script(const std::string& name, const std::string& body) {
-    const fs::path path = fs::absolute(dir_ / name);
+    fs::path path = fs::absolute(dir_ / name);
     t::writeFile(path, std::string("#!/bin/sh\n") + kWritePorts + body);
     ::chmod(path.c_str(), 0755);
     return path;
