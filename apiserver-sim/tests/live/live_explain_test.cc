@@ -113,7 +113,7 @@ class LiveExplainTest : public ::testing::Test {
     auto snapshot = readCluster(cluster_.get(), ns, "fake cluster");
     if (!snapshot.ok()) return snapshot.error();
     LiveExplainOptions options;
-    options.explain = explain;
+    options.explain = std::move(explain);
     options.injector_binary = HARNESS_INJECTOR_BINARY;
     options.work_dir = scratch_.path();
     options.cel_unavailable_reason = "no CEL in this test";
@@ -261,8 +261,12 @@ class LiveExplainPolicyTest : public LiveExplainTest {
           << std::get<core::Status>(admitted).message;
       std::string resource = kind;
       std::transform(resource.begin(), resource.end(), resource.begin(), ::tolower);
-      resource = resource.ends_with("policy") ? resource.substr(0, resource.size() - 1) + "ies"
-                                              : resource + "s";
+      if (resource.ends_with("policy")) {
+        resource.pop_back();
+        resource += "ies";
+      } else {
+        resource += "s";
+      }
       stored_[resource].push_back(std::get<json>(admitted));
     }
     for (auto& [resource, items] : stored_) {

@@ -92,7 +92,7 @@ class LiveServeTest : public ::testing::Test {
     auto object = core::parseYaml(testing::readFile(pod_));
     EXPECT_TRUE(object.ok());
     if (object.ok()) (*object)["metadata"].erase("namespace");
-    const fs::path file = dir_ / "pod-anywhere.yaml";
+    fs::path file = dir_ / "pod-anywhere.yaml";
     testing::writeFile(file, object.ok() ? core::toYaml(*object) : "");
     return file;
   }

@@ -26,7 +26,7 @@ core::RuleWithOperations podRule() {
   return r;
 }
 
-HookEntry hookWithConditions(std::vector<std::string> names,
+HookEntry hookWithConditions(const std::vector<std::string>& names,
                              std::optional<std::string> failure_policy = std::nullopt,
                              std::vector<core::RuleWithOperations> rules = {podRule()}) {
   HookEntry e;
@@ -53,7 +53,7 @@ AdmissionAttributes podCreate() {
   return a;
 }
 
-MatchConditionEvaluator fixed(std::vector<ConditionResult> results, int* calls = nullptr) {
+MatchConditionEvaluator fixed(const std::vector<ConditionResult>& results, int* calls = nullptr) {
   return [results, calls](const HookEntry&, const AdmissionAttributes&,
                           const core::GroupVersionKind&) {
     if (calls != nullptr) ++*calls;

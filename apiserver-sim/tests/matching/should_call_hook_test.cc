@@ -75,8 +75,8 @@ core::RuleWithOperations rule(const std::string& group, const std::string& versi
 // A v1 webhook with the given selectors (JSON; nullopt = nil) and rules.
 core::Webhook webhook(std::vector<core::RuleWithOperations> rules,
                       std::optional<std::string> match_policy = std::nullopt,
-                      std::optional<json> object_selector = json::object(),
-                      std::optional<json> namespace_selector = json::object()) {
+                      const std::optional<json>& object_selector = json::object(),
+                      const std::optional<json>& namespace_selector = json::object()) {
   core::Webhook w;
   w.name = "hook.example.com";
   w.rules = std::move(rules);
@@ -265,7 +265,7 @@ TEST(ShouldCallHookTest, UnknownKindErrorHasUpstreamText) {
 
 // --- against the built-in resource table (core::equivalentResources) ---
 
-NamespaceLabelsLookup namespaces(std::map<std::string, core::StringMap> known) {
+NamespaceLabelsLookup namespaces(const std::map<std::string, core::StringMap>& known) {
   return [known](const std::string& name) -> std::variant<core::StringMap, core::Status> {
     const auto it = known.find(name);
     if (it == known.end()) return core::newNotFound({"", "namespaces"}, name);

@@ -27,6 +27,7 @@ core::WebhookConfiguration config(core::WebhookKind kind, const std::string& nam
 
 std::vector<std::string> uids(const std::vector<HookEntry>& hooks) {
   std::vector<std::string> out;
+  out.reserve(hooks.size());
   for (const auto& h : hooks) out.push_back(h.webhook.uid);
   return out;
 }
