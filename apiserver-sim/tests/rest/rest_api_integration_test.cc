@@ -46,7 +46,7 @@ class RestApiServerTest : public ::testing::Test {
 
   net::ClientResponse call(const std::string& method, const std::string& path,
                            const std::string& body = "", const std::string& content_type = "",
-                           std::optional<std::string> token = std::nullopt,
+                           const std::optional<std::string>& token = std::nullopt,
                            const std::string& host = "127.0.0.1") {
     net::ClientRequest request;
     request.method = method;

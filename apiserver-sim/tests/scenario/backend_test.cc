@@ -339,6 +339,7 @@ TEST(Compare, ADifferenceIsReportedFieldByFieldWithADiff) {
   const auto& step = report.scenarios[0].steps[0];
   EXPECT_EQ(step.result, StepComparison::Result::kDifferent);
   std::vector<std::string> fields;
+  fields.reserve(step.differences.size());
   for (const auto& difference : step.differences) fields.push_back(difference.field);
   EXPECT_THAT(fields, ::testing::ElementsAre("object:/metadata/labels/x", "object:/status",
                                              "metrics:m{name=\"w\"}"));
