@@ -375,6 +375,7 @@ TEST_F(StubWebhookTest, MatchesOnNamespaceAndNameTogether) {
 TEST_F(StubWebhookTest, MatchesOnCallNumbers) {
   start("responses: [{when: {call: [2, 4]}, respond: {allowed: false}}]");
   std::vector<bool> allowed;
+  allowed.reserve(4);
   for (int i = 0; i < 4; ++i) allowed.push_back(review()["response"]["allowed"]);
   EXPECT_EQ(allowed, (std::vector<bool>{true, false, true, false}));
 }
