@@ -125,20 +125,28 @@ class Server:
             os.remove(port_file)  # the previous round's: its port is closed now
         self.proc = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT,
                                      env=env, start_new_session=True)
+        try:
+            self.port = self.wait_until_listening(port, port_file, work)
+        except BaseException:
+            self.stop()  # a server that does not come up is not left running
+            raise
+
+    def wait_until_listening(self, port, port_file, work):
         if port_file:
             wait_for(lambda: self.exited() or
-                     (os.path.exists(port_file) and os.path.getsize(port_file) > 0), 30, name)
+                     (os.path.exists(port_file) and os.path.getsize(port_file) > 0), 30,
+                     self.name)
             if self.exited():
-                self.log.close()
-                with open(os.path.join(work, name + ".log"), "rb") as f:
+                self.log.flush()
+                with open(os.path.join(work, self.name + ".log"), "rb") as f:
                     tail = f.read()[-2000:].decode(errors="replace")
-                fail(f"{name} exited with status {self.proc.returncode} before it listened:\n"
-                     f"{tail}")
+                fail(f"{self.name} exited with status {self.proc.returncode} before it "
+                     f"listened:\n{tail}")
             with open(port_file) as f:
                 text = f.read().strip()
             port = json.loads(text)["webhook"] if text.startswith("{") else int(text)
-        self.port = port
-        wait_for(lambda: port_open(self.port), 30, name)
+        wait_for(lambda: port_open(port), 30, self.name)
+        return port
 
     def exited(self):
         return self.proc.poll() is not None
