@@ -33,7 +33,7 @@ std::vector<fs::path> suite(const fs::path& bad_file) {
 }
 
 fs::path writeBadFile(const testing::ScratchDir& dir) {
-  const fs::path bad = dir.path() / "bad.yaml";
+  fs::path bad = dir.path() / "bad.yaml";
   testing::writeFile(bad, "apiVersion: apiserver-sim.harness.dev/v1alpha1\nkind: Scenario\nspec: 1\n");
   return bad;
 }

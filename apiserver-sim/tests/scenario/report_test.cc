@@ -74,7 +74,10 @@ std::string xmlProblem(std::string_view xml) {
         const auto close = tag.find('"', eq + 2);
         if (close == std::string_view::npos) return "unterminated attribute in <" + name + ">";
         if (auto problem = checkText(tag.substr(eq + 2, close - eq - 2)); !problem.empty()) {
-          return problem + " in an attribute of <" + name + ">";
+          problem += " in an attribute of <";
+          problem += name;
+          problem += ">";
+          return problem;
         }
         k = close + 1;
       }

@@ -43,7 +43,7 @@ std::string failuresOf(const ScenarioResult& result) {
   return out;
 }
 
-ScenarioResult runFile(const fs::path& path, RunOptions options = {}) {
+ScenarioResult runFile(const fs::path& path, const RunOptions& options = {}) {
   auto scenario = loadScenario(path);
   EXPECT_TRUE(scenario.ok()) << scenario.error().message;
   if (!scenario.ok()) return {};
@@ -72,7 +72,7 @@ INSTANTIATE_TEST_SUITE_P(Examples, ExampleScenarioTest,
 class ScenarioRunnerTest : public ::testing::Test {
  protected:
   fs::path write(const std::string& name, const std::string& text) {
-    const fs::path path = dir_ / name;
+    fs::path path = dir_ / name;
     testing::writeFile(path, text);
     return path;
   }

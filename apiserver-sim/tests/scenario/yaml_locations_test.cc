@@ -21,6 +21,7 @@ namespace fs = std::filesystem;
 
 std::string describe(const std::unordered_map<std::string, Position>& positions) {
   std::vector<std::string> lines;
+  lines.reserve(positions.size());
   for (const auto& [path, p] : positions) {
     lines.push_back(path + " " + std::to_string(p.line) + ":" + std::to_string(p.column));
   }
