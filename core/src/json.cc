@@ -10,6 +10,9 @@
 #include <vector>
 
 #include <simdjson.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "harness/core/json_simdjson.h"
 #include "harness/core/utf8.h"
@@ -281,10 +284,25 @@ bool appendEscaped(std::string& out, std::string_view s) {
   const char* p = s.data();
   const char* const end = p + s.size();
   const std::size_t start = out.size();
+  // A long string (an answer's base64 patch, tens of kB) grows `out` once, not by doublings.
+  if (s.size() > 256) out.reserve(out.size() + s.size() + 2);
   out.push_back('"');
   bool checked = false;
   while (p < end) {
     const char* run = p;
+#if defined(__SSE2__)
+    // Sixteen bytes at a time while none needs a look: a signed compare below 0x20 flags the
+    // control bytes and those above 0x7f (negative) together.
+    while (end - p >= 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      const __m128i flagged =
+          _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
+                       _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                    _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+      if (_mm_movemask_epi8(flagged) != 0) break;
+      p += 16;
+    }
+#endif
     // Eight bytes at a time while none needs a look (SWAR: no byte below 0x20, above 0x7f, '"'
     // or '\\'), then byte by byte.
     while (end - p >= 8) {

@@ -28,7 +28,7 @@ LocalKubeApi::LocalKubeApi(std::vector<nlohmann::json> objects) {
 }
 
 void LocalKubeApi::indexLast() {
-  const auto& obj = objects_.back();
+  const auto& obj = *objects_.back();
   auto kind = core::kindOf(obj);
   auto name = core::nameOf(obj);
   auto ns = core::namespaceOf(obj);
@@ -38,7 +38,7 @@ void LocalKubeApi::indexLast() {
 
 void LocalKubeApi::add(nlohmann::json object) {
   std::lock_guard lock(mutex_);
-  objects_.push_back(std::move(object));
+  objects_.push_back(std::make_shared<const nlohmann::json>(std::move(object)));
   indexLast();
 }
 
@@ -49,16 +49,16 @@ std::size_t LocalKubeApi::size() const {
 
 const nlohmann::json& LocalKubeApi::objectAt(std::size_t position) const {
   std::lock_guard lock(mutex_);
-  return objects_.at(position);
+  return *objects_.at(position);
 }
 
-core::Result<std::optional<nlohmann::json>> LocalKubeApi::get(const ObjectRef& ref) {
+core::Result<std::shared_ptr<const nlohmann::json>> LocalKubeApi::get(const ObjectRef& ref) {
   std::lock_guard lock(mutex_);
   const auto found = index_.find(indexKey(ref.kind, ref.namespace_name, ref.name));
-  if (found == index_.end()) return std::optional<nlohmann::json>{};
+  if (found == index_.end()) return std::shared_ptr<const nlohmann::json>{};
   // Later objects win, as a later `kubectl apply` of the same object would.
   for (auto it = found->second.rbegin(); it != found->second.rend(); ++it) {
-    const auto& obj = objects_[*it];
+    const auto& obj = *objects_[*it];
     if (!ref.api_version.empty()) {
       auto av = core::apiVersionOf(obj);
       auto want = core::GroupVersion::parse(ref.api_version);
@@ -67,9 +67,9 @@ core::Result<std::optional<nlohmann::json>> LocalKubeApi::get(const ObjectRef& r
       // Objects of another version of the same group are the same object (the API converts).
       if (want && have && want->group != have->group) continue;
     }
-    return std::optional<nlohmann::json>{obj};
+    return objects_[*it];
   }
-  return std::optional<nlohmann::json>{};
+  return std::shared_ptr<const nlohmann::json>{};
 }
 
 core::Result<std::vector<nlohmann::json>> LocalKubeApi::list(const std::string& kind) {
@@ -77,12 +77,12 @@ core::Result<std::vector<nlohmann::json>> LocalKubeApi::list(const std::string& 
   // The latest object of each name, in the order names first appeared.
   std::vector<nlohmann::json> out;
   for (std::size_t i = 0; i < objects_.size(); ++i) {
-    auto k = core::kindOf(objects_[i]);
-    auto name = core::nameOf(objects_[i]);
+    auto k = core::kindOf(*objects_[i]);
+    auto name = core::nameOf(*objects_[i]);
     if (!k || *k != kind || !name) continue;
     const auto found = index_.find(indexKey(kind, "", *name));
     if (found == index_.end() || found->second.front() != i) continue;
-    out.push_back(objects_[found->second.back()]);
+    out.push_back(*objects_[found->second.back()]);
   }
   return out;
 }

@@ -57,18 +57,18 @@ class RestKubeApi final : public KubeApi {
       : connection_(std::move(connection)),
         client_(net::clientOptionsFor(connection_, "sidecar-harness-injector")) {}
 
-  core::Result<std::optional<nlohmann::json>> get(const ObjectRef& ref) override {
+  core::Result<std::shared_ptr<const nlohmann::json>> get(const ObjectRef& ref) override {
     auto path = restPathOf(ref);
     if (!path) return path.error();
     auto res = send("GET", *path, {});
     if (!res.ok()) return core::makeError(res.error_message);
-    if (res.status == 404) return std::optional<nlohmann::json>{};
+    if (res.status == 404) return std::shared_ptr<const nlohmann::json>{};
     if (res.status != 200) return core::makeError(statusText(res, "GET " + *path));
     auto json = core::parseJsonOrDiscarded(res.body);
     if (json.is_discarded() || !json.is_object()) {
       return core::makeError("GET " + *path + ": the server returned a body that is not JSON");
     }
-    return std::optional<nlohmann::json>{std::move(json)};
+    return std::make_shared<const nlohmann::json>(std::move(json));
   }
 
   core::Result<std::vector<nlohmann::json>> list(const std::string& kind) override {

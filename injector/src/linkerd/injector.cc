@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "harness/core/json.h"
+#include "harness/go/base64.h"
 
 #include "harness/injector/linkerd/annotations.h"
 #include "harness/injector/linkerd/overrides.h"
@@ -231,7 +232,7 @@ std::pair<std::string, std::string> resolvePodOwner(const json& pod, std::string
   const std::string kind = stringAt(refs[0], "kind");
   const std::string name = stringAt(refs[0], "name");
   if (kind != "Job" && kind != "ReplicaSet") return {lower(kind), name};
-  std::optional<json> parent;
+  std::shared_ptr<const json> parent;
   if (lookup) parent = lookup(kind, ns, name);
   if (parent) {
     const std::vector<json> grand = ownerReferences(*parent);
@@ -280,7 +281,7 @@ Outcome admit(const Values& values, const AdmissionInput& input) {
   out.logs.push_back({LogLine::Level::kInfo, "received " + report.resName()});
 
   // The event parent, looked up in the informer cache.
-  std::optional<json> parent;
+  std::shared_ptr<const json> parent;
   std::string parent_kind;
   if (owner_ref) {
     out.owner_name = owner_ref->second;
@@ -363,7 +364,9 @@ Outcome admit(const Values& values, const AdmissionInput& input) {
           [&]() -> core::Result<CachedPatch> {
             auto patch = build(&logs);
             if (!patch.ok()) return patch.error();
-            return CachedPatch{core::dumpJson(*patch), std::move(logs)};
+            std::string text = core::dumpJson(*patch);
+            std::string base64 = go::base64Encode(text);
+            return CachedPatch{std::move(text), std::move(base64), std::move(logs)};
           });
       if (!cached) {
         out.logs.insert(out.logs.end(), logs.begin(), logs.end());
@@ -375,6 +378,7 @@ Outcome admit(const Values& values, const AdmissionInput& input) {
       respond(false, "");
       out.decision = Decision::kInject;
       out.patch_text = std::shared_ptr<const std::string>(*cached, &(*cached)->text);
+      out.patch_base64 = std::shared_ptr<const std::string>(*cached, &(*cached)->base64);
       return out;
     }
     auto patch = build(&out.logs);
@@ -405,7 +409,9 @@ Outcome admit(const Values& values, const AdmissionInput& input) {
       const auto filtered = filterPodOpaquePorts(w.pod_spec, splitComma(values.proxy.opaque_ports));
       if (!filtered.empty()) ports = joinComma(filtered);
     } else if (w.isService()) {
-      const json& spec = w.object.contains("spec") ? w.object["spec"] : json(nullptr);
+      const json& spec = input.object.is_object() && input.object.contains("spec")
+                             ? input.object["spec"]
+                             : json(nullptr);
       const auto filtered = filterServiceOpaquePorts(spec, splitComma(values.proxy.opaque_ports));
       if (!filtered.empty()) ports = joinComma(filtered);
     }

@@ -236,7 +236,6 @@ void coerceYamlScalars(json& object) {
 
 core::Result<Workload> parseWorkload(const json& object, std::string_view request_kind) {
   Workload w;
-  w.object = object;
   // yaml.Unmarshal(bytes, &metaType): the object's own kind replaces request.kind.kind.
   if (!object.is_object()) {
     return detail::goTypeError(object, GoField{}, "v1.TypeMeta");

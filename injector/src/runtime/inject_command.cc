@@ -478,10 +478,10 @@ linkerd::AdmissionInput linkerdInput(const InjectOptions& o, const LinkerdConfig
   const auto own = core::nameOf(obj);
   input.owner_lookup = [&kube, kind, ns, own_name = own ? *own : std::string()](
                            std::string_view k, std::string_view n,
-                           std::string_view name) -> std::optional<nlohmann::json> {
-    if (k == kind && n == ns && name == own_name) return std::nullopt;
+                           std::string_view name) -> std::shared_ptr<const nlohmann::json> {
+    if (k == kind && n == ns && name == own_name) return nullptr;
     auto r = kube.get({"", std::string(k), std::string(n), std::string(name)});
-    return r ? *r : std::nullopt;
+    return r ? *r : nullptr;
   };
   return input;
 }

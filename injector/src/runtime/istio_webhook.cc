@@ -237,7 +237,7 @@ bool IstioWebhook::nativeSidecars(const istio::InjectorSettings& settings,
     if (!node_name.empty()) {
       auto node = nodes_->get(ObjectRef{"v1", "Node", "", node_name});
       if (node && *node) {
-        pod_node = std::move(**node);
+        pod_node = **node;
       } else {
         logs.push_back({LogLine::Level::kWarning,
                         "pod assigned to node \"" + node_name + "\" but node not found in cluster"});
@@ -266,7 +266,7 @@ nlohmann::json IstioWebhook::namespaceObject(const std::string& name) {
     emit({LogLine::Level::kWarning, "reading namespace \"" + name + "\": " + ns.error().message});
     return nullptr;
   }
-  return ns->has_value() ? std::move(**ns) : nlohmann::json(nullptr);
+  return *ns ? **ns : nlohmann::json(nullptr);
 }
 
 void IstioWebhook::count(const char* name, const char* help) {

@@ -137,18 +137,24 @@ net::Response LinkerdWebhook::handle(const net::Request& request) {
 
   std::string decision = "error";
   core::AdmissionResponse response;
+  std::shared_ptr<const std::string> encoded_patch;
   try {
-    response = respond(req, decision);
+    response = respond(req, decision, encoded_patch);
   } catch (const std::exception& e) {
     // Never an HTTP 500: under failurePolicy Ignore the API server would admit the pod without
     // a proxy. Answer as server.go answers any handler error.
     spdlog::error("failed to run webhook handler. Reason: {}", e.what());
     response = handlerError(req.uid, e.what());
     decision = "error";
+    encoded_patch.reset();
   }
 
   // The decoded review goes back with the response set (request echoed, as server.go does).
-  (*raw)["response"] = core::toJson(response);
+  nlohmann::json answer = core::toJson(response);
+  // A cached patch is kept with its base64 text: encoding tens of kB again for every replica
+  // was a tenth of a request's instructions.
+  if (encoded_patch) answer["patch"] = *encoded_patch;
+  (*raw)["response"] = std::move(answer);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   metrics_
@@ -160,7 +166,8 @@ net::Response LinkerdWebhook::handle(const net::Request& request) {
 }
 
 core::AdmissionResponse LinkerdWebhook::respond(core::AdmissionRequest& req,
-                                                std::string& decision) {
+                                                std::string& decision,
+                                                std::shared_ptr<const std::string>& encoded_patch) {
   auto fail = [&req](const std::string& message) {
     spdlog::error("failed to run webhook handler. Reason: {}", message);
     return handlerError(req.uid, message);
@@ -180,14 +187,14 @@ core::AdmissionResponse LinkerdWebhook::respond(core::AdmissionRequest& req,
   input.patch_cache = (*config)->patches.get();
   auto ns = kube_.get({"v1", "Namespace", "", req.namespace_name});
   if (!ns) return fail(ns.error().message);
-  input.namespace_object = std::move(*ns);
+  if (*ns) input.namespace_object = **ns;
   input.owner_lookup = [this](std::string_view kind, std::string_view ns_name,
-                              std::string_view name) -> std::optional<nlohmann::json> {
+                              std::string_view name) -> std::shared_ptr<const nlohmann::json> {
     auto found = kube_.get({"", std::string(kind), std::string(ns_name), std::string(name)});
     if (!found) {
       spdlog::warn("couldn't retrieve parent object {}-{}-{}; error: {}", ns_name, kind, name,
                    found.error().message);
-      return std::nullopt;
+      return nullptr;
     }
     return *found;
   };
@@ -215,7 +222,11 @@ core::AdmissionResponse LinkerdWebhook::respond(core::AdmissionRequest& req,
     case linkerd::Decision::kAnnotationPatch:
       response.allowed = true;
       response.patch_type = std::string(core::kPatchTypeJsonPatch);
-      response.patch = outcome.patch_text ? *outcome.patch_text : core::dumpJson(outcome.patch);
+      if (outcome.patch_base64) {
+        encoded_patch = outcome.patch_base64;
+      } else {
+        response.patch = outcome.patch_text ? *outcome.patch_text : core::dumpJson(outcome.patch);
+      }
       break;
     case linkerd::Decision::kAllow:
       response.allowed = true;

@@ -49,8 +49,10 @@ class LinkerdWebhook {
   // reload fails (see config_reload.h).
   core::Result<std::shared_ptr<const Loaded>> loaded();
   // The review's answer once decoded (its object is moved out); may throw only on a bug, which
-  // handle() turns into a handler error.
-  core::AdmissionResponse respond(core::AdmissionRequest& req, std::string& decision);
+  // handle() turns into a handler error. A patch taken from the patch cache comes back already
+  // encoded, in `encoded_patch` (the response's own patch is then empty).
+  core::AdmissionResponse respond(core::AdmissionRequest& req, std::string& decision,
+                                  std::shared_ptr<const std::string>& encoded_patch);
 
   LinkerdWebhookConfig config_;
   KubeApi& kube_;

@@ -50,14 +50,15 @@ inline nlohmann::json pod(const std::map<std::string, std::string>& annotations 
 // A lookup over a fixed set of objects, keyed by kind/namespace/name.
 inline OwnerLookup lookupOver(std::vector<nlohmann::json> objects) {
   return [objects = std::move(objects)](std::string_view kind, std::string_view ns,
-                                        std::string_view name) -> std::optional<nlohmann::json> {
+                                        std::string_view name)
+             -> std::shared_ptr<const nlohmann::json> {
     for (const auto& o : objects) {
       if (o.value("kind", "") == kind && o["metadata"].value("namespace", "") == ns &&
           o["metadata"].value("name", "") == name) {
-        return o;
+        return std::make_shared<const nlohmann::json>(o);
       }
     }
-    return std::nullopt;
+    return nullptr;
   };
 }
 

@@ -23,7 +23,7 @@ json object(const std::string& api_version, const std::string& kind, const std::
   return {{"apiVersion", api_version}, {"kind", kind}, {"metadata", metadata}};
 }
 
-std::string markerOf(const std::optional<json>& found) {
+std::string markerOf(const std::shared_ptr<const json>& found) {
   return found ? found->at("metadata").at("labels").at("marker").get<std::string>() : "<none>";
 }
 
@@ -34,8 +34,8 @@ TEST(LocalKubeApi, FindsByKindNamespaceAndName) {
   EXPECT_EQ(markerOf(*kube.get({"", "ReplicaSet", "apps", "web-1"})), "rs");
   EXPECT_EQ(markerOf(*kube.get({"", "Pod", "apps", "web-1"})), "pod");
   EXPECT_EQ(markerOf(*kube.get({"v1", "Namespace", "", "apps"})), "ns");
-  EXPECT_FALSE(kube.get({"", "ReplicaSet", "other", "web-1"})->has_value());
-  EXPECT_FALSE(kube.get({"", "ReplicaSet", "apps", "web-2"})->has_value());
+  EXPECT_EQ(*kube.get({"", "ReplicaSet", "other", "web-1"}), nullptr);
+  EXPECT_EQ(*kube.get({"", "ReplicaSet", "apps", "web-2"}), nullptr);
   EXPECT_EQ(kube.describe(), "local objects (3)");
 }
 
@@ -58,15 +58,15 @@ TEST(LocalKubeApi, AnotherGroupIsNotTheSameObjectButAnotherVersionIs) {
   EXPECT_EQ(markerOf(*kube.get({"apps/v1beta2", "ReplicaSet", "apps", "web"})), "apps-group");
   EXPECT_EQ(markerOf(*kube.get({"example.com/v2", "ReplicaSet", "apps", "web"})), "other-group");
   EXPECT_EQ(markerOf(*kube.get({"", "ReplicaSet", "apps", "web"})), "other-group");
-  EXPECT_FALSE(kube.get({"batch/v1", "ReplicaSet", "apps", "web"})->has_value());
+  EXPECT_EQ(*kube.get({"batch/v1", "ReplicaSet", "apps", "web"}), nullptr);
 }
 
 TEST(LocalKubeApi, ObjectsWithoutKindOrNameAreCountedButNeverFound) {
   LocalKubeApi kube({json{{"kind", "Pod"}}, json{{"metadata", {{"name", "x"}}}},
                      json{{"kind", "Pod"}, {"metadata", {{"name", "x"}, {"namespace", 3}}}}});
   EXPECT_EQ(kube.describe(), "local objects (3)");
-  EXPECT_FALSE(kube.get({"", "Pod", "", "x"})->has_value());
-  EXPECT_FALSE(kube.get({"", "Pod", "default", "x"})->has_value());
+  EXPECT_EQ(*kube.get({"", "Pod", "", "x"}), nullptr);
+  EXPECT_EQ(*kube.get({"", "Pod", "default", "x"}), nullptr);
 }
 
 // The cost of a lookup: only the objects of the same kind, namespace and name are compared,

@@ -26,8 +26,8 @@
 namespace harness::injector::linkerd {
 
 // Looks an object up by its Kind ("ReplicaSet", "Deployment", "Job", "CronJob", "Pod", ...),
-// namespace and name; nullopt when it is not in the cache.
-using OwnerLookup = std::function<std::optional<nlohmann::json>(
+// namespace and name; null when it is not in the cache.
+using OwnerLookup = std::function<std::shared_ptr<const nlohmann::json>(
     std::string_view kind, std::string_view ns, std::string_view name)>;
 
 class PatchCache;
@@ -76,6 +76,7 @@ using MetricLabels = std::map<std::string, std::string>;
 // it (by GetOverriddenValues and the patch itself).
 struct CachedPatch {
   std::string text;
+  std::string base64;  // `text` as an answer's response.patch carries it
   std::vector<LogLine> logs;
 };
 
@@ -104,6 +105,7 @@ struct Outcome {
   // Instead of `patch` for kInject with AdmissionInput::patch_cache: the ops as core::dumpJson
   // writes them (Outcome::toJson leaves it out).
   std::shared_ptr<const std::string> patch_text;
+  std::shared_ptr<const std::string> patch_base64;  // with patch_text: its base64 (cached too)
   std::string error_message;       // for kHandlerError: result.message
   std::vector<Event> events;
   std::vector<LogLine> logs;

@@ -25,7 +25,6 @@ struct Workload {
   std::string generate_name;     // metadata.generateName
   std::string object_namespace;  // metadata.namespace
   StringMap annotations;         // top-level metadata.annotations
-  nlohmann::json object;         // the admitted object as received
 
   // Kinds with a pod template (pod, deployment, replicationcontroller, replicaset, job,
   // daemonset, statefulset, cronjob).
