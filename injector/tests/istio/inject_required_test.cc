@@ -10,8 +10,8 @@ namespace {
 
 using nlohmann::json;
 
-InjectorConfig configWith(std::string policy, json never = json::array(),
-                          json always = json::array()) {
+InjectorConfig configWith(const std::string& policy, const json& never = json::array(),
+                          const json& always = json::array()) {
   std::string yaml = "policy: " + policy + "\nneverInjectSelector: " + never.dump() +
                      "\nalwaysInjectSelector: " + always.dump() + "\n";
   auto c = parseInjectorConfig(yaml);
@@ -39,7 +39,7 @@ std::vector<Case> cases() {
     return json{{"name", "p"}, {"namespace", "test"}, {"annotations", {{"sidecar.istio.io/inject", v}}}};
   };
   auto lbl = [](const char* v, json extra = json::object()) {
-    json labels = extra;
+    json labels = std::move(extra);
     labels["sidecar.istio.io/inject"] = v;
     return json{{"name", "p"}, {"namespace", "test"}, {"labels", labels}};
   };

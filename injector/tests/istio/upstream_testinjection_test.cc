@@ -339,8 +339,11 @@ std::vector<std::string> runCase(const Case& c, const Loaded& chart, const fs::p
     const std::string want_pod =
         core::toYaml(upstream::scrubbedPod(upstream::podFromWorkload((*wants)[i])));
     if (got_text != want_pod) {
-      failures.push_back("webhook document " + std::to_string(i) + " differs:\n" + got_text +
-                         "want:\n" + want_pod);
+      std::string failure = "webhook document " + std::to_string(i) + " differs:\n";
+      failure += got_text;
+      failure += "want:\n";
+      failure += want_pod;
+      failures.push_back(std::move(failure));
     }
   }
   return failures;

@@ -22,7 +22,7 @@ struct Built {
 
 // buildPodPatch the way the webhook calls it, with the annotations of the object as the
 // effective set and the owner label of a Deployment-owned pod.
-Built build(const json& object, Values values = Values{}, StringMap collected = {},
+Built build(const json& object, const Values& values = Values{}, StringMap collected = {},
             std::string pem = "IdentityTrustAnchorsPEM") {
   const Workload w = *parseWorkload(object, object.value("kind", "Pod"));
   StringMap effective = w.pod_annotations;
@@ -494,7 +494,7 @@ TEST(PodPatchErrors, CloseWaitNeedsRunAsRoot) {
   const json init = initOf(*ok.patch);
   EXPECT_EQ(init["securityContext"]["privileged"], true);
   EXPECT_EQ(init["securityContext"]["runAsUser"], 0);
-  const json args = init["args"];
+  const json& args = init["args"];
   EXPECT_NE(std::find(args.begin(), args.end(), "60"), args.end());
 }
 

@@ -165,7 +165,7 @@ TEST_F(IstioInjectorProcessTest, BadRequestsGetIstiosStatusCodes) {
   EXPECT_EQ(text.status, 415);
   EXPECT_EQ(text.body, "invalid Content-Type, want `application/json`\n");
 
-  auto huge = post(std::string(7 * 1024 * 1024, ' '));
+  auto huge = post(std::string(std::size_t{7} * 1024 * 1024, ' '));
   ASSERT_TRUE(huge.ok()) << huge.error_message;
   EXPECT_EQ(huge.status, 400);
 

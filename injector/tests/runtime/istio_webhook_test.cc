@@ -189,7 +189,7 @@ TEST_F(IstioWebhookTest, BadBodiesGetIstiosAnswers) {
   auto garbage = post("{not json");
   EXPECT_EQ(garbage.status, 200);  // a decode error is an explicit deny, not an HTTP error
   EXPECT_EQ(json::parse(garbage.body)["response"]["allowed"], false);
-  auto huge = post(std::string(7 * 1024 * 1024, ' '));
+  auto huge = post(std::string(std::size_t{7} * 1024 * 1024, ' '));
   EXPECT_EQ(huge.status, 400);
 }
 

@@ -220,6 +220,7 @@ TEST_F(ServeTest, WithObjectFilesReviewsAreAnsweredOnTheIoThread) {
   options.threads = 2;
   net::HttpClient parallel(options);
   std::vector<std::future<net::ClientResponse>> answers;
+  answers.reserve(8);
   for (int i = 0; i < 8; ++i) {
     answers.push_back(
         parallel.send(request("POST", "/", podReview("fast-app", "uid-" + std::to_string(i)))));

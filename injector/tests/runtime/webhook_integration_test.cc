@@ -294,7 +294,9 @@ TEST_F(InjectorProcessTest, RefusesDeeplyNestedReviewsWith400AndKeepsServing) {
   // go-yaml names the line when it is not the first.
   std::string multi_line = review.dump(1);
   const auto at = multi_line.find("\"DEEP\"");
-  const auto line = std::count(multi_line.begin(), multi_line.begin() + at, '\n') + 1;
+  const auto line =
+      std::count(multi_line.begin(), multi_line.begin() + static_cast<std::ptrdiff_t>(at), '\n') +
+      1;
   ASSERT_GT(line, 1);
   multi_line.replace(at, 6, deep);
   auto lines = post(multi_line);
@@ -362,7 +364,7 @@ TEST_F(InjectorProcessTest, AnswersPlaintextAndOversizedRequestsLikeTheRealServe
   auto plain = get("http://127.0.0.1:" + std::to_string(injector_.webhookPort()) + "/");
   ASSERT_TRUE(plain.ok()) << plain.error_message;
   EXPECT_EQ(plain.status, 400);
-  auto huge = post(std::string(11 * 1024 * 1024, ' '));
+  auto huge = post(std::string(std::size_t{11} * 1024 * 1024, ' '));
   ASSERT_TRUE(huge.ok()) << huge.error_message;
   EXPECT_EQ(huge.status, 500);
   // Still serving afterwards.
