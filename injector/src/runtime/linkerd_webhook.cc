@@ -22,14 +22,23 @@ constexpr char kResponsesHelp[] =
     "A counter for number of admission responses from proxy injector.";
 
 
-void count(core::MetricsRegistry& metrics, const char* name, const char* help,
-           const linkerd::MetricLabels& labels) {
-  std::vector<std::string> names, values;
-  for (const auto& [k, v] : labels) {
-    names.push_back(k);
-    values.push_back(v);
+// Adds one to the series of `labels` (a fixed set of label names) in the family `name`,
+// registered into `family` on first use. Two threads may both register it: the registry returns
+// the same family to both.
+void count(std::atomic<core::CounterFamily*>& family, core::MetricsRegistry& metrics,
+           const char* name, const char* help, const linkerd::MetricLabels& labels) {
+  core::CounterFamily* counter = family.load(std::memory_order_acquire);
+  if (counter == nullptr) {
+    std::vector<std::string> names;
+    names.reserve(labels.size());
+    for (const auto& entry : labels) names.push_back(entry.first);
+    counter = &metrics.counter(name, help, std::move(names));
+    family.store(counter, std::memory_order_release);
   }
-  metrics.counter(name, help, names).add(values);
+  std::vector<std::string> values;
+  values.reserve(labels.size());
+  for (const auto& entry : labels) values.push_back(entry.second);
+  counter->add(values);
 }
 
 net::Response jsonResponse(const nlohmann::json& body) {
@@ -157,11 +166,15 @@ net::Response LinkerdWebhook::handle(const net::Request& request) {
   (*raw)["response"] = std::move(answer);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  metrics_
-      .histogram("injector_admission_duration_seconds",
-                 "Time to handle one admission review, by profile and decision.",
-                 {"profile", "decision"}, core::defaultBuckets())
-      .observe({"linkerd", decision}, seconds);
+  core::HistogramFamily* durations = durations_.load(std::memory_order_acquire);
+  if (durations == nullptr) {
+    durations = &metrics_.histogram(
+        "injector_admission_duration_seconds",
+        "Time to handle one admission review, by profile and decision.", {"profile", "decision"},
+        core::defaultBuckets());
+    durations_.store(durations, std::memory_order_release);
+  }
+  durations->observe({"linkerd", std::move(decision)}, seconds);
   return jsonResponse(*raw);
 }
 
@@ -201,11 +214,11 @@ core::AdmissionResponse LinkerdWebhook::respond(core::AdmissionRequest& req,
   auto outcome = linkerd::admit((*config)->values, input);
   for (const auto& line : outcome.logs) emit(line);
   if (outcome.request_metric) {
-    count(metrics_, "proxy_inject_admission_requests_total", kRequestsHelp,
+    count(requests_, metrics_, "proxy_inject_admission_requests_total", kRequestsHelp,
           *outcome.request_metric);
   }
   if (outcome.response_metric) {
-    count(metrics_, "proxy_inject_admission_responses_total", kResponsesHelp,
+    count(responses_, metrics_, "proxy_inject_admission_responses_total", kResponsesHelp,
           *outcome.response_metric);
   }
   for (const auto& event : outcome.events) {
