@@ -284,7 +284,7 @@ bool appendEscaped(std::string& out, std::string_view s) {
   const char* p = s.data();
   const char* const end = p + s.size();
   const std::size_t start = out.size();
-  // A long string (an answer's base64 patch, tens of kB) grows `out` once, not by doublings.
+  // A long string (an answer's base64 patch, 12 kB for a Linkerd pod) grows `out` once.
   if (s.size() > 256) out.reserve(out.size() + s.size() + 2);
   out.push_back('"');
   bool checked = false;

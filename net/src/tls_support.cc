@@ -104,6 +104,13 @@ core::Result<std::shared_ptr<ssl::context>> makeServerContext(const TlsServerCon
   // An idle connection gives back its record buffers (about 34 KiB each) instead of keeping
   // them until it closes.
   SSL_CTX_set_mode(native, SSL_MODE_RELEASE_BUFFERS);
+  // No session resumption: kube-apiserver's webhook client never resumes (client-go
+  // transport/transport.go TLSConfigFor sets no ClientSessionCache), so each of the two TLS 1.3
+  // tickets OpenSSL sends after a handshake by default, and each session kept in its server-side
+  // cache, was work for nothing on every new connection (the client parsed the tickets too).
+  SSL_CTX_set_num_tickets(native, 0);
+  SSL_CTX_set_options(native, SSL_OP_NO_TICKET);
+  SSL_CTX_set_session_cache_mode(native, SSL_SESS_CACHE_OFF);
   // HTTP/1.1 only (the webhook client never negotiates h2).
   if (identity) {
     // SSL_CTX_use_certificate/_PrivateKey take their own references.

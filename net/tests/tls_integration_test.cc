@@ -2,6 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <openssl/ssl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -100,6 +107,44 @@ TEST_F(TlsServerTest, ServesARequestOverVerifiedTls) {
   EXPECT_EQ(res.status, 200);
   EXPECT_EQ(res.body, "POST /echo?timeout=10s hello");
   EXPECT_EQ(res.headers.get("X-Peer-Tls"), "yes");
+}
+
+// kube-apiserver never resumes a webhook's TLS session, so the server sends no session tickets
+// (TLS 1.3) and keeps no sessions: after a whole request and answer, what the client holds
+// cannot be resumed. With OpenSSL's defaults it could (two tickets arrive after the handshake).
+TEST_F(TlsServerTest, IssuesNoSessionTicketsAsNoApiServerResumesThem) {
+  startServer();
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(server_->port());
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0);
+  const timeval patience{10, 0};  // a server that never answers fails the test, not hangs it
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
+  const std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_client_method()),
+                                                                 &SSL_CTX_free);
+  ASSERT_TRUE(ctx);
+  SSL_CTX_set_session_cache_mode(ctx.get(), SSL_SESS_CACHE_CLIENT);
+  const std::unique_ptr<SSL, decltype(&SSL_free)> ssl(SSL_new(ctx.get()), &SSL_free);
+  ASSERT_TRUE(ssl);
+  SSL_set_fd(ssl.get(), fd);
+  ASSERT_EQ(SSL_connect(ssl.get()), 1);
+  EXPECT_EQ(SSL_version(ssl.get()), TLS1_3_VERSION);
+  const std::string request =
+      "POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n"
+      "Connection: close\r\n\r\nhello";
+  ASSERT_EQ(SSL_write(ssl.get(), request.data(), static_cast<int>(request.size())),
+            static_cast<int>(request.size()));
+  std::string answer;
+  char buffer[4096];
+  for (int n = 0; (n = SSL_read(ssl.get(), buffer, sizeof buffer)) > 0;) answer.append(buffer, n);
+  ::close(fd);
+  EXPECT_NE(answer.find("POST /echo hello"), std::string::npos) << answer;
+  SSL_SESSION* session = SSL_get_session(ssl.get());
+  ASSERT_NE(session, nullptr);
+  EXPECT_EQ(SSL_SESSION_is_resumable(session), 0);
 }
 
 TEST_F(TlsServerTest, ReusesOneKeepAliveConnectionForAThousandSequentialRequests) {

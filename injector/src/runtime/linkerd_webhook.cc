@@ -160,7 +160,7 @@ net::Response LinkerdWebhook::handle(const net::Request& request) {
 
   // The decoded review goes back with the response set (request echoed, as server.go does).
   nlohmann::json answer = core::toJson(response);
-  // A cached patch is kept with its base64 text: encoding tens of kB again for every replica
+  // A cached patch is kept with its base64 text: encoding its 9 kB again for every replica
   // was a tenth of a request's instructions.
   if (encoded_patch) answer["patch"] = *encoded_patch;
   (*raw)["response"] = std::move(answer);
