@@ -122,9 +122,10 @@ void HttpsWebhookCaller::clearRoutes() {
 
 namespace {
 
-// checkCaBundle's verdict on a bundle, kept for the process: every scenario's caller checks the
-// same scenario CA, and decoding a certificate costs OpenSSL 3 about a million instructions.
-std::string processCaBundleProblem(const std::string& ca_bundle) {
+// Why a caBundle cannot make a client ("" when it can): checkCaBundle's verdict, kept for the
+// process (every call of a webhook checks its bundle, and decoding a certificate costs OpenSSL 3
+// about a million instructions).
+std::string caBundleProblem(const std::string& ca_bundle) {
   constexpr std::size_t kKept = 64;
   static std::mutex mutex;
   static std::map<std::string, std::string, std::less<>> problems;
@@ -141,15 +142,6 @@ std::string processCaBundleProblem(const std::string& ca_bundle) {
 }
 
 }  // namespace
-
-std::string HttpsWebhookCaller::caBundleProblem(const std::string& ca_bundle) {
-  std::lock_guard lock(mutex_);
-  auto it = ca_problems_.find(ca_bundle);
-  if (it == ca_problems_.end()) {
-    it = ca_problems_.emplace(ca_bundle, processCaBundleProblem(ca_bundle)).first;
-  }
-  return it->second;
-}
 
 void HttpsWebhookCaller::setAuthentication(
     std::shared_ptr<const WebhookAuthentication> authentication) {

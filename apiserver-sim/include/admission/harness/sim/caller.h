@@ -133,12 +133,8 @@ class HttpsWebhookCaller : public WebhookCaller {
  private:
   std::shared_ptr<net::HttpClient> clientFor(const std::string& ca_bundle,
                                              const WebhookCredentials* credentials);
-  // Why a caBundle cannot make a client ("" when it can), parsed once per distinct bundle.
-  std::string caBundleProblem(const std::string& ca_bundle);
-
   std::mutex mutex_;
   std::map<std::string, std::shared_ptr<net::HttpClient>> clients_;
-  std::map<std::string, std::string> ca_problems_;
   struct Route {
     std::string connect_to;
     DeclaredDelay declared;
