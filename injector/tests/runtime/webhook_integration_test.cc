@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/core/json.h"
 #include "harness/go/base64.h"
 #include "harness/net/client.h"
 #include "harness/net/server.h"
@@ -189,6 +190,25 @@ TEST_F(InjectorProcessTest, InjectsAPodOwnedByADeploymentOverV1) {
   }
   EXPECT_TRUE(has_proxy) << patch.dump(2);
   EXPECT_TRUE(has_owner_label) << patch.dump(2);
+}
+
+// A replica of the same workload is answered from the patch cache, which keeps the patch's base64
+// text: the second answer carries the same patch, byte for byte, under its own uid, and that
+// text is the base64 of the patch as core::dumpJson writes it.
+TEST_F(InjectorProcessTest, AReplicaGetsTheCachedPatchEncodedAsTheFirst) {
+  auto first = post(podReview("admission.k8s.io/v1", "uid-a").dump());
+  auto second = post(podReview("admission.k8s.io/v1", "uid-b").dump());
+  ASSERT_TRUE(first.ok() && second.ok()) << first.error_message << second.error_message;
+  ASSERT_EQ(first.status, 200) << first.body;
+  ASSERT_EQ(second.status, 200) << second.body;
+  const auto a = json::parse(first.body);
+  const auto b = json::parse(second.body);
+  EXPECT_EQ(b["response"]["uid"], "uid-b");
+  ASSERT_TRUE(a["response"]["patch"].is_string()) << first.body;
+  EXPECT_EQ(a["response"]["patch"], b["response"]["patch"]);
+  const json patch = decodedPatch(b);
+  EXPECT_FALSE(patch.empty());
+  EXPECT_EQ(b["response"]["patch"], go::base64Encode(core::dumpJson(patch)));
 }
 
 TEST_F(InjectorProcessTest, AnswersV1beta1WithTheSameVersionAndPostsAnEventToTheOwner) {
