@@ -114,7 +114,15 @@ TEST_F(TlsServerTest, ServesARequestOverVerifiedTls) {
 // cannot be resumed. With OpenSSL's defaults it could (two tickets arrive after the handshake).
 TEST_F(TlsServerTest, IssuesNoSessionTicketsAsNoApiServerResumesThem) {
   startServer();
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  // Closed however the test ends (an ASSERT returns early); declared before `ssl`, which only
+  // borrows the descriptor, so it outlives it.
+  struct OwnedFd {
+    int fd;
+    ~OwnedFd() {
+      if (fd >= 0) ::close(fd);
+    }
+  } const owned{::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)};
+  const int fd = owned.fd;
   ASSERT_GE(fd, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
@@ -140,7 +148,6 @@ TEST_F(TlsServerTest, IssuesNoSessionTicketsAsNoApiServerResumesThem) {
   std::string answer;
   char buffer[4096];
   for (int n = 0; (n = SSL_read(ssl.get(), buffer, sizeof buffer)) > 0;) answer.append(buffer, n);
-  ::close(fd);
   EXPECT_NE(answer.find("POST /echo hello"), std::string::npos) << answer;
   SSL_SESSION* session = SSL_get_session(ssl.get());
   ASSERT_NE(session, nullptr);
