@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <variant>
 
@@ -28,6 +29,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include "harness/core/recent_cache.h"
 #include "harness/net/url.h"
 #include "tls_support.h"
 
@@ -91,25 +93,10 @@ bool idleConnectionBroken(Connection& c) {
 // scenario makes its callers anew, so the same PEM was decoded again and again (issue 19). An
 // X509_STORE is reference-counted and, once filled, read under its own lock by the SSL_CTXs and
 // threads that verify with it. The few most recent bundles are kept.
-struct StoreFree {
-  void operator()(X509_STORE* store) const { X509_STORE_free(store); }
-};
-using StorePtr = std::unique_ptr<X509_STORE, StoreFree>;
+using StorePtr = std::shared_ptr<X509_STORE>;
 
-// A new reference to the store of `pem`'s certificates; null when it holds none.
-StorePtr sharedCaStore(const std::string& pem) {
-  constexpr std::size_t kKept = 8;
-  static std::mutex mutex;
-  static std::vector<std::pair<std::string, StorePtr>> recent;  // most recent last
-  std::lock_guard lock(mutex);
-  for (auto it = recent.begin(); it != recent.end(); ++it) {
-    if (it->first != pem) continue;
-    std::rotate(it, it + 1, recent.end());
-    X509_STORE* store = recent.back().second.get();
-    X509_STORE_up_ref(store);
-    return StorePtr(store);
-  }
-  StorePtr store(X509_STORE_new());
+StorePtr makeCaStore(const std::string& pem) {
+  StorePtr store(X509_STORE_new(), X509_STORE_free);
   if (!store) return nullptr;
   BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
   int added = 0;
@@ -119,11 +106,14 @@ StorePtr sharedCaStore(const std::string& pem) {
   }
   BIO_free(bio);
   ERR_clear_error();
-  if (added == 0) return nullptr;
-  if (recent.size() >= kKept) recent.erase(recent.begin());
-  X509_STORE_up_ref(store.get());
-  recent.emplace_back(pem, StorePtr(store.get()));
-  return store;
+  return added == 0 ? nullptr : store;
+}
+
+// The store of `pem`'s certificates; null when it holds none (not kept: nothing to reuse).
+StorePtr sharedCaStore(const std::string& pem) {
+  static core::RecentCache<std::string, StorePtr> stores(8);
+  return stores.findOrMake(
+      pem, [&pem] { return makeCaStore(pem); }, [](const StorePtr& store) { return !!store; });
 }
 
 // A client TLS context: the roots and the client certificate of one ClientOptions, or why they
@@ -164,26 +154,11 @@ ClientTls makeClientTls(const ClientOptions& options) {
 // changes a context once made (per-connection settings go on the SSL), and OpenSSL lets many
 // threads make connections from one.
 ClientTls sharedClientTls(const ClientOptions& options) {
-  struct Entry {
-    std::string ca, certificate, key;
-    ClientTls tls;
-  };
-  constexpr std::size_t kKept = 8;
-  static std::mutex mutex;
-  static std::vector<Entry> recent;  // most recent last
-  std::lock_guard lock(mutex);
-  for (auto it = recent.begin(); it != recent.end(); ++it) {
-    if (it->ca != options.ca_pem || it->certificate != options.client_certificate_pem ||
-        it->key != options.client_key_pem) {
-      continue;
-    }
-    std::rotate(it, it + 1, recent.end());
-    return recent.back().tls;
-  }
-  ClientTls made = makeClientTls(options);
-  if (recent.size() >= kKept) recent.erase(recent.begin());
-  recent.push_back({options.ca_pem, options.client_certificate_pem, options.client_key_pem, made});
-  return made;
+  using Key = std::tuple<std::string, std::string, std::string>;
+  static core::RecentCache<Key, ClientTls> contexts(8);
+  return contexts.findOrMake(
+      Key{options.ca_pem, options.client_certificate_pem, options.client_key_pem},
+      [&options] { return makeClientTls(options); });
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include "tls_identity.h"
 
+#include "harness/core/recent_cache.h"
+
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -11,7 +13,7 @@
 #include <cstdio>
 #include <ctime>
 #include <memory>
-#include <mutex>
+#include <utility>
 #include <vector>
 
 namespace harness::net::detail {
@@ -49,39 +51,14 @@ namespace {
 // starts stub webhooks with the same certificate in scenario after scenario, and OpenSSL 3
 // spends over a million instructions on a new SSL_CTX (issue 19). Nothing changes a context
 // once made; a reload with other files makes another one.
-class SharedServerContexts {
- public:
-  std::shared_ptr<ssl::context> find(const std::shared_ptr<const TlsIdentity>& identity,
-                                     bool tls13_only) {
-    std::lock_guard lock(mutex_);
-    std::erase_if(entries_, [](const Entry& entry) { return entry.identity.expired(); });
-    for (const auto& entry : entries_) {
-      if (entry.tls13_only == tls13_only && entry.identity.lock() == identity) {
-        return entry.context;
-      }
-    }
-    return nullptr;
-  }
-  void add(const std::shared_ptr<const TlsIdentity>& identity, bool tls13_only,
-           std::shared_ptr<ssl::context> context) {
-    constexpr std::size_t kKept = 32;
-    std::lock_guard lock(mutex_);
-    if (entries_.size() >= kKept) entries_.erase(entries_.begin());
-    entries_.push_back({identity, tls13_only, std::move(context)});
-  }
-
- private:
-  struct Entry {
-    std::weak_ptr<const TlsIdentity> identity;
-    bool tls13_only = false;
-    std::shared_ptr<ssl::context> context;
-  };
-  std::mutex mutex_;
-  std::vector<Entry> entries_;
+struct SharedServerContext {
+  std::weak_ptr<const TlsIdentity> identity;  // the key's pointer, while it is alive
+  std::shared_ptr<ssl::context> context;
 };
+using ServerContextKey = std::pair<const TlsIdentity*, bool>;  // identity, TLS 1.3 only
 
-SharedServerContexts& sharedServerContexts() {
-  static SharedServerContexts contexts;
+core::RecentCache<ServerContextKey, SharedServerContext>& sharedServerContexts() {
+  static core::RecentCache<ServerContextKey, SharedServerContext> contexts(32);
   return contexts;
 }
 
@@ -93,7 +70,10 @@ core::Result<std::shared_ptr<ssl::context>> makeServerContext(const TlsServerCon
       writtenIdentity(config.certificate_file, config.private_key_file);
   const bool shareable = identity && !config.client_ca_file;
   if (shareable) {
-    if (auto shared = sharedServerContexts().find(identity, config.tls13_only)) return shared;
+    // The identity's address is the key; an entry whose identity died (and whose address a new
+    // one may now have) is no match.
+    auto shared = sharedServerContexts().find({identity.get(), config.tls13_only});
+    if (shared && shared->identity.lock() == identity) return shared->context;
   }
   auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
   ERR_clear_error();
@@ -146,7 +126,9 @@ core::Result<std::shared_ptr<ssl::context>> makeServerContext(const TlsServerCon
       SSL_CTX_set_client_CA_list(native, names);
     }
   }
-  if (shareable) sharedServerContexts().add(identity, config.tls13_only, ctx);
+  if (shareable) {
+    sharedServerContexts().insert({identity.get(), config.tls13_only}, {identity, ctx});
+  }
   return ctx;
 }
 

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/recent_cache.h"
 #include "harness/go/base64.h"
 #include "harness/go/strconv.h"
 #include "harness/net/client.h"
@@ -126,19 +127,11 @@ namespace {
 // process (every call of a webhook checks its bundle, and decoding a certificate costs OpenSSL 3
 // about a million instructions).
 std::string caBundleProblem(const std::string& ca_bundle) {
-  constexpr std::size_t kKept = 64;
-  static std::mutex mutex;
-  static std::map<std::string, std::string, std::less<>> problems;
-  {
-    std::lock_guard lock(mutex);
-    if (const auto it = problems.find(ca_bundle); it != problems.end()) return it->second;
-  }
-  auto ca = core::checkCaBundle(ca_bundle);
-  std::string problem = ca.ok() ? std::string() : ca.error().message;
-  std::lock_guard lock(mutex);
-  if (problems.size() >= kKept) problems.clear();
-  problems.emplace(ca_bundle, problem);
-  return problem;
+  static core::RecentCache<std::string, std::string> problems(64);
+  return problems.findOrMake(ca_bundle, [&ca_bundle] {
+    auto ca = core::checkCaBundle(ca_bundle);
+    return ca.ok() ? std::string() : ca.error().message;
+  });
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "harness/core/json.h"
 #include "harness/core/json_pointer.h"
+#include "harness/core/recent_cache.h"
 #include "harness/go/base64.h"
 #include "harness/net/server.h"
 
@@ -181,33 +182,22 @@ core::Result<net::IssuedCertificate> stubCertificate(const net::CertificateAutho
                                                      StubTls tls,
                                                      const std::vector<std::string>& sans) {
   using Key = std::tuple<std::string, StubTls, std::vector<std::string>>;
-  constexpr std::size_t kKept = 256;
-  static std::mutex mutex;
-  static std::map<Key, net::IssuedCertificate> issued;
-  Key key{tls == StubTls::kUntrusted ? std::string() : ca.certificate_pem, tls,
-          tls == StubTls::kWrongHost ? std::vector<std::string>() : sans};
-  {
-    std::lock_guard lock(mutex);
-    if (const auto it = issued.find(key); it != issued.end()) return it->second;
-  }
-  core::Result<net::IssuedCertificate> certificate = core::makeError("unset");
-  switch (tls) {
-    case StubTls::kValid:
-      certificate = net::issueCertificate(ca, kStubCommonName, sans);
-      break;
-    case StubTls::kUntrusted:
-      certificate = net::selfSignedCertificate(kStubCommonName, sans);
-      break;
-    case StubTls::kWrongHost:
-      certificate = net::issueCertificate(
-          ca, kStubCommonName, {std::string(kWrongHostDnsName), std::string(kWrongHostIp)});
-      break;
-  }
-  if (!certificate) return certificate;
-  std::lock_guard lock(mutex);
-  if (issued.size() >= kKept) issued.clear();
-  issued.emplace(std::move(key), *certificate);
-  return certificate;
+  static core::RecentCache<Key, core::Result<net::IssuedCertificate>> issued(256);
+  const Key key{tls == StubTls::kUntrusted ? std::string() : ca.certificate_pem, tls,
+                tls == StubTls::kWrongHost ? std::vector<std::string>() : sans};
+  auto issue = [&]() -> core::Result<net::IssuedCertificate> {
+    switch (tls) {
+      case StubTls::kValid:
+        return net::issueCertificate(ca, kStubCommonName, sans);
+      case StubTls::kUntrusted:
+        return net::selfSignedCertificate(kStubCommonName, sans);
+      case StubTls::kWrongHost:
+        return net::issueCertificate(
+            ca, kStubCommonName, {std::string(kWrongHostDnsName), std::string(kWrongHostIp)});
+    }
+    return core::makeError("unknown stub TLS kind");
+  };
+  return issued.findOrMake(key, issue, [](const auto& certificate) { return certificate.ok(); });
 }
 
 }  // namespace
