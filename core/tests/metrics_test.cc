@@ -94,6 +94,38 @@ TEST(Metrics, ConcurrentIncrementsAreAllCounted) {
   EXPECT_EQ(c.value({}), 40000);
 }
 
+TEST(Metrics, AFamilySlotRegistersOnceAndThenHandsOutTheSameFamily) {
+  MetricsRegistry registry;
+  FamilySlot<CounterFamily> slot;
+  int registrations = 0;
+  auto make = [&]() -> CounterFamily& {
+    ++registrations;
+    return registry.counter("slot_total", "s", {"l"});
+  };
+  slot.get(make).add({"a"});
+  slot.get(make).add({"a"});
+  EXPECT_EQ(registrations, 1);
+  EXPECT_EQ(&slot.get(make), registry.findCounter("slot_total"));
+  EXPECT_EQ(registry.findCounter("slot_total")->value({"a"}), 2);
+}
+
+TEST(Metrics, ThreadsRacingToRegisterASlotCountIntoOneFamily) {
+  MetricsRegistry registry;
+  FamilySlot<CounterFamily> slot;
+  std::vector<std::thread> threads;
+  threads.reserve(4);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 1000; ++i) {
+        slot.get([&]() -> CounterFamily& { return registry.counter("race_total", "r", {}); })
+            .add({});
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(registry.findCounter("race_total")->value({}), 4000);
+}
+
 TEST(Metrics, SampleValuesFormatLikePrometheus) {
   EXPECT_EQ(formatSampleValue(3), "3");
   EXPECT_EQ(formatSampleValue(0.1), "0.1");

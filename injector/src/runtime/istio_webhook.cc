@@ -166,7 +166,7 @@ net::Response IstioWebhook::handle(const net::Request& request) {
   const std::optional<std::string> path = goPathUnescape(request.path);
   if (!path) return net::Response::text(400, "400 Bad Request");
   const auto started = std::chrono::steady_clock::now();
-  count("sidecar_injection_requests_total", "Total number of injection requests.");
+  count(Counter::kRequests);
   if (request.body.size() > kMaxBody) {
     return httpError(400, "http: request body too large");
   }
@@ -196,7 +196,7 @@ net::Response IstioWebhook::handle(const net::Request& request) {
   if (!review) {
     spdlog::error("Could not decode body: {}", review.error().message);
     response = injectionError(review.error().message);
-    count("sidecar_injection_failure_total", "Total number of failed injection requests.");
+    count(Counter::kFailure);
   } else {
     api_version = review->api_version;
     kind = review->kind;
@@ -207,7 +207,7 @@ net::Response IstioWebhook::handle(const net::Request& request) {
       // without a sidecar): answer as an injection error.
       spdlog::error("Pod injection failed: {}", e.what());
       response = injectionError(e.what());
-      count("sidecar_injection_failure_total", "Total number of failed injection requests.");
+      count(Counter::kFailure);
     }
     response.uid = review->request->uid;
   }
@@ -215,9 +215,12 @@ net::Response IstioWebhook::handle(const net::Request& request) {
   out.api_version = api_version;
   out.kind = kind;
   out.response = std::move(response);
-  metrics_
-      .histogram("sidecar_injection_time_seconds", "Total time taken for injection in seconds.",
-                 {}, {0.001, 0.01, 0.1, 1, 10})
+  injection_time_
+      .get([this]() -> core::HistogramFamily& {
+        return metrics_.histogram("sidecar_injection_time_seconds",
+                                  "Total time taken for injection in seconds.", {},
+                                  {0.001, 0.01, 0.1, 1, 10});
+      })
       .observe({}, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   return net::Response::json(200, core::encodeAdmissionReview(out));
 }
@@ -269,15 +272,31 @@ nlohmann::json IstioWebhook::namespaceObject(const std::string& name) {
   return *ns ? **ns : nlohmann::json(nullptr);
 }
 
-void IstioWebhook::count(const char* name, const char* help) {
-  metrics_.counter(name, help, {}).add({});
+void IstioWebhook::count(Counter counter) {
+  struct Name {
+    const char* name;
+    const char* help;
+  };
+  // Indexed by Counter.
+  static constexpr Name kNames[] = {
+      {"sidecar_injection_requests_total", "Total number of injection requests."},
+      {"sidecar_injection_success_total", "Total number of successful injection requests."},
+      {"sidecar_injection_skip_total", "Total number of skipped injection requests."},
+      {"sidecar_injection_failure_total", "Total number of failed injection requests."},
+  };
+  const auto index = static_cast<std::size_t>(counter);
+  counters_[index]
+      .get([&]() -> core::CounterFamily& {
+        return metrics_.counter(kNames[index].name, kNames[index].help, {});
+      })
+      .add({});
 }
 
 core::AdmissionResponse IstioWebhook::respond(const core::AdmissionReview& review,
                                               const std::string& path) {
   auto settings = this->settings();
   if (!settings) {
-    count("sidecar_injection_failure_total", "Total number of failed injection requests.");
+    count(Counter::kFailure);
     return injectionError(settings.error().message);
   }
   istio::AdmissionInput input;
@@ -309,17 +328,17 @@ core::AdmissionResponse IstioWebhook::respond(const core::AdmissionReview& revie
   switch (outcome->decision) {
     case istio::Decision::kSkip:
       response.allowed = true;
-      count("sidecar_injection_skip_total", "Total number of skipped injection requests.");
+      count(Counter::kSkip);
       break;
     case istio::Decision::kError:
       response = injectionError(outcome->error_message);
-      count("sidecar_injection_failure_total", "Total number of failed injection requests.");
+      count(Counter::kFailure);
       break;
     case istio::Decision::kInject:
       response.allowed = true;
       response.patch = outcome->patch;
       response.patch_type = std::string(core::kPatchTypeJsonPatch);
-      count("sidecar_injection_success_total", "Total number of successful injection requests.");
+      count(Counter::kSuccess);
       break;
   }
   return response;

@@ -4,6 +4,7 @@
 // parseInjectEnvs (docs/istio-injector.md §5): body and Content-Type checks, AdmissionReview v1 and
 // v1beta1, path parameters, the sidecar_injection_* metrics, config files reloaded on change.
 
+#include <array>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -51,7 +52,9 @@ class IstioWebhook {
   // The response to a decoded review; may throw only on a bug, which handle() answers as an
   // injection error.
   core::AdmissionResponse respond(const core::AdmissionReview& review, const std::string& path);
-  void count(const char* name, const char* help);
+  // Istio's injection counters (webhook.go: totalInjections, totalSkippedInjections, ...).
+  enum class Counter { kRequests, kSuccess, kSkip, kFailure };
+  void count(Counter counter);
   // DetectNativeSidecar for a pod on `node_name` ("" when not scheduled).
   bool nativeSidecars(const istio::InjectorSettings& settings, const std::string& node_name);
   // The Namespace `name` as istiod's namespace informer would give it: null when it does not
@@ -73,6 +76,9 @@ class IstioWebhook {
 
   IstioWebhookConfig config_;
   core::MetricsRegistry& metrics_;
+  // Registered on first use (see core::FamilySlot), indexed by Counter.
+  std::array<core::FamilySlot<core::CounterFamily>, 4> counters_;
+  core::FamilySlot<core::HistogramFamily> injection_time_;
   KubeApi* nodes_;
   KubeApi* namespaces_;
   WatchedFile config_file_, values_file_, mesh_file_;
