@@ -1,15 +1,13 @@
 // The server under hostile load on 127.0.0.1: a process out of file descriptors, idle
 // connections up to the connection cap, handlers that block, large bodies.
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -27,6 +25,7 @@
 
 #include "harness/net/client.h"
 #include "harness/net/server.h"
+#include "harness/testing/loopback_socket.h"
 #include "harness/testing/support.h"
 
 namespace harness::net {
@@ -34,6 +33,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+using harness::testing::LoopbackSocket;
 
 // How long a request or a wait may take before the test counts it as failed: only a bound for a
 // failing run, never a timing assumption, so far above what a passing run needs even under
@@ -52,25 +52,10 @@ bool eventually(const std::function<bool()>& condition,
   return true;
 }
 
-// A TCP socket, -1 on failure; connectTo() connects it to 127.0.0.1:port.
-int tcpSocket() { return ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0); }
-
-bool connectTo(int fd, std::uint16_t port) {
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
-}
-
-// How many of `fds` the peer has closed (readable with end of file), now.
-std::size_t closedByPeer(const std::vector<int>& fds) {
-  std::size_t closed = 0;
-  for (int fd : fds) {
-    char byte;
-    if (::recv(fd, &byte, 1, MSG_DONTWAIT | MSG_PEEK) == 0) ++closed;
-  }
-  return closed;
+// How many of `sockets` the peer has closed, now.
+std::size_t closedByPeer(const std::vector<LoopbackSocket>& sockets) {
+  return static_cast<std::size_t>(std::count_if(
+      sockets.begin(), sockets.end(), [](const LoopbackSocket& s) { return s.closedByPeer(); }));
 }
 
 Router healthRouter() {
@@ -120,11 +105,9 @@ std::string exhaustDescriptorsAndRecover() {
   }
   const rlimit limit{open_now + 32, open_now + 32};
   if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) return "setrlimit failed";
-  std::vector<int> clients;
-  for (int i = 0; i < 8; ++i) {
-    const int fd = tcpSocket();
-    if (fd < 0) return "socket() failed before the limit";
-    clients.push_back(fd);
+  std::vector<LoopbackSocket> clients(8);
+  for (const auto& socket : clients) {
+    if (socket.fd() < 0) return "socket() failed before the limit";
   }
   std::vector<int> fillers;
   for (;;) {
@@ -133,8 +116,8 @@ std::string exhaustDescriptorsAndRecover() {
     fillers.push_back(fd);
   }
   if (errno != EMFILE) return "filling the descriptor table stopped with errno " + std::to_string(errno);
-  for (int fd : clients) {
-    if (!connectTo(fd, server.port())) return "connect failed";
+  for (auto& socket : clients) {
+    if (!socket.connect(server.port())) return "connect failed";
   }
 
   if (!eventually([&] { return server.stats().accept_errors >= 1; })) {
@@ -162,7 +145,7 @@ std::string exhaustDescriptorsAndRecover() {
   }
 
   for (int fd : fillers) ::close(fd);
-  for (int fd : clients) ::close(fd);
+  clients.clear();
   HttpClient client({});
   auto res = getHealthz(client, server.port());
   if (!res.ok() || res.status != 200) {
@@ -230,10 +213,10 @@ TEST_F(TlsLimitsTest, IdleConnectionsCannotHoldEverySlot) {
   ASSERT_TRUE(server.start().ok());
 
   // Connections that never start TLS, filling every slot.
-  std::vector<int> idle;
+  std::vector<LoopbackSocket> idle;
   for (int i = 0; i < 3; ++i) {
-    idle.push_back(tcpSocket());
-    ASSERT_TRUE(connectTo(idle.back(), server.port()));
+    idle.emplace_back(server.port());
+    ASSERT_TRUE(idle.back().connected());
   }
   // The server may reclaim the longest-idle one as soon as the third fills the cap, so the
   // three are counted as open or reclaimed, not as open at one instant.
@@ -251,7 +234,6 @@ TEST_F(TlsLimitsTest, IdleConnectionsCannotHoldEverySlot) {
   EXPECT_EQ(server.stats().max_connections, 3u);
   // The longest-idle one was closed to make room.
   EXPECT_TRUE(eventually([&] { return closedByPeer(idle) >= 1; }));
-  for (int fd : idle) ::close(fd);
 }
 
 TEST(ServerLimitsDefaults, TheConnectionCapFollowsTheDescriptorLimit) {

@@ -4,11 +4,6 @@
 // meanwhile. Waits are bounded far above need (a failing run's backstop, not a timing
 // assumption).
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -18,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/net/server.h"
+#include "harness/testing/loopback_socket.h"
 
 namespace harness::net {
 namespace {
@@ -74,60 +70,9 @@ class ScriptedSource final : public BodySource {
   std::function<void()> wake_;
 };
 
-class Connection {
- public:
-  explicit Connection(std::uint16_t port) : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
-    timeval timeout{static_cast<time_t>(kDeadline.count()), 0};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = ::connect(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
-  }
-  ~Connection() { close(); }
-  Connection(const Connection&) = delete;
-  Connection& operator=(const Connection&) = delete;
-
-  [[nodiscard]] bool connected() const { return connected_; }
-  bool send(const std::string& text) {
-    return ::send(fd_, text.data(), text.size(), MSG_NOSIGNAL) ==
-           static_cast<ssize_t>(text.size());
-  }
-  // Reads until what was received contains `text`; false at EOF, an error or the deadline.
-  bool readUntil(const std::string& text) {
-    while (received_.find(text) == std::string::npos) {
-      if (!readSome()) return false;
-    }
-    return true;
-  }
-  // Reads until the peer closes; true when it did.
-  bool readToEnd() {
-    while (readSome()) {
-    }
-    return eof_;
-  }
-  [[nodiscard]] const std::string& received() const { return received_; }
-  void close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  bool readSome() {
-    char buffer[4096];
-    const ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
-    if (n == 0) eof_ = true;
-    if (n <= 0) return false;
-    received_.append(buffer, static_cast<std::size_t>(n));
-    return true;
-  }
-
-  int fd_;
-  bool connected_ = false;
-  bool eof_ = false;
-  std::string received_;
-};
+// A raw connection (the test reads the stream's bytes as they come); kDeadline to receive.
+using Connection = harness::testing::LoopbackSocket;
+static_assert(kDeadline == 120s, "LoopbackSocket's default receive timeout");
 
 class ServerStreamTest : public ::testing::Test {
  protected:

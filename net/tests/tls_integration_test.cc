@@ -2,12 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <openssl/ssl.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -18,6 +13,7 @@
 #include "harness/net/client.h"
 #include "harness/net/kubeconfig.h"
 #include "harness/net/server.h"
+#include "harness/testing/loopback_socket.h"
 #include "harness/testing/support.h"
 
 namespace harness::net {
@@ -114,23 +110,11 @@ TEST_F(TlsServerTest, ServesARequestOverVerifiedTls) {
 // cannot be resumed. With OpenSSL's defaults it could (two tickets arrive after the handshake).
 TEST_F(TlsServerTest, IssuesNoSessionTicketsAsNoApiServerResumesThem) {
   startServer();
-  // Closed however the test ends (an ASSERT returns early); declared before `ssl`, which only
-  // borrows the descriptor, so it outlives it.
-  struct OwnedFd {
-    int fd;
-    ~OwnedFd() {
-      if (fd >= 0) ::close(fd);
-    }
-  } const owned{::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)};
-  const int fd = owned.fd;
-  ASSERT_GE(fd, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(server_->port());
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0);
-  const timeval patience{10, 0};  // a server that never answers fails the test, not hangs it
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
+  // Declared before `ssl`, which only borrows the descriptor, so it outlives it. A server that
+  // never answers fails the test (the receive timeout), not hangs it.
+  const harness::testing::LoopbackSocket socket(server_->port(), std::chrono::seconds(10));
+  ASSERT_TRUE(socket.connected());
+  const int fd = socket.fd();
   const std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_client_method()),
                                                                  &SSL_CTX_free);
   ASSERT_TRUE(ctx);
