@@ -417,6 +417,13 @@ std::string dumpJson(const nlohmann::json& value) {
   return out;
 }
 
+std::string dumpJson(const nlohmann::json& value, std::size_t expected_size) {
+  std::string out;
+  out.reserve(expected_size);
+  appendJson(out, value);
+  return out;
+}
+
 std::size_t tooDeepOffset(std::string_view text, int max_depth) {
   int depth = 0;
   bool in_string = false;

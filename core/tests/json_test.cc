@@ -340,7 +340,17 @@ TEST(DumpJson, WritesWhatNlohmannWritesForRandomDocuments) {
   for (int i = 0; i < 2000; ++i) {
     const auto v = make(0);
     ASSERT_EQ(dumpJson(v), nlohmannDump(v)) << i;
+    // A size guess, too small or too large, changes the capacity only.
+    ASSERT_EQ(dumpJson(v, 1), nlohmannDump(v)) << i;
+    ASSERT_EQ(dumpJson(v, 4096), nlohmannDump(v)) << i;
   }
+}
+
+TEST(DumpJson, ReservesTheExpectedSizeOnce) {
+  const nlohmann::json review = {{"request", {{"uid", "u"}}}, {"patch", std::string(9000, 'A')}};
+  const std::string text = dumpJson(review, 10000);
+  EXPECT_EQ(text, dumpJson(review));
+  EXPECT_GE(text.capacity(), 10000u);
 }
 
 }  // namespace

@@ -224,6 +224,21 @@ json Outcome::toJson() const {
           {"response_metric", response_metric ? json(*response_metric) : json(nullptr)}};
 }
 
+namespace {
+
+// The request metric's label for each proxy annotation (metricLabelName), computed once:
+// building them for every request was a twentieth of its work.
+const std::vector<std::pair<std::string, std::string>>& proxyAnnotationLabels() {
+  static const auto kLabels = [] {
+    std::vector<std::pair<std::string, std::string>> labels;
+    for (const auto key : proxyAnnotations()) labels.emplace_back(key, metricLabelName(key));
+    return labels;
+  }();
+  return kLabels;
+}
+
+}  // namespace
+
 std::pair<std::string, std::string> resolvePodOwner(const json& pod, std::string_view ns,
                                                     const OwnerLookup& lookup) {
   const std::string pod_name = stringAt(metadataOf(pod), "name");
@@ -302,16 +317,17 @@ Outcome admit(const Values& values, const AdmissionInput& input) {
   MetricLabels request_labels = {{"owner_kind", out.owner_kind},
                                  {"namespace", input.request_namespace},
                                  {"annotation_at", report.annotation_at}};
-  for (const auto key : proxyAnnotations()) {
-    auto it = w.pod_annotations.find(std::string(key));
-    request_labels[metricLabelName(key)] = it == w.pod_annotations.end() ? "" : it->second;
+  for (const auto& [key, label] : proxyAnnotationLabels()) {
+    auto it = w.pod_annotations.find(key);
+    request_labels.insert_or_assign(label, it == w.pod_annotations.end() ? "" : it->second);
   }
-  out.request_metric = request_labels;
+  out.request_metric = std::move(request_labels);
+  // The response metric: the request's labels and the skip ones.
   auto respond = [&](bool skip, const std::string& reason) {
-    MetricLabels labels_copy = request_labels;
-    labels_copy["skip"] = skip ? "true" : "false";
-    labels_copy["skip_reason"] = reason;
-    out.response_metric = labels_copy;
+    MetricLabels labels = *out.request_metric;
+    labels.insert_or_assign("skip", skip ? "true" : "false");
+    labels.insert_or_assign("skip_reason", reason);
+    out.response_metric = std::move(labels);
   };
   auto emit = [&](std::string reason, std::string message) {
     if (!parent) return;

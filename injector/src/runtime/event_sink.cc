@@ -28,27 +28,30 @@ nlohmann::json makeEvent(const EventSpec& spec) {
   char hex[32];
   std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(nanos));
   const auto& ref = spec.involved_object;
-  const std::string ns = ref.value("namespace", "default");
   const std::string now = rfc3339Now();
-  return {
-      {"apiVersion", "v1"},
-      {"kind", "Event"},
-      {"metadata", {{"name", ref.value("name", "unknown") + "." + hex}, {"namespace", ns}}},
-      {"involvedObject", ref},
-      {"reason", spec.reason},
-      {"message", spec.message},
-      {"type", spec.type},
-      {"source", {{"component", spec.component}}},
-      {"firstTimestamp", now},
-      {"lastTimestamp", now},
-      {"count", 1},
-      {"reportingComponent", spec.component},
-      {"reportingInstance", ""},
-  };
+  // Member by member: a braced initializer list copies every value twice (nlohmann's json_ref),
+  // and this runs for every injected pod.
+  nlohmann::json event = nlohmann::json::object();
+  event["apiVersion"] = "v1";
+  event["kind"] = "Event";
+  nlohmann::json& metadata = event["metadata"];
+  metadata["name"] = ref.value("name", "unknown") + "." + hex;
+  metadata["namespace"] = ref.value("namespace", "default");
+  event["involvedObject"] = ref;
+  event["reason"] = spec.reason;
+  event["message"] = spec.message;
+  event["type"] = spec.type;
+  event["source"]["component"] = spec.component;
+  event["firstTimestamp"] = now;
+  event["lastTimestamp"] = now;
+  event["count"] = 1;
+  event["reportingComponent"] = spec.component;
+  event["reportingInstance"] = "";
+  return event;
 }
 
-EventSink::EventSink(KubeApi& api, std::size_t max_queue)
-    : api_(api), max_queue_(max_queue), worker_([this] { run(); }) {}
+EventSink::EventSink(KubeApi& api, std::size_t max_queue, std::chrono::milliseconds coalesce)
+    : api_(api), max_queue_(max_queue), coalesce_(coalesce), worker_([this] { run(); }) {}
 
 EventSink::~EventSink() {
   {
@@ -61,6 +64,7 @@ EventSink::~EventSink() {
 
 void EventSink::post(const EventSpec& spec) {
   auto event = makeEvent(spec);
+  bool wake = false;
   {
     std::lock_guard lock(mutex_);
     if (queue_.size() >= max_queue_) {
@@ -69,13 +73,18 @@ void EventSink::post(const EventSpec& spec) {
       return;
     }
     queue_.push_back(std::move(event));
+    wake = idle_ || (coalescing_ && queue_.size() >= max_queue_ / 2);
+    if (wake) idle_ = coalescing_ = false;  // one wake is enough
   }
-  cv_.notify_one();
+  if (wake) cv_.notify_one();
 }
 
 void EventSink::flush() {
   std::unique_lock lock(mutex_);
-  idle_cv_.wait(lock, [&] { return queue_.empty() && !busy_; });
+  ++flushing_;
+  cv_.notify_all();  // ends a coalescing window now
+  idle_cv_.wait(lock, [&] { return queue_.empty() && !busy_ && (idle_ || stopping_); });
+  --flushing_;
 }
 
 std::uint64_t EventSink::posted() const {
@@ -88,29 +97,50 @@ std::uint64_t EventSink::failed() const {
   return failed_;
 }
 
+std::uint64_t EventSink::batches() const {
+  std::lock_guard lock(mutex_);
+  return batches_;
+}
+
 void EventSink::run() {
   std::unique_lock lock(mutex_);
   for (;;) {
-    cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) {
       if (stopping_) return;
-      continue;
+      idle_ = true;
+      if (flushing_ > 0) idle_cv_.notify_all();
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      idle_ = false;
+      if (queue_.empty()) continue;
+      // Let the burst this event belongs to queue up behind it.
+      coalescing_ = true;
+      cv_.wait_for(lock, coalesce_, [&] {
+        return stopping_ || flushing_ > 0 || queue_.size() >= max_queue_ / 2;
+      });
+      coalescing_ = false;
     }
-    auto event = std::move(queue_.front());
-    queue_.pop_front();
+    std::deque<nlohmann::json> batch;
+    batch.swap(queue_);
+    ++batches_;
     busy_ = true;
     lock.unlock();
-    auto result = api_.createEvent(event);
+    std::uint64_t posted = 0;
+    std::uint64_t failed = 0;
+    for (const auto& event : batch) {
+      auto result = api_.createEvent(event);
+      if (result) {
+        ++posted;
+      } else {
+        ++failed;
+        spdlog::warn("failed to post event {}/{}: {}", event["metadata"].value("namespace", ""),
+                     event["metadata"].value("name", ""), result.error().message);
+      }
+    }
+    batch.clear();  // freed before the lock is taken again
     lock.lock();
     busy_ = false;
-    if (result) {
-      ++posted_;
-    } else {
-      ++failed_;
-      spdlog::warn("failed to post event {}/{}: {}", event["metadata"].value("namespace", ""),
-                   event["metadata"].value("name", ""), result.error().message);
-    }
-    idle_cv_.notify_all();
+    posted_ += posted;
+    failed_ += failed;
   }
 }
 

@@ -21,28 +21,20 @@ constexpr char kRequestsHelp[] = "A counter for number of admission requests to 
 constexpr char kResponsesHelp[] =
     "A counter for number of admission responses from proxy injector.";
 
-
 // Adds one to the series of `labels` (a fixed set of label names) in the family `name`,
-// registered into `family` on first use. Two threads may both register it: the registry returns
-// the same family to both.
-void count(std::atomic<core::CounterFamily*>& family, core::MetricsRegistry& metrics,
+// registered into `family` on first use.
+void count(core::FamilySlot<core::CounterFamily>& family, core::MetricsRegistry& metrics,
            const char* name, const char* help, const linkerd::MetricLabels& labels) {
-  core::CounterFamily* counter = family.load(std::memory_order_acquire);
-  if (counter == nullptr) {
+  core::CounterFamily& counter = family.get([&]() -> core::CounterFamily& {
     std::vector<std::string> names;
     names.reserve(labels.size());
     for (const auto& entry : labels) names.push_back(entry.first);
-    counter = &metrics.counter(name, help, std::move(names));
-    family.store(counter, std::memory_order_release);
-  }
+    return metrics.counter(name, help, std::move(names));
+  });
   std::vector<std::string> values;
   values.reserve(labels.size());
   for (const auto& entry : labels) values.push_back(entry.second);
-  counter->add(values);
-}
-
-net::Response jsonResponse(const nlohmann::json& body) {
-  return net::Response::json(200, core::dumpJson(body));
+  counter.add(values);
 }
 
 // server.go processReq: a handler error is answered, not failed: allowed=false with the error
@@ -164,18 +156,20 @@ net::Response LinkerdWebhook::handle(const net::Request& request) {
   // was a tenth of a request's instructions.
   if (encoded_patch) answer["patch"] = *encoded_patch;
   (*raw)["response"] = std::move(answer);
+  // The echoed review, its patch and the response's other members (a few hundred bytes).
+  const std::size_t expected_size =
+      request.body.size() +
+      (encoded_patch ? encoded_patch->size() : response.patch.size() / 3 * 4 + 4) + 1024;
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  core::HistogramFamily* durations = durations_.load(std::memory_order_acquire);
-  if (durations == nullptr) {
-    durations = &metrics_.histogram(
-        "injector_admission_duration_seconds",
-        "Time to handle one admission review, by profile and decision.", {"profile", "decision"},
-        core::defaultBuckets());
-    durations_.store(durations, std::memory_order_release);
-  }
-  durations->observe({"linkerd", std::move(decision)}, seconds);
-  return jsonResponse(*raw);
+  durations_
+      .get([this]() -> core::HistogramFamily& {
+        return metrics_.histogram("injector_admission_duration_seconds",
+                                  "Time to handle one admission review, by profile and decision.",
+                                  {"profile", "decision"}, core::defaultBuckets());
+      })
+      .observe({"linkerd", std::move(decision)}, seconds);
+  return net::Response::json(200, core::dumpJson(*raw, expected_size));
 }
 
 core::AdmissionResponse LinkerdWebhook::respond(core::AdmissionRequest& req,

@@ -5,7 +5,6 @@
 // bundle read on every request, namespace from the API, owner lookups, events, metrics).
 // See docs/linkerd-injector.md §0, §4, §5.
 
-#include <atomic>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -61,9 +60,9 @@ class LinkerdWebhook {
   core::MetricsRegistry& metrics_;
   // The families this webhook records into, registered on first use: looking each up by name
   // (and building its label names) for every request was a twelfth of the request's work.
-  std::atomic<core::CounterFamily*> requests_{nullptr};
-  std::atomic<core::CounterFamily*> responses_{nullptr};
-  std::atomic<core::HistogramFamily*> durations_{nullptr};
+  core::FamilySlot<core::CounterFamily> requests_;
+  core::FamilySlot<core::CounterFamily> responses_;
+  core::FamilySlot<core::HistogramFamily> durations_;
   WatchedFile values_file_;
   WatchedFile trust_file_;
   LastGoodConfig<Loaded> config_state_;

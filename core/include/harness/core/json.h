@@ -66,6 +66,10 @@ const nlohmann::json* findTooDeep(const nlohmann::json& value, int max_depth = k
 // JSON text that never throws: invalid UTF-8 in strings is written as U+FFFD, as Go's
 // encoding/json writes it (nlohmann's dump() throws type_error 316 instead).
 std::string dumpJson(const nlohmann::json& value);
+// The same, into a string reserved for `expected_size` bytes first: for a large answer whose size
+// the caller can tell (an echoed request and its patch), growing the string by doubling copied it
+// a dozen times.
+std::string dumpJson(const nlohmann::json& value, std::size_t expected_size);
 
 // The byte offset of the first open bracket nested deeper than `max_depth` in JSON-like text
 // (brackets inside strings do not count), or std::string_view::npos.
