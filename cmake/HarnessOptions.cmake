@@ -11,9 +11,14 @@ if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
   set(CMAKE_BUILD_TYPE RelWithDebInfo CACHE STRING "Build type" FORCE)
 endif()
 
+# ccache hashes paths under the checkout relative to it (CCACHE_BASEDIR) and not the working
+# directory (CCACHE_NOHASHDIR; split DWARF records it), as scripts/build.sh exports them, however
+# the build is started: a `cmake --build` run without build.sh filled the cache with entries
+# keyed by the checkout's absolute path, which no other clone (CI's) could use.
 find_program(HARNESS_CCACHE ccache)
 if(HARNESS_CCACHE AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
-  set(CMAKE_CXX_COMPILER_LAUNCHER "${HARNESS_CCACHE}")
+  set(CMAKE_CXX_COMPILER_LAUNCHER "${CMAKE_COMMAND}" -E env "CCACHE_BASEDIR=${PROJECT_SOURCE_DIR}"
+                                  CCACHE_NOHASHDIR=true "${HARNESS_CCACHE}")
 endif()
 
 # With full debug information in every program, the default build's 170 test programs took 11 GB
