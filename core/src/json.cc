@@ -411,11 +411,7 @@ void appendJson(std::string& out, const nlohmann::json& value) {
 
 }  // namespace
 
-std::string dumpJson(const nlohmann::json& value) {
-  std::string out;
-  appendJson(out, value);
-  return out;
-}
+std::string dumpJson(const nlohmann::json& value) { return dumpJson(value, 0); }
 
 std::string dumpJson(const nlohmann::json& value, std::size_t expected_size) {
   std::string out;

@@ -56,6 +56,23 @@ TEST(RecentCache, FindOrMakeMakesOnceAndKeepsOnlyWhatKeepAccepts) {
   EXPECT_EQ(cache.find(2), std::nullopt);
 }
 
+TEST(RecentCache, EraseIfDropsOnlyTheStaleEntries) {
+  RecentCache<std::string, int> cache(8);
+  cache.insert("a", 1);
+  cache.insert("b", 2);
+  cache.insert("c", 3);
+  EXPECT_EQ(cache.eraseIf([](int value) { return value % 2 == 1; }), 2u);
+  EXPECT_EQ(cache.size(), 1u);
+  EXPECT_EQ(cache.find("a"), std::nullopt);
+  EXPECT_EQ(cache.find("b"), 2);
+  EXPECT_EQ(cache.find("c"), std::nullopt);
+  // What was erased leaves room: the cache still holds up to its capacity and evicts as before.
+  cache.insert("a", 5);
+  EXPECT_EQ(cache.find("a"), 5);
+  EXPECT_EQ(cache.eraseIf([](int) { return false; }), 0u);
+  EXPECT_EQ(cache.size(), 2u);
+}
+
 TEST(RecentCache, AnEvictedValueStaysValidForWhoeverHoldsIt) {
   RecentCache<int, std::shared_ptr<const std::string>> cache(1);
   cache.insert(1, std::make_shared<const std::string>("held"));

@@ -127,6 +127,9 @@ core::Result<std::shared_ptr<ssl::context>> makeServerContext(const TlsServerCon
     }
   }
   if (shareable) {
+    // Contexts of identities that died since go first: their certificates are of no further use.
+    sharedServerContexts().eraseIf(
+        [](const SharedServerContext& shared) { return shared.identity.expired(); });
     sharedServerContexts().insert({identity.get(), config.tls13_only}, {identity, ctx});
   }
   return ctx;

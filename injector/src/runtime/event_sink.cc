@@ -73,7 +73,7 @@ void EventSink::post(const EventSpec& spec) {
       return;
     }
     queue_.push_back(std::move(event));
-    wake = idle_ || (coalescing_ && queue_.size() >= max_queue_ / 2);
+    wake = idle_ || (coalescing_ && halfFull());
     if (wake) idle_ = coalescing_ = false;  // one wake is enough
   }
   if (wake) cv_.notify_one();
@@ -115,7 +115,7 @@ void EventSink::run() {
       // Let the burst this event belongs to queue up behind it.
       coalescing_ = true;
       cv_.wait_for(lock, coalesce_, [&] {
-        return stopping_ || flushing_ > 0 || queue_.size() >= max_queue_ / 2;
+        return stopping_ || flushing_ > 0 || halfFull();
       });
       coalescing_ = false;
     }

@@ -55,6 +55,8 @@ class EventSink {
 
  private:
   void run();
+  // A burst this large ends the coalescing window early (the caller holds mutex_).
+  [[nodiscard]] bool halfFull() const { return queue_.size() >= max_queue_ / 2; }
   KubeApi& api_;
   std::size_t max_queue_;
   std::chrono::milliseconds coalesce_;

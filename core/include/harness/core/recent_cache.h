@@ -71,6 +71,24 @@ class RecentCache {
     return findOrMake(key, std::forward<Make>(make), [](const Value&) { return true; });
   }
 
+  // Drops every entry whose value `stale(value)` calls stale (a context whose certificate's owner
+  // is gone); how many went.
+  template <typename Stale>
+  std::size_t eraseIf(Stale&& stale) {
+    std::lock_guard lock(mutex_);
+    std::size_t erased = 0;
+    for (auto it = entries_.begin(); it != entries_.end();) {
+      if (!stale(std::as_const(it->second))) {
+        ++it;
+        continue;
+      }
+      index_.erase(it->first);
+      it = entries_.erase(it);
+      ++erased;
+    }
+    return erased;
+  }
+
   [[nodiscard]] std::size_t size() const {
     std::lock_guard lock(mutex_);
     return entries_.size();
