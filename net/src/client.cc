@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <charconv>
 #include <mutex>
 #include <set>
 #include <string>
@@ -48,6 +49,9 @@ constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
 struct Connection {
+  // The io_context of a connection made by sendSync, run by the thread that uses the connection
+  // (null for send()'s, which live on the client's own threads). First: destroyed last.
+  std::shared_ptr<asio::io_context> own;
   std::unique_ptr<beast::tcp_stream> plain;
   std::unique_ptr<TlsStream> tls;
   beast::flat_buffer buffer;
@@ -173,9 +177,11 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
 
   std::atomic<std::uint64_t> opened{0}, requests{0}, reused{0};
 
-  // Declared after everything the coroutines use, so that it is destroyed first.
+  // send()'s io_context and threads, started by the first send(). Declared after everything the
+  // coroutines use, so that it is destroyed first.
   asio::io_context ioc;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  std::once_flag threads_started;
   std::vector<std::thread> threads;
 
   explicit Impl(ClientOptions o) : options(std::move(o)) {
@@ -212,11 +218,10 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     std::string text;
   };
 
-  // Opens a connection (TCP + TLS handshake with verification).
+  // Opens a connection (TCP + TLS handshake with verification) whose I/O runs on `io`.
   asio::awaitable<std::variant<std::unique_ptr<Connection>, Failure>> open(
-      const Url& url, const std::optional<std::string>& connect_to,
+      asio::io_context& io, const Url& url, const std::optional<std::string>& connect_to,
       std::chrono::steady_clock::time_point deadline) {
-    auto executor = co_await asio::this_coro::executor;
     std::string host = url.host;
     std::string port = std::to_string(url.port);
     if (connect_to) {
@@ -225,14 +230,27 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
       if (colon != std::string::npos) port = connect_to->substr(colon + 1);
       if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
     }
-    tcp::resolver resolver(executor);
-    auto [rec, results] = co_await resolver.async_resolve(host, port, kNoThrow);
-    if (rec) {
-      co_return Failure{ClientErrorKind::kConnect,
-                        "dial tcp: lookup " + host + ": no such host"};
+    tcp::resolver::results_type results;
+    beast::error_code not_ip;
+    const asio::ip::address ip = asio::ip::make_address(host, not_ip);
+    unsigned short port_number = 0;
+    const auto [port_end, port_error] =
+        std::from_chars(port.data(), port.data() + port.size(), port_number);
+    if (!not_ip && port_error == std::errc() && port_end == port.data() + port.size()) {
+      // An address and a port number need no lookup (and asio's resolver would start a thread
+      // on every io_context it serves).
+      results = tcp::resolver::results_type::create(tcp::endpoint(ip, port_number), host, port);
+    } else {
+      tcp::resolver resolver(io);
+      auto [rec, resolved] = co_await resolver.async_resolve(host, port, kNoThrow);
+      if (rec) {
+        co_return Failure{ClientErrorKind::kConnect,
+                          "dial tcp: lookup " + host + ": no such host"};
+      }
+      results = std::move(resolved);
     }
     auto conn = std::make_unique<Connection>();
-    beast::tcp_stream stream(ioc);
+    beast::tcp_stream stream(io);
     if (deadline == std::chrono::steady_clock::time_point::max()) {
       stream.expires_never();
     } else {
@@ -333,7 +351,24 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     co_return parser.release();
   }
 
-  asio::awaitable<ClientResponse> call(ClientRequest request) {
+  // Where a call's connections live. send(): on the client's io_context, taken from and given
+  // back to the pool here. sendSync(): on one io_context run by the calling thread; sendSync
+  // takes the pooled connection (`first`, whose io_context it runs) and pools what is left in
+  // `*keep` once the io_context stopped, so that no other thread runs it meanwhile.
+  struct Lane {
+    asio::io_context* io = nullptr;
+    std::shared_ptr<asio::io_context> own;  // sendSync's io_context
+    std::unique_ptr<Connection> first;
+    std::unique_ptr<Connection>* keep = nullptr;
+  };
+
+  // The pool of an endpoint; sendSync's connections (each with its own io_context) apart.
+  static std::string poolKey(const Url& url, const ClientRequest& request, bool sync) {
+    return url.scheme + "://" + url.hostPort() + "@" + request.connect_to.value_or("") +
+           (sync ? "#sync" : "");
+  }
+
+  asio::awaitable<ClientResponse> call(ClientRequest request, Lane lane) {
     ++requests;
     ClientResponse out;
     const std::string prefix = goMethodName(request.method) + " \"" + request.url + "\": ";
@@ -348,8 +383,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     if (std::chrono::steady_clock::now() >= request.deadline) {
       co_return fail(ClientErrorKind::kTimeout, "");
     }
-    const std::string key = url->scheme + "://" + url->hostPort() + "@" +
-                            request.connect_to.value_or("");
+    const bool sync = lane.keep != nullptr;
+    const std::string key = poolKey(*url, request, sync);
 
     http::request<http::string_body> req{http::string_to_verb(request.method), url->target, 11};
     if (req.method() == http::verb::unknown) req.method_string(request.method);
@@ -378,12 +413,14 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     req.prepare_payload();
 
     for (int attempt = 0; attempt < 2; ++attempt) {
-      auto conn = takeIdle(key);
+      // sendSync's io_context runs only the connection it took (or opens).
+      auto conn = sync ? std::move(lane.first) : takeIdle(key);
       const bool reused_conn = conn != nullptr;
       if (!conn) {
-        auto opened_conn = co_await open(*url, request.connect_to, request.deadline);
+        auto opened_conn = co_await open(*lane.io, *url, request.connect_to, request.deadline);
         if (auto* f = std::get_if<Failure>(&opened_conn)) co_return fail(f->kind, f->text);
         conn = std::move(std::get<0>(opened_conn));
+        conn->own = lane.own;
       }
       if (request.deadline == std::chrono::steady_clock::time_point::max()) {
         conn->lowest().expires_never();
@@ -425,7 +462,11 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
       out.reused_connection = reused_conn;
       if (reused_conn) ++reused;
       if (res.keep_alive() && !res.need_eof()) {
-        putIdle(key, std::move(conn));
+        if (sync) {
+          *lane.keep = std::move(conn);
+        } else {
+          putIdle(key, std::move(conn));
+        }
       }
       co_return out;
     }
@@ -433,12 +474,25 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   }
 };
 
+namespace {
+
+// What a coroutine that threw leaves the caller: a broken connection with the exception's text.
+ClientResponse responseOf(const std::exception_ptr& e, ClientResponse response) {
+  if (!e) return response;
+  ClientResponse failed;
+  failed.error = ClientErrorKind::kConnection;
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    failed.error_message = ex.what();
+  }
+  return failed;
+}
+
+}  // namespace
+
 HttpClient::HttpClient(ClientOptions options) : impl_(std::make_shared<Impl>(std::move(options))) {
   impl_->work.emplace(impl_->ioc.get_executor());
-  const int n = std::max(1, impl_->options.threads);
-  for (int i = 0; i < n; ++i) {
-    impl_->threads.emplace_back([impl = impl_.get()] { impl->ioc.run(); });
-  }
 }
 
 HttpClient::~HttpClient() {
@@ -454,25 +508,55 @@ HttpClient::~HttpClient() {
 }
 
 std::future<ClientResponse> HttpClient::send(ClientRequest request) {
+  Impl& impl = *impl_;
+  std::call_once(impl.threads_started, [&impl] {
+    const int n = std::max(1, impl.options.threads);
+    for (int i = 0; i < n; ++i) impl.threads.emplace_back([&impl] { impl.ioc.run(); });
+  });
   auto promise = std::make_shared<std::promise<ClientResponse>>();
   auto future = promise->get_future();
-  auto impl = impl_;
-  asio::co_spawn(asio::make_strand(impl->ioc), impl->call(std::move(request)),
+  Impl::Lane lane;
+  lane.io = &impl.ioc;
+  asio::co_spawn(asio::make_strand(impl.ioc), impl.call(std::move(request), std::move(lane)),
                  [promise](const std::exception_ptr& e, ClientResponse response) {
-                   if (e) {
-                     ClientResponse failed;
-                     failed.error = ClientErrorKind::kConnection;
-                     try {
-                       std::rethrow_exception(e);
-                     } catch (const std::exception& ex) {
-                       failed.error_message = ex.what();
-                     }
-                     promise->set_value(std::move(failed));
-                     return;
-                   }
-                   promise->set_value(std::move(response));
+                   promise->set_value(responseOf(e, std::move(response)));
                  });
   return future;
+}
+
+ClientResponse HttpClient::sendSync(ClientRequest request) {
+  // The calling thread does the I/O: a request handed to a client thread and its answer handed
+  // back cost two thread wake-ups, as much as the exchange itself on loopback (issue 19). Each
+  // connection keeps its own io_context, run here by the one thread that took the connection.
+  Impl& impl = *impl_;
+  std::string key;
+  Impl::Lane lane;
+  if (auto url = parseUrl(request.url)) {
+    key = Impl::poolKey(*url, request, true);
+    lane.first = impl.takeIdle(key);
+  }
+  std::shared_ptr<asio::io_context> io =
+      lane.first ? lane.first->own : std::make_shared<asio::io_context>(1);
+  lane.io = io.get();
+  lane.own = io;
+  std::unique_ptr<Connection> keep;
+  lane.keep = &keep;
+  std::optional<ClientResponse> out;
+  asio::co_spawn(*io, impl.call(std::move(request), std::move(lane)),
+                 [&out](const std::exception_ptr& e, ClientResponse response) {
+                   out = responseOf(e, std::move(response));
+                 });
+  io->restart();
+  io->run();
+  // Pooled only now that no thread runs its io_context.
+  if (keep) impl.putIdle(key, std::move(keep));
+  if (!out) {
+    ClientResponse failed;
+    failed.error = ClientErrorKind::kConnection;
+    failed.error_message = "the request did not complete";
+    return failed;
+  }
+  return std::move(*out);
 }
 
 ClientStats HttpClient::stats() const {

@@ -6,9 +6,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "harness/net/client.h"
 #include "harness/net/kubeconfig.h"
@@ -167,6 +169,91 @@ TEST_F(TlsServerTest, ServesConcurrentRequestsOnSeveralConnections) {
   }
   EXPECT_GT(client.stats().connections_opened, 1u);
   EXPECT_LE(client.stats().connections_opened, 64u);
+}
+
+// The threads of this process (its entries in /proc/self/task).
+std::size_t threadCount() {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    ++n;
+  }
+  return n;
+}
+
+// sendSync does its I/O on the calling thread: a client used only through it starts none (it
+// handed each request to a thread of its own and waited for the answer, two thread wake-ups a
+// request).
+TEST_F(TlsServerTest, SendSyncStartsNoThreadOfItsOwn) {
+  startServer();
+  {
+    // The server starts its handler thread at its first request.
+    HttpClient warm_up(trusting());
+    ASSERT_TRUE(warm_up.sendSync(post("/echo")).ok());
+  }
+  const std::size_t before = threadCount();
+  ClientOptions options = trusting();
+  options.threads = 4;
+  HttpClient client(options);
+  for (int i = 0; i < 3; ++i) {
+    auto res = client.sendSync(post("/echo", std::to_string(i)));
+    ASSERT_TRUE(res.ok()) << res.error_message;
+    EXPECT_EQ(res.body, "POST /echo " + std::to_string(i));
+  }
+  EXPECT_EQ(threadCount(), before);
+  EXPECT_EQ(client.stats().connections_opened, 1u);
+  EXPECT_EQ(client.stats().reused, 2u);
+  // send() starts the client's threads when first called.
+  ASSERT_TRUE(client.send(post("/echo")).get().ok());
+  EXPECT_EQ(threadCount(), before + 4);
+}
+
+// The simulator calls validating webhooks from several threads at once through one client: each
+// thread runs the io_context of the connection it took, and the connections go back to one pool.
+TEST_F(TlsServerTest, SendSyncFromSeveralThreadsSharesOnePool) {
+  startServer();
+  HttpClient client(trusting());
+  constexpr int kThreads = 4;
+  constexpr int kEach = 25;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) {
+        const std::string body = std::to_string(t) + "-" + std::to_string(i);
+        auto res = client.sendSync(post("/echo", body));
+        if (!res.ok() || res.body != "POST /echo " + body) ++failures;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(failures.load(), 0);
+  const ClientStats stats = client.stats();
+  EXPECT_EQ(stats.requests, std::uint64_t{kThreads * kEach});
+  EXPECT_GE(stats.connections_opened, 1u);
+  EXPECT_LE(stats.connections_opened, std::uint64_t{kThreads});
+  EXPECT_EQ(stats.reused + stats.connections_opened, std::uint64_t{kThreads * kEach});
+}
+
+// A pooled connection that the server closed while idle is noticed and replaced, on the calling
+// thread as on the client's.
+TEST_F(TlsServerTest, SendSyncReplacesAPooledConnectionTheServerClosed) {
+  ServerOptions options;
+  options.tls = TlsServerConfig{(dir_ / "tls.crt").string(), (dir_ / "tls.key").string()};
+  options.idle_timeout = 20ms;
+  startServer(options);
+  HttpClient client(trusting());
+  ASSERT_TRUE(client.sendSync(post("/echo")).ok());
+  // Until the server has closed the idle connection (its keep-alive wait ended).
+  const auto give_up = std::chrono::steady_clock::now() + 30s;
+  while (server_->stats().active_connections != 0 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_EQ(server_->stats().active_connections, 0u);
+  auto res = client.sendSync(post("/echo", "again"));
+  ASSERT_TRUE(res.ok()) << res.error_message;
+  EXPECT_EQ(res.body, "POST /echo again");
+  EXPECT_FALSE(res.reused_connection);
+  EXPECT_EQ(client.stats().connections_opened, 2u);
 }
 
 TEST_F(TlsServerTest, DeadlineFiresWithGoContextMessage) {

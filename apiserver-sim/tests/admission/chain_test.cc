@@ -3,10 +3,15 @@
 // reinvocation bookkeeping (§6: at most one more round, only IfNeeded webhooks that ran in round
 // 0, not for a webhook's own change, the in-tree plugins again) and the calls' records.
 
+#include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
+#include <set>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -236,6 +241,51 @@ TEST_F(ChainTest, TheValidatingErrorReturnedIsTheFirstToArrive) {
   ASSERT_TRUE(result.status.has_value());
   EXPECT_EQ(result.status->message,
             "admission webhook \"fast.example.com\" denied the request: fast says no");
+}
+
+// Validating calls run at once, as the dispatcher's goroutines do, one of them on the admitting
+// thread: a single validating webhook (the usual case) starts no thread. Each handler waits until
+// all three have started (or 30 s pass, and the test fails instead of hanging).
+TEST_F(ChainTest, ValidatingCallsRunAtOnceOneOnTheAdmittingThread) {
+  std::mutex mutex;
+  std::condition_variable all_started;
+  int started = 0;
+  std::vector<std::thread::id> threads;
+  bool met = true;
+  for (const std::string name : {"v1.example.com", "v2.example.com", "v3.example.com"}) {
+    caller_.handle("https://" + name + "/", [&](const core::AdmissionReview& review) {
+      std::unique_lock lock(mutex);
+      threads.push_back(std::this_thread::get_id());
+      ++started;
+      all_started.notify_all();
+      met = all_started.wait_for(lock, 30s, [&] { return started >= 3; }) && met;
+      return fixture::answerTo(review, "");
+    });
+  }
+  store_.put({"admissionregistration.k8s.io", "validatingwebhookconfigurations"},
+             configuration("ValidatingWebhookConfiguration", "v",
+                           json::array({webhook("v1.example.com", 10, ""),
+                                        webhook("v2.example.com", 10, ""),
+                                        webhook("v3.example.com", 10, "")})));
+  const AdmissionResult result = create();
+  EXPECT_TRUE(result.allowed);
+  EXPECT_TRUE(met) << "the three calls did not run at once";
+  ASSERT_EQ(threads.size(), 3u);
+  EXPECT_EQ(std::count(threads.begin(), threads.end(), std::this_thread::get_id()), 1);
+  EXPECT_EQ(std::set<std::thread::id>(threads.begin(), threads.end()).size(), 3u);
+}
+
+TEST_F(ChainTest, ASingleValidatingWebhookIsCalledOnTheAdmittingThread) {
+  std::thread::id called_on;
+  caller_.handle("https://only.example.com/", [&](const core::AdmissionReview& review) {
+    called_on = std::this_thread::get_id();
+    return fixture::answerTo(review, "");
+  });
+  store_.put({"admissionregistration.k8s.io", "validatingwebhookconfigurations"},
+             configuration("ValidatingWebhookConfiguration", "v",
+                           json::array({webhook("only.example.com", 10, "")})));
+  EXPECT_TRUE(create().allowed);
+  EXPECT_EQ(called_on, std::this_thread::get_id());
 }
 
 // §6: a later webhook's change reinvokes an earlier IfNeeded webhook once, in round 1; a Never

@@ -28,7 +28,9 @@ struct ClientOptions {
   // crypto/tls Config.ServerName, and net/http uses the URL's host only when it is empty. An IP
   // address is verified against the IP SANs and not sent as SNI (crypto/tls hostnameInSNI).
   std::string server_name;
-  int threads = 1;                        // I/O threads owned by the client
+  // I/O threads for send(), started by its first call (sendSync does its I/O on the calling
+  // thread and needs none).
+  int threads = 1;
   std::size_t max_idle_per_endpoint = 100;  // Go's MaxIdleConnsPerHost for the webhook client
   std::size_t response_body_limit = std::size_t{64} * 1024 * 1024;
   std::chrono::milliseconds idle_connection_timeout{90'000};
@@ -84,8 +86,11 @@ class HttpClient {
   HttpClient& operator=(const HttpClient&) = delete;
 
   // Sends the request on a pooled connection; never throws; completes by the deadline.
+  // send() does the I/O on the client's threads; sendSync() on the calling thread, each of its
+  // connections with an io_context of its own (several threads may call it at once). The two
+  // keep their connections apart.
   std::future<ClientResponse> send(ClientRequest request);
-  ClientResponse sendSync(ClientRequest request) { return send(std::move(request)).get(); }
+  ClientResponse sendSync(ClientRequest request);
 
   [[nodiscard]] ClientStats stats() const;
   // Closes idle pooled connections.
