@@ -10,6 +10,8 @@
 
 #include <arpa/inet.h>
 
+#include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <ctime>
 #include <memory>
@@ -62,23 +64,32 @@ core::RecentCache<ServerContextKey, SharedServerContext>& sharedServerContexts()
   return contexts;
 }
 
-}  // namespace
+// The shared context kept for `identity`, or null. The identity's address is the key; an entry
+// whose identity died (and whose address a new one may now have) is no match.
+std::shared_ptr<ssl::context> findSharedContext(const std::shared_ptr<const TlsIdentity>& identity,
+                                                bool tls13_only) {
+  auto shared = sharedServerContexts().find({identity.get(), tls13_only});
+  if (shared && shared->identity.lock() == identity) return shared->context;
+  return nullptr;
+}
 
-core::Result<std::shared_ptr<ssl::context>> makeServerContext(const TlsServerConfig& config) {
-  // Files this process wrote from objects it still has: those objects, not the PEM decoded again.
-  const std::shared_ptr<const TlsIdentity> identity =
-      writtenIdentity(config.certificate_file, config.private_key_file);
-  const bool shareable = identity && !config.client_ca_file;
-  if (shareable) {
-    // The identity's address is the key; an entry whose identity died (and whose address a new
-    // one may now have) is no match.
-    auto shared = sharedServerContexts().find({identity.get(), config.tls13_only});
-    if (shared && shared->identity.lock() == identity) return shared->context;
-  }
+void keepSharedContext(const std::shared_ptr<const TlsIdentity>& identity, bool tls13_only,
+                       std::shared_ptr<ssl::context> context) {
+  // Contexts of identities that died since go first: their certificates are of no further use.
+  sharedServerContexts().eraseIf(
+      [](const SharedServerContext& shared) { return shared.identity.expired(); });
+  sharedServerContexts().insert({identity.get(), tls13_only}, {identity, std::move(context)});
+}
+
+std::atomic<std::uint64_t> server_contexts_made{0};
+
+// A server context with the settings every server of this library has, and no certificate yet.
+std::shared_ptr<ssl::context> newServerContext(bool tls13_only) {
+  ++server_contexts_made;
   auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
   ERR_clear_error();
   SSL_CTX* native = ctx->native_handle();
-  SSL_CTX_set_min_proto_version(native, config.tls13_only ? TLS1_3_VERSION : TLS1_2_VERSION);
+  SSL_CTX_set_min_proto_version(native, tls13_only ? TLS1_3_VERSION : TLS1_2_VERSION);
   SSL_CTX_set_options(native, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
                                   SSL_OP_CIPHER_SERVER_PREFERENCE);
   // An idle connection gives back its record buffers (about 34 KiB each) instead of keeping
@@ -92,10 +103,42 @@ core::Result<std::shared_ptr<ssl::context>> makeServerContext(const TlsServerCon
   SSL_CTX_set_options(native, SSL_OP_NO_TICKET);
   SSL_CTX_set_session_cache_mode(native, SSL_SESS_CACHE_OFF);
   // HTTP/1.1 only (the webhook client never negotiates h2).
+  return ctx;
+}
+
+// Puts `identity`'s certificate and key in `native` (each takes its own reference).
+bool useIdentity(SSL_CTX* native, const TlsIdentity& identity) {
+  return SSL_CTX_use_certificate(native, identity.certificate.get()) == 1 &&
+         SSL_CTX_use_PrivateKey(native, identity.key.get()) == 1;
+}
+
+}  // namespace
+
+void prepareServerContext(const std::shared_ptr<const TlsIdentity>& identity, bool tls13_only) {
+  if (!identity || !identity->certificate || !identity->key) return;
+  if (findSharedContext(identity, tls13_only)) return;
+  auto ctx = newServerContext(tls13_only);
+  // A certificate that does not fit is left to the server's start, which says why.
+  if (!useIdentity(ctx->native_handle(), *identity) ||
+      SSL_CTX_check_private_key(ctx->native_handle()) != 1) {
+    ERR_clear_error();
+    return;
+  }
+  keepSharedContext(identity, tls13_only, std::move(ctx));
+}
+
+core::Result<std::shared_ptr<ssl::context>> makeServerContext(const TlsServerConfig& config) {
+  // Files this process wrote from objects it still has: those objects, not the PEM decoded again.
+  const std::shared_ptr<const TlsIdentity> identity =
+      writtenIdentity(config.certificate_file, config.private_key_file);
+  const bool shareable = identity && !config.client_ca_file;
+  if (shareable) {
+    if (auto shared = findSharedContext(identity, config.tls13_only)) return shared;
+  }
+  auto ctx = newServerContext(config.tls13_only);
+  SSL_CTX* native = ctx->native_handle();
   if (identity) {
-    // SSL_CTX_use_certificate/_PrivateKey take their own references.
-    if (SSL_CTX_use_certificate(native, identity->certificate.get()) != 1 ||
-        SSL_CTX_use_PrivateKey(native, identity->key.get()) != 1) {
+    if (!useIdentity(native, *identity)) {
       return core::makeError("tls: cannot use the certificate " + config.certificate_file + ": " +
                              takeOpenSslErrors());
     }
@@ -126,12 +169,7 @@ core::Result<std::shared_ptr<ssl::context>> makeServerContext(const TlsServerCon
       SSL_CTX_set_client_CA_list(native, names);
     }
   }
-  if (shareable) {
-    // Contexts of identities that died since go first: their certificates are of no further use.
-    sharedServerContexts().eraseIf(
-        [](const SharedServerContext& shared) { return shared.identity.expired(); });
-    sharedServerContexts().insert({identity.get(), config.tls13_only}, {identity, ctx});
-  }
+  if (shareable) keepSharedContext(identity, config.tls13_only, ctx);
   return ctx;
 }
 
@@ -238,3 +276,13 @@ std::string describeVerifyFailure(long verify_result, X509* leaf, const std::str
 }
 
 }  // namespace harness::net::detail
+
+namespace harness::net {
+
+void prepareServerTls(const IssuedCertificate& certificate, bool tls13_only) {
+  detail::prepareServerContext(certificate.parsed, tls13_only);
+}
+
+std::uint64_t serverTlsContextsMade() { return detail::server_contexts_made.load(); }
+
+}  // namespace harness::net

@@ -29,6 +29,9 @@ FileFingerprint fingerprintOf(const std::string& path);
 
 core::Result<std::shared_ptr<boost::asio::ssl::context>> makeServerContext(
     const TlsServerConfig& config);
+// Makes and keeps the context makeServerContext will share for `identity` (no client CA);
+// nothing when one is kept or the certificate and key do not fit (the server's start says why).
+void prepareServerContext(const std::shared_ptr<const TlsIdentity>& identity, bool tls13_only);
 
 // OpenSSL's error queue as one line (and clears it).
 std::string takeOpenSslErrors();

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 
 #include "harness/net/client.h"
@@ -83,6 +84,31 @@ TEST_F(ServedCertificateTest, ClientTrustingTheCaConnectsByIp) {
   auto res = get(ca.certificate_pem);
   ASSERT_TRUE(res.ok()) << res.error_message;
   EXPECT_EQ(res.body, "hello");
+}
+
+// A server's TLS context made ahead (prepareServerTls) is the one its start uses: the start makes
+// none, and the server serves with it. Without it, the start makes one.
+TEST_F(ServedCertificateTest, APreparedContextIsTheOneTheServerStartsWith) {
+  const auto ca = makeCa();
+  auto leaf = issueCertificate(ca, "webhook", {"127.0.0.1", "localhost"});
+  ASSERT_TRUE(leaf.ok()) << leaf.error().message;
+  prepareServerTls(*leaf);
+  const std::uint64_t prepared = serverTlsContextsMade();
+  prepareServerTls(*leaf);  // made once
+  EXPECT_EQ(serverTlsContextsMade(), prepared);
+  serve(*leaf);
+  EXPECT_EQ(serverTlsContextsMade(), prepared);
+  auto res = get(ca.certificate_pem);
+  ASSERT_TRUE(res.ok()) << res.error_message;
+  EXPECT_EQ(res.body, "hello");
+
+  auto other = issueCertificate(ca, "webhook", {"127.0.0.1", "localhost"});
+  ASSERT_TRUE(other.ok()) << other.error().message;
+  serve(*other);
+  EXPECT_EQ(serverTlsContextsMade(), prepared + 1);
+  // TLS 1.3 only is another context.
+  prepareServerTls(*other, /*tls13_only=*/true);
+  EXPECT_EQ(serverTlsContextsMade(), prepared + 2);
 }
 
 TEST_F(ServedCertificateTest, ClientTrustingTheCaConnectsByDnsName) {

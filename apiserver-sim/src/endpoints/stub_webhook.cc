@@ -200,7 +200,23 @@ core::Result<net::IssuedCertificate> stubCertificate(const net::CertificateAutho
   return issued.findOrMake(key, issue, [](const auto& certificate) { return certificate.ok(); });
 }
 
+// A stub certificate's SANs: 127.0.0.1, localhost and `extra_dns_names`, each once.
+std::vector<std::string> stubSans(std::vector<std::string> extra_dns_names) {
+  std::vector<std::string> sans = {"127.0.0.1", "localhost"};
+  for (auto& dns : extra_dns_names) {
+    if (std::find(sans.begin(), sans.end(), dns) == sans.end()) sans.push_back(std::move(dns));
+  }
+  return sans;
+}
+
 }  // namespace
+
+void StubWebhook::prepare(StubTls tls, const net::CertificateAuthority& ca,
+                          std::vector<std::string> extra_dns_names) {
+  auto certificate = stubCertificate(ca, tls, stubSans(std::move(extra_dns_names)));
+  // A certificate that cannot be made is start()'s to report.
+  if (certificate) net::prepareServerTls(*certificate);
+}
 
 StubWebhook::StubWebhook(std::string name, StubSpec spec, double time_scale)
     : name_(std::move(name)),
@@ -219,11 +235,7 @@ core::Result<std::unique_ptr<StubWebhook>> StubWebhook::start(
     return core::makeError(
         fmt::format("{}: time scale must be a finite number >= 0, got {}", where, time_scale));
   }
-  std::vector<std::string> sans = {"127.0.0.1", "localhost"};
-  for (auto& dns : extra_dns_names) {
-    if (std::find(sans.begin(), sans.end(), dns) == sans.end()) sans.push_back(std::move(dns));
-  }
-  auto certificate = stubCertificate(ca, spec.tls, sans);
+  auto certificate = stubCertificate(ca, spec.tls, stubSans(std::move(extra_dns_names)));
   if (!certificate) return certificate.error().within(where + ": certificate");
   const auto dir = scratch_dir / ("stub-" + fileNameFor(name));
   if (auto written = net::writePemFiles(*certificate, dir / "tls.crt", dir / "tls.key");

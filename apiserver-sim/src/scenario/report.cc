@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -248,11 +250,35 @@ std::vector<ScenarioResult> runInParallel(const std::vector<const Scenario*>& sc
     };
   }
   std::atomic<std::size_t> next{0};
+  std::mutex started_mutex;
+  std::condition_variable_any started;  // a scenario started: `next` moved on
   auto work = [&] {
     for (std::size_t i = next++; i < scenarios.size(); i = next++) {
+      { const std::lock_guard lock(started_mutex); }
+      started.notify_all();
       results[i] = runScenario(*scenarios[i], scenario_options);
     }
   };
+  // The simulator's stubs of the next few scenarios are prepared (certificates, server TLS
+  // contexts: StubWebhook::prepare) on another thread while scenarios play: the same objects
+  // their start would make, made on a core a playing scenario mostly leaves idle (its calls wait
+  // for their answers). A few ahead only: the process keeps 32 server contexts.
+  std::optional<std::jthread> preparer;
+  if (options.backend == nullptr && scenarios.size() > 1) {
+    preparer.emplace([&](const std::stop_token& stop) {
+      constexpr std::size_t kAhead = 4;
+      for (std::size_t i = 0; i < scenarios.size(); ++i) {
+        std::unique_lock lock(started_mutex);
+        if (!started.wait(lock, stop, [&] { return i < next.load() + kAhead; })) return;
+        lock.unlock();
+        try {
+          prepareScenarioStubs(*scenarios[i]);
+        } catch (const std::exception&) {
+          // Nothing is lost: the scenario's start makes what is missing and reports why not.
+        }
+      }
+    });
+  }
   const auto threads = std::min<std::size_t>(std::max(jobs, 1U), scenarios.size());
   if (threads <= 1) {
     work();

@@ -73,6 +73,16 @@ std::string hostOf(const std::string& host_port) {
   return host;
 }
 
+// The host names an endpoint is reached at: its services' and its hosts' (its certificate's
+// names).
+std::vector<std::string> endpointDnsNames(const EndpointSpec& endpoint) {
+  std::vector<std::string> names;
+  names.reserve(endpoint.services.size() + endpoint.hosts.size());
+  for (const auto& service : endpoint.services) names.push_back(service.host());
+  for (const auto& host : endpoint.hosts) names.push_back(hostOf(host));
+  return names;
+}
+
 core::GroupResource groupResourceOf(const core::GroupVersionResource& resource) {
   return {resource.group, resource.resource};
 }
@@ -309,15 +319,10 @@ core::Result<std::unique_ptr<ScenarioEnvironment>> ScenarioEnvironment::start(
   std::map<std::string, RouteTarget> routes;
   for (const auto& endpoint : scenario.endpoints) {
     std::vector<std::string> addresses;
-    std::vector<std::string> dns_names;
-    for (const auto& service : endpoint.services) {
-      addresses.push_back(service.hostPort());
-      dns_names.push_back(service.host());
-    }
-    for (const auto& host : endpoint.hosts) {
-      addresses.push_back(host);
-      dns_names.push_back(hostOf(host));
-    }
+    addresses.reserve(endpoint.services.size() + endpoint.hosts.size());
+    for (const auto& service : endpoint.services) addresses.push_back(service.hostPort());
+    for (const auto& host : endpoint.hosts) addresses.push_back(host);
+    std::vector<std::string> dns_names = endpointDnsNames(endpoint);
     RouteTarget target;
     const std::string where = fmt::format("endpoint {}", json(endpoint.name).dump());
     switch (endpoint.type) {
@@ -560,6 +565,16 @@ Expectation observableExpectation(const Expectation& expect,
 }
 
 }  // namespace
+
+void prepareScenarioStubs(const Scenario& scenario) {
+  const auto& ca = processScenarioAuthority();
+  if (!ca.ok()) return;  // the scenario's start reports it
+  for (const auto& endpoint : scenario.endpoints) {
+    if (endpoint.type == EndpointType::kStub) {
+      StubWebhook::prepare(endpoint.stub.tls, *ca, endpointDnsNames(endpoint));
+    }
+  }
+}
 
 ScenarioResult runScenario(const Scenario& scenario, const RunOptions& options) {
   ScenarioResult out;

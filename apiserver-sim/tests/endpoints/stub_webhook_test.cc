@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -15,6 +16,7 @@
 #include "harness/core/yaml.h"
 #include "harness/go/base64.h"
 #include "harness/net/client.h"
+#include "harness/net/server.h"
 #include "harness/testing/support.h"
 
 namespace harness::sim {
@@ -138,6 +140,36 @@ TEST_F(StubWebhookTest, StubsOfTheSameHostNamesShareOneCertificate) {
     ASSERT_TRUE(res.ok()) << res.error_message;
     EXPECT_EQ(res.status, 200);
   }
+}
+
+// prepare() makes what start() would (the certificate, the server's TLS context), so that a start
+// of the same kind and names makes no TLS context of its own; each kind is prepared apart.
+TEST_F(StubWebhookTest, APreparedStubStartsWithWhatWasMadeAhead) {
+  auto spec = parseStubSpec(json::object());
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  StubWebhook::prepare(StubTls::kValid, *ca_, {"prepared.apps.svc"});
+  const std::uint64_t made = net::serverTlsContextsMade();
+  auto stub = StubWebhook::start("prepared", *spec, *ca_, dir_.path(), {"prepared.apps.svc"}, 1.0);
+  ASSERT_TRUE(stub.ok()) << stub.error().message;
+  EXPECT_EQ(net::serverTlsContextsMade(), made);
+  net::ClientOptions options;
+  options.ca_pem = ca_->certificate_pem;
+  net::HttpClient client(options);
+  net::ClientRequest r;
+  r.url = "https://prepared.apps.svc:" + std::to_string((*stub)->port()) + "/";
+  r.connect_to = "127.0.0.1:" + std::to_string((*stub)->port());
+  r.body = podReview().dump();
+  r.deadline = std::chrono::steady_clock::now() + 10s;
+  auto res = client.sendSync(std::move(r));
+  ASSERT_TRUE(res.ok()) << res.error_message;
+  EXPECT_EQ(res.status, 200);
+  // A kind or names not prepared: the start makes its context.
+  auto untrusted = parseStubSpec(json{{"tls", "untrusted"}});
+  ASSERT_TRUE(untrusted.ok()) << untrusted.error().message;
+  auto other = StubWebhook::start("other", *untrusted, *ca_, dir_.path() / "other",
+                                  {"prepared.apps.svc"}, 1.0);
+  ASSERT_TRUE(other.ok()) << other.error().message;
+  EXPECT_EQ(net::serverTlsContextsMade(), made + 1);
 }
 
 // --- answers ---

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "harness/core/result.h"
+#include "harness/net/certificates.h"
 #include "harness/net/http.h"
 
 namespace harness::net {
@@ -122,6 +123,14 @@ struct ServerStats {
   std::uint64_t handler_threads = 0;  // worker threads started so far
   std::size_t max_connections = 0;    // the cap in force (after defaulting)
 };
+
+// Makes now the TLS context a Server with `tls13_only` and no client CA makes when it starts with
+// the files writePemFiles wrote for `certificate` (issued by this process); that start then finds
+// it made. For a caller that knows which servers it will start and has a core to spare: OpenSSL 3
+// spends over a million instructions on a context.
+void prepareServerTls(const IssuedCertificate& certificate, bool tls13_only = false);
+// How many server TLS contexts this process has made (prepared or at a start), shared ones once.
+std::uint64_t serverTlsContextsMade();
 
 class Server {
  public:

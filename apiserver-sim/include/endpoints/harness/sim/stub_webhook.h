@@ -169,6 +169,13 @@ class StubWebhook {
       const std::filesystem::path& scratch_dir, std::vector<std::string> extra_dns_names,
       double time_scale = 1.0);
 
+  // Makes, and keeps for the process, what start() makes for a stub of this TLS kind and these
+  // names at most once (its certificate and its server's TLS context: several million
+  // instructions of OpenSSL), so that a later start() finds them made. A run prepares the
+  // stubs of the scenarios to come on another thread while one plays.
+  static void prepare(StubTls tls, const net::CertificateAuthority& ca,
+                      std::vector<std::string> extra_dns_names);
+
   ~StubWebhook();
   StubWebhook(const StubWebhook&) = delete;
   StubWebhook& operator=(const StubWebhook&) = delete;

@@ -209,6 +209,11 @@ struct RunOptions {
 // Runs one scenario. Never throws: harness failures end up in ScenarioResult::error.
 ScenarioResult runScenario(const Scenario& scenario, const RunOptions& options = {});
 
+// Makes ahead what the simulator's start of `scenario` will make for its stubs (certificates and
+// server TLS contexts, kept for the process: StubWebhook::prepare). Thread-safe; never fails
+// (what cannot be made is the start's to report).
+void prepareScenarioStubs(const Scenario& scenario);
+
 // Go test's -run: `scenarioRegex[/stepRegex]`, each searched (not anchored) in the name.
 struct RunFilter {
   std::string scenario;
