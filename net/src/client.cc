@@ -534,6 +534,7 @@ ClientResponse HttpClient::sendSync(ClientRequest request) {
   if (auto url = parseUrl(request.url)) {
     key = Impl::poolKey(*url, request, true);
     lane.first = impl.takeIdle(key);
+    if (lane.first && !lane.first->own) lane.first.reset();  // not one of sendSync's
   }
   std::shared_ptr<asio::io_context> io =
       lane.first ? lane.first->own : std::make_shared<asio::io_context>(1);

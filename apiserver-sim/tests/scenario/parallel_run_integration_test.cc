@@ -3,16 +3,20 @@
 
 #include <sys/wait.h>
 
+#include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/net/server.h"
 #include "harness/sim/report.h"
 #include "harness/sim/scenario_runner.h"
 #include "harness/testing/support.h"
@@ -23,6 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using ::testing::HasSubstr;
+using namespace std::chrono_literals;
 
 // Scenarios of several kinds (allow, deny, patch, fail-open, matching, reinvocation, dry-run),
 // and a file that does not load, so that load errors are placed too.
@@ -187,6 +192,53 @@ TEST(ParallelRunCommand, JobsAndShardsOnTheCommandLine) {
   EXPECT_EQ(bad.status, 2);
   EXPECT_THAT(testing::readFile(dir.path() / "stderr.txt"), HasSubstr("--shard: want K/N"));
   EXPECT_EQ(runSimulator("run -j 0 " + examples, dir.path()).status, 2);
+}
+
+// While a scenario plays, the stubs of the next ones are prepared on another thread: during the
+// first scenario's step (held until then, at most 30 s), the server TLS context of the second
+// scenario's stub is made; its start later makes none. Host names no other test uses, so that
+// each stub needs a context of its own.
+TEST(ParallelRun, TheNextScenariosStubsArePreparedWhileOnePlays) {
+  const testing::ScratchDir dir{"prepared-ahead"};
+  const auto scenario = [](const std::string& name) {
+    return "apiVersion: apiserver-sim.harness.dev/v1alpha1\nkind: Scenario\nmetadata:\n  name: " +
+           name +
+           "\nspec:\n  endpoints:\n    - name: allow\n      service: {namespace: ahead, name: " +
+           name +
+           "}\n      stub: {}\n  steps:\n    - name: a namespace\n      request:\n"
+           "        object:\n          apiVersion: v1\n          kind: Namespace\n"
+           "          metadata: {name: created}\n      expect: {allowed: true}\n";
+  };
+  // New names on every run of the test in a process (--gtest_repeat): the process keeps what it
+  // made for names it saw.
+  static int run = 0;
+  const std::string first = "ahead-" + std::to_string(++run) + "-first";
+  const std::string second = "ahead-" + std::to_string(run) + "-second";
+  testing::writeFile(dir.path() / "a.yaml", scenario(first));
+  testing::writeFile(dir.path() / "b.yaml", scenario(second));
+  const std::uint64_t before = net::serverTlsContextsMade();
+  bool prepared_while_playing = false;
+  std::uint64_t after_second_started = 0;
+  RunOptions options;
+  options.on_step = [&](const ScenarioResult& result, const StepResult&) {
+    if (result.name == first) {
+      // This scenario's stub made one context; the next scenario's is the preparer's.
+      const auto give_up = std::chrono::steady_clock::now() + 30s;
+      while (net::serverTlsContextsMade() < before + 2 &&
+             std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::sleep_for(1ms);
+      }
+      prepared_while_playing = net::serverTlsContextsMade() >= before + 2;
+    } else {
+      after_second_started = net::serverTlsContextsMade();
+    }
+  };
+  auto report = runScenarioFiles({dir.path() / "a.yaml", dir.path() / "b.yaml"}, "", options);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  ASSERT_EQ(report->scenarios.size(), 2u);
+  for (const auto& result : report->scenarios) EXPECT_TRUE(result.passed()) << result.name;
+  EXPECT_TRUE(prepared_while_playing);
+  EXPECT_EQ(after_second_started, before + 2);
 }
 
 }  // namespace
