@@ -131,6 +131,7 @@ ClientTls makeClientTls(const ClientOptions& options) {
   ClientTls out{std::make_shared<ssl::context>(ssl::context::tls_client), {}};
   SSL_CTX* ctx = out.context->native_handle();
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  SSL_CTX_set_ciphersuites(ctx, detail::kGoTls13CipherSuites);
   ERR_clear_error();
   if (!options.ca_pem.empty()) {
     if (StorePtr store = sharedCaStore(options.ca_pem)) {

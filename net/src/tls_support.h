@@ -27,6 +27,13 @@ struct FileFingerprint {
 };
 FileFingerprint fingerprintOf(const std::string& path);
 
+// The TLS 1.3 cipher suites in Go's order (crypto/tls defaults.go defaultCipherSuitesTLS13, on a
+// machine with AES hardware): what kube-apiserver's client offers first and what a Go webhook
+// server picks. OpenSSL's own order puts AES-256-GCM first, so two OpenSSL ends agreed on a
+// suite no Go pair would (and its SHA-384 key schedule costs a little more).
+inline constexpr const char* kGoTls13CipherSuites =
+    "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256";
+
 core::Result<std::shared_ptr<boost::asio::ssl::context>> makeServerContext(
     const TlsServerConfig& config);
 // Makes and keeps the context makeServerContext will share for `identity` (no client CA);

@@ -2,7 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <openssl/ssl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -138,6 +143,76 @@ TEST_F(TlsServerTest, IssuesNoSessionTicketsAsNoApiServerResumesThem) {
   SSL_SESSION* session = SSL_get_session(ssl.get());
   ASSERT_NE(session, nullptr);
   EXPECT_EQ(SSL_SESSION_is_resumable(session), 0);
+}
+
+// The TLS 1.3 suite is the one a Go server picks: AES-128-GCM for a client that lists AES-GCM
+// first, although OpenSSL's own order (this client's) puts AES-256-GCM first.
+TEST_F(TlsServerTest, PicksTheTls13CipherSuiteAGoServerPicks) {
+  startServer();
+  const harness::testing::LoopbackSocket socket(server_->port(), std::chrono::seconds(10));
+  ASSERT_TRUE(socket.connected());
+  const std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_client_method()),
+                                                                 &SSL_CTX_free);
+  ASSERT_TRUE(ctx);
+  const std::unique_ptr<SSL, decltype(&SSL_free)> ssl(SSL_new(ctx.get()), &SSL_free);
+  ASSERT_TRUE(ssl);
+  SSL_set_fd(ssl.get(), socket.fd());
+  ASSERT_EQ(SSL_connect(ssl.get()), 1);
+  EXPECT_STREQ(SSL_get_cipher_name(ssl.get()), "TLS_AES_128_GCM_SHA256");
+}
+
+// The client offers the TLS 1.3 suites in Go's order, as kube-apiserver does: read from the
+// ClientHello it sends to a listener that never answers (the call then times out).
+TEST(HttpClientHello, OffersTheTls13CipherSuitesInGosOrder) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(::listen(listener, 1), 0);
+  socklen_t length = sizeof address;
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  const int port = ntohs(address.sin_port);
+  std::vector<unsigned char> hello;
+  std::thread reader([&] {
+    pollfd ready{listener, POLLIN, 0};
+    if (::poll(&ready, 1, 10'000) != 1) return;  // no connection: the test fails, not hangs
+    const int connection = ::accept(listener, nullptr, nullptr);
+    if (connection < 0) return;
+    timeval timeout{10, 0};
+    ::setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    unsigned char buffer[4096];
+    // The record header (5 bytes) says how long the ClientHello is.
+    while (hello.size() < 5 || hello.size() < 5u + (hello[3] << 8 | hello[4])) {
+      const auto n = ::recv(connection, buffer, sizeof buffer, 0);
+      if (n <= 0) break;
+      hello.insert(hello.end(), buffer, buffer + n);
+    }
+    ::close(connection);
+  });
+  HttpClient client({});
+  ClientRequest request;
+  request.url = "https://127.0.0.1:" + std::to_string(port) + "/";
+  request.deadline = std::chrono::steady_clock::now() + 10s;
+  EXPECT_FALSE(client.sendSync(std::move(request)).ok());
+  reader.join();
+  ::close(listener);
+  // record header 5, handshake header 4, version 2, random 32, session id, then the suites.
+  ASSERT_GT(hello.size(), 44u);
+  std::size_t at = 5 + 4 + 2 + 32;
+  at += 1 + hello[at];
+  ASSERT_LT(at + 2, hello.size());
+  const std::size_t suites_length = hello[at] << 8 | hello[at + 1];
+  at += 2;
+  ASSERT_LE(at + suites_length, hello.size());
+  std::vector<int> tls13;
+  for (std::size_t i = at; i + 1 < at + suites_length; i += 2) {
+    const int suite = hello[i] << 8 | hello[i + 1];
+    if (suite >= 0x1301 && suite <= 0x1303) tls13.push_back(suite);
+  }
+  // TLS_AES_128_GCM_SHA256, TLS_AES_256_GCM_SHA384, TLS_CHACHA20_POLY1305_SHA256.
+  EXPECT_EQ(tls13, (std::vector<int>{0x1301, 0x1302, 0x1303}));
 }
 
 TEST_F(TlsServerTest, ReusesOneKeepAliveConnectionForAThousandSequentialRequests) {
