@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -162,23 +160,14 @@ TEST_F(TlsServerTest, PicksTheTls13CipherSuiteAGoServerPicks) {
 }
 
 // The client offers the TLS 1.3 suites in Go's order, as kube-apiserver does: read from the
-// ClientHello it sends to a listener that never answers (the call then times out).
+// ClientHello it sends to a listener that reads it and hangs up (the call then fails).
 TEST(HttpClientHello, OffersTheTls13CipherSuitesInGosOrder) {
-  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(listener, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  ASSERT_EQ(::listen(listener, 1), 0);
-  socklen_t length = sizeof address;
-  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
-  const int port = ntohs(address.sin_port);
+  const harness::testing::ListeningSocket listener;
   std::vector<unsigned char> hello;
   std::thread reader([&] {
-    pollfd ready{listener, POLLIN, 0};
+    pollfd ready{listener.fd(), POLLIN, 0};
     if (::poll(&ready, 1, 10'000) != 1) return;  // no connection: the test fails, not hangs
-    const int connection = ::accept(listener, nullptr, nullptr);
+    const int connection = ::accept(listener.fd(), nullptr, nullptr);
     if (connection < 0) return;
     timeval timeout{10, 0};
     ::setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
@@ -193,11 +182,10 @@ TEST(HttpClientHello, OffersTheTls13CipherSuitesInGosOrder) {
   });
   HttpClient client({});
   ClientRequest request;
-  request.url = "https://127.0.0.1:" + std::to_string(port) + "/";
+  request.url = "https://127.0.0.1:" + std::to_string(listener.port()) + "/";
   request.deadline = std::chrono::steady_clock::now() + 10s;
   EXPECT_FALSE(client.sendSync(std::move(request)).ok());
   reader.join();
-  ::close(listener);
   // record header 5, handshake header 4, version 2, random 32, session id, then the suites.
   ASSERT_GT(hello.size(), 44u);
   std::size_t at = 5 + 4 + 2 + 32;
@@ -246,22 +234,15 @@ TEST_F(TlsServerTest, ServesConcurrentRequestsOnSeveralConnections) {
   EXPECT_LE(client.stats().connections_opened, 64u);
 }
 
-// The threads of this process (its entries in /proc/self/task).
-std::size_t threadCount() {
-  std::size_t n = 0;
-  for ([[maybe_unused]] const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
-    ++n;
-  }
-  return n;
-}
-
 // sendSync does its I/O on the calling thread: a client used only through it starts none (it
 // handed each request to a thread of its own and waited for the answer, two thread wake-ups a
 // request).
 TEST_F(TlsServerTest, SendSyncStartsNoThreadOfItsOwn) {
   startServer();
   // The server's own threads (its handler pool grows with the requests it sees) do not count.
-  auto clientThreads = [&] { return threadCount() - server_->stats().handler_threads; };
+  auto clientThreads = [&] {
+    return harness::testing::threadCount() - server_->stats().handler_threads;
+  };
   const std::size_t before = clientThreads();
   ClientOptions options = trusting();
   options.threads = 4;

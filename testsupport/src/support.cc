@@ -111,6 +111,15 @@ int runCommand(const std::string& command) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+std::size_t threadCount(int pid) {
+  const std::string process = pid == 0 ? "self" : std::to_string(pid);
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& task : fs::directory_iterator("/proc/" + process + "/task")) {
+    ++n;
+  }
+  return n;
+}
+
 ListeningSocket::ListeningSocket() {
   fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in address{};

@@ -194,17 +194,6 @@ TEST_F(ServeTest, AStalledKubernetesApiDoesNotStallTheWebhookPort) {
   }
 }
 
-// The threads of a process, from /proc.
-std::size_t threadCount(int pid) {
-  std::size_t n = 0;
-  for (const auto& entry :
-       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
-    (void)entry;
-    ++n;
-  }
-  return n;
-}
-
 TEST_F(ServeTest, WithObjectFilesReviewsAreAnsweredOnTheIoThread) {
   // No API server: nothing a handler does waits on the network, so it runs where the request
   // was read (as Go's net/http runs it on the connection's goroutine) and no worker starts.
@@ -215,7 +204,7 @@ TEST_F(ServeTest, WithObjectFilesReviewsAreAnsweredOnTheIoThread) {
   args.push_back((dir_ / "namespace.yaml").string());
   ASSERT_NO_FATAL_FAILURE(injector_.start(dir_.path(), args));
   // Counted once the ports file is written: both servers have started their threads.
-  const std::size_t threads = threadCount(injector_.pid());
+  const std::size_t threads = t::threadCount(injector_.pid());
   net::ClientOptions options = trustingWebhook();
   options.threads = 2;
   net::HttpClient parallel(options);
@@ -231,7 +220,7 @@ TEST_F(ServeTest, WithObjectFilesReviewsAreAnsweredOnTheIoThread) {
     EXPECT_EQ(res.status, 200) << res.body;
     EXPECT_EQ(json::parse(res.body)["response"]["allowed"], true);
   }
-  EXPECT_EQ(threadCount(injector_.pid()), threads) << injector_.log();
+  EXPECT_EQ(t::threadCount(injector_.pid()), threads) << injector_.log();
 }
 
 TEST_F(ServeTest, RequiresClientCertificatesFromTheGivenCa) {

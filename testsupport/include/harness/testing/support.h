@@ -52,6 +52,9 @@ void writeFile(const std::filesystem::path& path, const std::string& content);
 // Runs a shell command, returns its exit status; output goes to the test log.
 int runCommand(const std::string& command);
 
+// The threads of process `pid` (its entries in /proc/<pid>/task); 0: this process.
+std::size_t threadCount(int pid = 0);
+
 struct CommandOutput {
   int status = -1;  // the exit code, 128 + signal when killed, -1 when it could not run
   std::string out;
