@@ -83,12 +83,17 @@ void readUserInfo(go_json::Reader& parent, UserInfo& out) {
   if (!r.ok()) parent.fail(r.error());
 }
 
-std::optional<nlohmann::json> readRaw(const go_json::Reader& r, std::string_view key) {
-  if (const auto* v = r.find(key)) return *v;  // RawExtension: any JSON; null stays nil
-  return std::nullopt;
+// `take`: the document is the caller's to consume (the rvalue decoders), so the value is moved
+// out of it instead of copied; a pod is most of a review, and copying its tree was a twentieth
+// of a webhook request's work.
+std::optional<nlohmann::json> readRaw(const go_json::Reader& r, std::string_view key, bool take) {
+  const auto* v = r.find(key);
+  if (v == nullptr) return std::nullopt;  // RawExtension: any JSON; null stays nil
+  if (take) return std::move(const_cast<nlohmann::json&>(*v));
+  return *v;
 }
 
-void readRequest(go_json::Reader& parent, const TypeNames& types,
+void readRequest(go_json::Reader& parent, const TypeNames& types, bool take,
                  std::optional<AdmissionRequest>& out) {
   const auto* obj = parent.readObject("request", types.of("AdmissionRequest"));
   if (obj == nullptr) return;
@@ -111,10 +116,10 @@ void readRequest(go_json::Reader& parent, const TypeNames& types,
   r.readString("namespace", req.namespace_name);
   r.readString("operation", req.operation, types.of("Operation"));
   readUserInfo(r, req.user_info);
-  req.object = readRaw(r, "object");
-  req.old_object = readRaw(r, "oldObject");
+  req.object = readRaw(r, "object", take);
+  req.old_object = readRaw(r, "oldObject", take);
   r.readOptionalBool("dryRun", req.dry_run);
-  req.options = readRaw(r, "options");
+  req.options = readRaw(r, "options", take);
   if (!r.ok()) {
     parent.fail(r.error());
     return;
@@ -250,17 +255,29 @@ std::string encodeAdmissionReview(const AdmissionReview& review) {
   return dumpJson(toJson(review));
 }
 
-Result<AdmissionReview> admissionReviewFromJson(const nlohmann::json& json) {
+namespace {
+
+Result<AdmissionReview> reviewFromJson(const nlohmann::json& json, bool take) {
   if (!json.is_object()) return go_json::typeError(json, "", "", "v1.AdmissionReview");
   AdmissionReview review;
   go_json::Reader r(json, "AdmissionReview", "");
   r.readString("apiVersion", review.api_version);
   r.readString("kind", review.kind);
   const TypeNames types{review.api_version == kApiVersionV1beta1 ? "v1beta1." : "v1."};
-  readRequest(r, types, review.request);
+  readRequest(r, types, take, review.request);
   readResponse(r, types, review.response);
   if (!r.ok()) return r.error();
   return review;
+}
+
+}  // namespace
+
+Result<AdmissionReview> admissionReviewFromJson(const nlohmann::json& json) {
+  return reviewFromJson(json, /*take=*/false);
+}
+
+Result<AdmissionReview> admissionReviewFromJson(nlohmann::json&& json) {
+  return reviewFromJson(json, /*take=*/true);
 }
 
 Result<AdmissionReview> decodeAdmissionReview(std::string_view body) {
@@ -275,8 +292,9 @@ Result<AdmissionReview> decodeRequestReview(std::string_view body) {
   return requestReviewFromJson(*json);
 }
 
-Result<AdmissionReview> requestReviewFromJson(const nlohmann::json& json) {
-  auto decoded = admissionReviewFromJson(json);
+namespace {
+
+Result<AdmissionReview> checkRequestReview(Result<AdmissionReview> decoded) {
   if (!decoded.ok()) return decoded;
   const auto& review = *decoded;
   const std::string wanted = std::string(kApiVersionV1) + " or " + std::string(kApiVersionV1beta1);
@@ -291,6 +309,16 @@ Result<AdmissionReview> requestReviewFromJson(const nlohmann::json& json) {
   if (!review.request) return Error{"request is missing"};
   if (review.request->uid.empty()) return Error{"request.uid is missing"};
   return decoded;
+}
+
+}  // namespace
+
+Result<AdmissionReview> requestReviewFromJson(const nlohmann::json& json) {
+  return checkRequestReview(admissionReviewFromJson(json));
+}
+
+Result<AdmissionReview> requestReviewFromJson(nlohmann::json&& json) {
+  return checkRequestReview(admissionReviewFromJson(std::move(json)));
 }
 
 AdmissionReview makeRequestReview(ReviewVersion version, AdmissionRequest request) {

@@ -284,6 +284,26 @@ TEST(AdmissionReviewDecodeTest, RequestReviewAcceptsWhatTheApiserverSends) {
   EXPECT_EQ(*decoded, review);
 }
 
+// The rvalue decoders take the request's objects out of the document instead of copying them,
+// and decode the same review as the copying ones.
+TEST(AdmissionReviewDecodeTest, DecodingAnRvalueMovesTheObjectsOut) {
+  const auto review = makeRequestReview(kV1, podCreate());
+  json document = toJson(review);
+  document["request"]["oldObject"] = json::parse(R"({"kind": "Pod", "metadata": {"name": "o"}})");
+  auto copied = requestReviewFromJson(document);
+  ASSERT_TRUE(copied.ok()) << copied.error().message;
+  auto moved = requestReviewFromJson(std::move(document));
+  ASSERT_TRUE(moved.ok()) << moved.error().message;
+  EXPECT_EQ(*moved, *copied);
+  EXPECT_EQ(moved->request->object, review.request->object);
+  EXPECT_EQ(moved->request->old_object->at("metadata")["name"], "o");
+  // What was moved out is left null; the other members are as they were.
+  EXPECT_TRUE(document["request"]["object"].is_null());  // NOLINT(bugprone-use-after-move)
+  EXPECT_TRUE(document["request"]["oldObject"].is_null());
+  EXPECT_TRUE(document["request"]["options"].is_null());
+  EXPECT_EQ(document["request"]["uid"], review.request->uid);
+}
+
 // --- builders ---
 
 TEST(AdmissionReviewBuilderTest, ResponseReviewEchoesTypeMetaAndUid) {

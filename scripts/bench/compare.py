@@ -225,10 +225,17 @@ def run_wrk(args, server, connections, seconds, lua):
     }
 
 
-def run_hey_new_connections(args, server, seconds, review_file):
+def run_hey(args, server, seconds, review_file, new_connections, qps=None):
+    """One client: a new connection per request, or one kept connection at `qps` requests a
+    second (the pace of a new-connection run, so that both leave the server idle as long
+    between requests: an idle gap costs the next request its caches)."""
     cmd = ["taskset", "-c", args.client_cpu, "hey", "-z", f"{seconds}s", "-c", "1",
-           "-disable-keepalive", "-m", "POST", "-T", "application/json", "-D", review_file,
-           "-t", "10", server.url]
+           "-m", "POST", "-T", "application/json", "-D", review_file, "-t", "10"]
+    if new_connections:
+        cmd.append("-disable-keepalive")
+    if qps:
+        cmd += ["-q", f"{qps:.1f}"]
+    cmd.append(server.url)
     before = cpu_seconds(server.proc.pid)
     out = subprocess.run(cmd, capture_output=True, text=True, check=False)
     cpu = cpu_seconds(server.proc.pid) - before
@@ -357,18 +364,20 @@ def main():
                     check_answer(server, review_file)
                     run_wrk(args, server, max(connections), 1, lua)  # warm-up
                     runs = [run_wrk(args, server, c, seconds, lua) for c in connections]
-                    fresh, fresh_cpu = run_hey_new_connections(args, server, seconds, review_file)
+                    fresh, fresh_cpu = run_hey(args, server, seconds, review_file, True)
+                    paced, paced_cpu = run_hey(args, server, seconds, review_file, False,
+                                               qps=fresh / seconds if fresh else None)
                     rss = rss_mib(server.proc.pid)
                 finally:
                     server.stop()
-                one = next((r for r in runs if r["connections"] == 1), runs[0])
-                keepalive_us = (one["server_cpu_seconds"] / one["requests"] * 1e6
-                                if one["requests"] else None)
+                keepalive_us = paced_cpu / paced * 1e6 if paced else None
                 new_conn_us = fresh_cpu / fresh * 1e6 if fresh else None
                 result = {
                     "runs": runs,
                     "new_connection_requests": fresh,
                     "new_connection_cpu_us_per_request": new_conn_us,
+                    "paced_keepalive_requests": paced,
+                    "paced_keepalive_cpu_us_per_request": keepalive_us,
                     "handshake_cpu_us": (new_conn_us - keepalive_us
                                          if new_conn_us is not None and keepalive_us is not None
                                          else None),
@@ -427,8 +436,9 @@ def print_table(report):
     print(f"({report['seconds_per_run']} s per run, best of {report['rounds']} round(s); server on "
           f"CPU {report['server_cpu']}, load tool on CPU {report['client_cpu']}; review "
           f"{report['review_bytes']} bytes; 'vs go' compares requests per server CPU-second at "
-          f"c={max(conns)}, 'vs upstream' to the real injector of the same profile; handshake = server CPU per request on new connections less on one "
-          "keep-alive connection)")
+          f"c={max(conns)}, 'vs upstream' to the real injector of the same profile; "
+          "handshake = server CPU per request on new connections less on one keep-alive "
+          "connection at the same pace)")
 
 
 if __name__ == "__main__":

@@ -43,12 +43,13 @@ const json& metadataOf(const json& obj) {
   return it != obj.end() && it->is_object() ? *it : kEmpty;
 }
 
-std::vector<json> ownerReferences(const json& obj) {
-  std::vector<json> out;
+// The object's owner references, pointing into it.
+std::vector<const json*> ownerReferences(const json& obj) {
+  std::vector<const json*> out;
   const json& meta = metadataOf(obj);
   auto it = meta.find("ownerReferences");
   if (it == meta.end() || !it->is_array()) return out;
-  for (const auto& r : *it) out.push_back(r);
+  for (const auto& r : *it) out.push_back(&r);
   return out;
 }
 
@@ -93,17 +94,26 @@ StringMap namespaceAnnotations(const json& ns) {
 
 bool has(const StringMap& m, std::string_view key) { return m.count(std::string(key)) > 0; }
 
+// The object's string member `key`, empty when it is absent or not a string.
+std::string_view stringView(const json& obj, const char* key) {
+  if (!obj.is_object()) return {};
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? std::string_view(it->get_ref<const std::string&>())
+                                            : std::string_view();
+}
+
 json involvedObject(const json& parent, std::string_view kind, std::string_view ns) {
   const json& meta = metadataOf(parent);
-  json ref = {
-      {"kind", stringAt(parent, "kind").empty() ? std::string(kind) : stringAt(parent, "kind")},
-      {"name", stringAt(meta, "name")},
-      {"namespace",
-       stringAt(meta, "namespace").empty() ? std::string(ns) : stringAt(meta, "namespace")}};
+  const std::string_view own_kind = stringView(parent, "kind");
+  const std::string_view own_ns = stringView(meta, "namespace");
+  json ref = json::object();  // member by member: a braced list copies every value twice
+  ref.emplace("kind", own_kind.empty() ? kind : own_kind);
+  ref.emplace("name", stringView(meta, "name"));
+  ref.emplace("namespace", own_ns.empty() ? ns : own_ns);
   for (const char* key : {"uid", "resourceVersion"}) {
-    if (const std::string v = stringAt(meta, key); !v.empty()) ref[key] = v;
+    if (const auto v = stringView(meta, key); !v.empty()) ref.emplace(key, v);
   }
-  if (const std::string api = stringAt(parent, "apiVersion"); !api.empty()) ref["apiVersion"] = api;
+  if (const auto api = stringView(parent, "apiVersion"); !api.empty()) ref.emplace("apiVersion", api);
   return ref;
 }
 
@@ -226,13 +236,33 @@ json Outcome::toJson() const {
 
 namespace {
 
-// The request metric's label for each proxy annotation (metricLabelName), computed once:
-// building them for every request was a twentieth of its work.
-const std::vector<std::pair<std::string, std::string>>& proxyAnnotationLabels() {
+// The request metric's labels in name order, each with where its value comes from: the
+// owner kind, the namespace, where the annotations were, or the pod (template)'s own value of a
+// proxy annotation (its label named by metricLabelName). Computed once: building the names for
+// every request was a twentieth of its work, and keeping them in a map as much again.
+struct RequestLabel {
+  enum class Source { kOwnerKind, kNamespace, kAnnotationAt, kAnnotation } source;
+  std::string name;
+  std::string annotation;  // for kAnnotation
+};
+
+const std::vector<RequestLabel>& requestLabels() {
   static const auto kLabels = [] {
-    std::vector<std::pair<std::string, std::string>> labels;
-    for (const auto key : proxyAnnotations()) labels.emplace_back(key, metricLabelName(key));
-    return labels;
+    std::vector<RequestLabel> labels = {{RequestLabel::Source::kOwnerKind, "owner_kind", {}},
+                                        {RequestLabel::Source::kNamespace, "namespace", {}},
+                                        {RequestLabel::Source::kAnnotationAt, "annotation_at", {}}};
+    for (const auto key : proxyAnnotations()) {
+      labels.push_back({RequestLabel::Source::kAnnotation, metricLabelName(key), std::string(key)});
+    }
+    // A later label of the same name wins, as when they were assigned in turn.
+    std::stable_sort(labels.begin(), labels.end(),
+                     [](const auto& a, const auto& b) { return a.name < b.name; });
+    std::vector<RequestLabel> unique;
+    for (auto& label : labels) {
+      if (!unique.empty() && unique.back().name == label.name) unique.pop_back();
+      unique.push_back(std::move(label));
+    }
+    return unique;
   }();
   return kLabels;
 }
@@ -242,21 +272,21 @@ const std::vector<std::pair<std::string, std::string>>& proxyAnnotationLabels() 
 std::pair<std::string, std::string> resolvePodOwner(const json& pod, std::string_view ns,
                                                     const OwnerLookup& lookup) {
   const std::string pod_name = stringAt(metadataOf(pod), "name");
-  const std::vector<json> refs = ownerReferences(pod);
+  const std::vector<const json*> refs = ownerReferences(pod);
   if (refs.size() != 1) return {"pod", pod_name};
-  const std::string kind = stringAt(refs[0], "kind");
-  const std::string name = stringAt(refs[0], "name");
+  const std::string kind = stringAt(*refs[0], "kind");
+  const std::string name = stringAt(*refs[0], "name");
   if (kind != "Job" && kind != "ReplicaSet") return {lower(kind), name};
   std::shared_ptr<const json> parent;
   if (lookup) parent = lookup(kind, ns, name);
   if (parent) {
-    const std::vector<json> grand = ownerReferences(*parent);
+    const std::vector<const json*> grand = ownerReferences(*parent);
     if (grand.size() == 1) {
-      const std::string grand_kind = stringAt(grand[0], "kind");
+      const std::string grand_kind = stringAt(*grand[0], "kind");
       // isValidRSParent: a ReplicaSet's owner counts only if it is one of these kinds.
       const bool valid = kind == "Job" || grand_kind == "Job" || grand_kind == "StatefulSet" ||
                          grand_kind == "DaemonSet" || grand_kind == "Deployment";
-      if (valid) return {lower(grand_kind), stringAt(grand[0], "name")};
+      if (valid) return {lower(grand_kind), stringAt(*grand[0], "name")};
     }
   }
   return {lower(kind), name};
@@ -314,14 +344,30 @@ Outcome admit(const Values& values, const AdmissionInput& input) {
   }
 
   // Metric labels: the pod/template's own config annotations, before inheritance.
-  MetricLabels request_labels = {{"owner_kind", out.owner_kind},
-                                 {"namespace", input.request_namespace},
-                                 {"annotation_at", report.annotation_at}};
-  for (const auto& [key, label] : proxyAnnotationLabels()) {
-    auto it = w.pod_annotations.find(key);
-    request_labels.insert_or_assign(label, it == w.pod_annotations.end() ? "" : it->second);
+  MetricLabels::sequence_type request_labels;
+  request_labels.reserve(requestLabels().size());
+  for (const auto& label : requestLabels()) {
+    switch (label.source) {
+      case RequestLabel::Source::kOwnerKind:
+        request_labels.emplace_back(label.name, out.owner_kind);
+        break;
+      case RequestLabel::Source::kNamespace:
+        request_labels.emplace_back(label.name, input.request_namespace);
+        break;
+      case RequestLabel::Source::kAnnotationAt:
+        request_labels.emplace_back(label.name, report.annotation_at);
+        break;
+      case RequestLabel::Source::kAnnotation: {
+        auto it = w.pod_annotations.find(label.annotation);
+        request_labels.emplace_back(label.name,
+                                    it == w.pod_annotations.end() ? "" : it->second);
+        break;
+      }
+    }
   }
-  out.request_metric = std::move(request_labels);
+  out.request_metric.emplace();
+  out.request_metric->adopt_sequence(boost::container::ordered_unique_range,
+                                     std::move(request_labels));
   // The response metric: the request's labels and the skip ones.
   auto respond = [&](bool skip, const std::string& reason) {
     MetricLabels labels = *out.request_metric;

@@ -21,7 +21,7 @@ std::string rfc3339Now() {
 
 }  // namespace
 
-nlohmann::json makeEvent(const EventSpec& spec) {
+nlohmann::json makeEvent(EventSpec spec) {
   const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();
@@ -29,24 +29,27 @@ nlohmann::json makeEvent(const EventSpec& spec) {
   std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(nanos));
   const auto& ref = spec.involved_object;
   const std::string now = rfc3339Now();
-  // Member by member: a braced initializer list copies every value twice (nlohmann's json_ref),
-  // and this runs for every injected pod.
+  // Member by member, the spec's values moved in: a braced initializer list copies every value
+  // twice (nlohmann's json_ref), and this runs for every injected pod.
+  nlohmann::json metadata = nlohmann::json::object();
+  metadata.emplace("name", ref.value("name", "unknown") + "." + hex);
+  metadata.emplace("namespace", ref.value("namespace", "default"));
+  nlohmann::json source = nlohmann::json::object();
+  source.emplace("component", spec.component);
   nlohmann::json event = nlohmann::json::object();
-  event["apiVersion"] = "v1";
-  event["kind"] = "Event";
-  nlohmann::json& metadata = event["metadata"];
-  metadata["name"] = ref.value("name", "unknown") + "." + hex;
-  metadata["namespace"] = ref.value("namespace", "default");
-  event["involvedObject"] = ref;
-  event["reason"] = spec.reason;
-  event["message"] = spec.message;
-  event["type"] = spec.type;
-  event["source"]["component"] = spec.component;
-  event["firstTimestamp"] = now;
-  event["lastTimestamp"] = now;
-  event["count"] = 1;
-  event["reportingComponent"] = spec.component;
-  event["reportingInstance"] = "";
+  event.emplace("apiVersion", "v1");
+  event.emplace("kind", "Event");
+  event.emplace("metadata", std::move(metadata));
+  event.emplace("involvedObject", std::move(spec.involved_object));
+  event.emplace("reason", std::move(spec.reason));
+  event.emplace("message", std::move(spec.message));
+  event.emplace("type", std::move(spec.type));
+  event.emplace("source", std::move(source));
+  event.emplace("firstTimestamp", now);
+  event.emplace("lastTimestamp", now);
+  event.emplace("count", 1);
+  event.emplace("reportingComponent", std::move(spec.component));
+  event.emplace("reportingInstance", "");
   return event;
 }
 
@@ -62,14 +65,15 @@ EventSink::~EventSink() {
   worker_.join();
 }
 
-void EventSink::post(const EventSpec& spec) {
-  auto event = makeEvent(spec);
+void EventSink::post(EventSpec spec) {
+  const std::string reason = spec.reason;
+  auto event = makeEvent(std::move(spec));
   bool wake = false;
   {
     std::lock_guard lock(mutex_);
     if (queue_.size() >= max_queue_) {
       ++failed_;
-      spdlog::warn("dropping event {}: queue full", spec.reason);
+      spdlog::warn("dropping event {}: queue full", reason);
       return;
     }
     queue_.push_back(std::move(event));

@@ -27,7 +27,7 @@ struct EventSpec {
 
 // core/v1 Event as client-go's recorder builds it (tools/record/event.go makeEvent): name
 // "<object name>.<unix nanos in hex>", first/lastTimestamp, count 1, source.component.
-nlohmann::json makeEvent(const EventSpec& spec);
+nlohmann::json makeEvent(EventSpec spec);
 
 // Events are written by one worker thread. Waking it for every event cost the request thread a
 // futex call and the core two context switches per admission (about a tenth of a Linkerd
@@ -44,7 +44,7 @@ class EventSink {
   EventSink(const EventSink&) = delete;
   EventSink& operator=(const EventSink&) = delete;
 
-  void post(const EventSpec& spec);
+  void post(EventSpec spec);
   // Blocks until every event posted before it is written and the worker waits for the next one
   // (tests, shutdown).
   void flush();

@@ -184,9 +184,9 @@ net::Response IstioWebhook::handle(const net::Request& request) {
   std::string api_version = std::string(core::apiVersionOf(core::ReviewVersion::kV1));
   std::string kind = "AdmissionReview";
   core::JsonError json_error;
-  const auto body = core::parseJson(request.body, &json_error);
+  auto body = core::parseJson(request.body, &json_error);
   auto review =
-      body ? core::requestReviewFromJson(*body)
+      body ? core::requestReviewFromJson(std::move(*body))
            : core::Result<core::AdmissionReview>(core::Error{
                  json_error.too_deep
                      // The universal deserializer's json serializer first reads apiVersion and

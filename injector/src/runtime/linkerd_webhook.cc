@@ -28,7 +28,7 @@ void count(core::FamilySlot<core::CounterFamily>& family, core::MetricsRegistry&
   core::CounterFamily& counter = family.get([&]() -> core::CounterFamily& {
     std::vector<std::string> names;
     names.reserve(labels.size());
-    for (const auto& entry : labels) names.push_back(entry.first);
+    for (const auto& entry : labels) names.emplace_back(entry.first);
     return metrics.counter(name, help, std::move(names));
   });
   std::vector<std::string> values;
@@ -77,6 +77,30 @@ void warnAboutTrustAnchors(const std::string& pem, const std::string& path) {
   }
 }
 
+// The review's text (a JSON object, `empty` when it has no member) with `"response":` appended
+// as its last member: `response` (a JSON object's text) with `patch_base64`, when given, as its
+// first member (base64 needs no escaping). The review's own text is kept byte for byte.
+std::string echoWithResponse(std::string_view review, bool empty, std::string_view response,
+                             const std::string* patch_base64) {
+  const std::size_t close = review.find_last_not_of(" \t\r\n");  // its closing brace
+  std::string out;
+  out.reserve(close + response.size() + (patch_base64 ? patch_base64->size() : 0) + 32);
+  out.append(review.substr(0, close));
+  if (!empty) out += ',';
+  out += "\"response\":";
+  if (patch_base64 == nullptr) {
+    out += response;
+  } else {
+    out += "{\"patch\":\"";
+    out += *patch_base64;
+    out += '"';
+    if (response.size() > 2) out += ',';
+    out += response.substr(1);  // the other members and the closing brace
+  }
+  out += '}';
+  return out;
+}
+
 }  // namespace
 
 LinkerdWebhook::LinkerdWebhook(LinkerdWebhookConfig config, KubeApi& kube, EventSink& events,
@@ -119,7 +143,12 @@ net::Response LinkerdWebhook::handle(const net::Request& request) {
   }
   core::JsonError json_error;
   auto raw = core::parseJson(request.body, &json_error);
-  auto review = raw ? core::admissionReviewFromJson(*raw)
+  // The review goes back with the response set (server.go). Its text is echoed as it came, the
+  // answer written in as its last member; only a review that already has a "response" member is
+  // echoed from the decoded tree (the member replaced), which must then keep its object.
+  const bool echo_text = raw && raw->is_object() && !raw->contains("response");
+  auto review = raw ? (echo_text ? core::admissionReviewFromJson(std::move(*raw))
+                                 : core::admissionReviewFromJson(*raw))
                     : core::Result<core::AdmissionReview>(
                           json_error.too_deep
                               ? core::Error{yamlDepthError(request.body, json_error.offset)}
@@ -150,16 +179,18 @@ net::Response LinkerdWebhook::handle(const net::Request& request) {
     encoded_patch.reset();
   }
 
-  // The decoded review goes back with the response set (request echoed, as server.go does).
-  nlohmann::json answer = core::toJson(response);
   // A cached patch is kept with its base64 text: encoding its 9 kB again for every replica
   // was a tenth of a request's instructions.
-  if (encoded_patch) answer["patch"] = *encoded_patch;
-  (*raw)["response"] = std::move(answer);
-  // The echoed review, its patch and the response's other members (a few hundred bytes).
-  const std::size_t expected_size =
-      request.body.size() +
-      (encoded_patch ? encoded_patch->size() : response.patch.size() / 3 * 4 + 4) + 1024;
+  nlohmann::json answer = core::toJson(response);
+  std::string body;
+  if (echo_text) {
+    body = echoWithResponse(request.body, raw->empty(), core::dumpJson(answer),
+                            encoded_patch.get());
+  } else {
+    if (encoded_patch) answer["patch"] = *encoded_patch;
+    (*raw)["response"] = std::move(answer);
+    body = core::dumpJson(*raw);
+  }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   durations_
@@ -169,7 +200,7 @@ net::Response LinkerdWebhook::handle(const net::Request& request) {
                                   {"profile", "decision"}, core::defaultBuckets());
       })
       .observe({"linkerd", std::move(decision)}, seconds);
-  return net::Response::json(200, core::dumpJson(*raw, expected_size));
+  return net::Response::json(200, std::move(body));
 }
 
 core::AdmissionResponse LinkerdWebhook::respond(core::AdmissionRequest& req,
@@ -215,9 +246,9 @@ core::AdmissionResponse LinkerdWebhook::respond(core::AdmissionRequest& req,
     count(responses_, metrics_, "proxy_inject_admission_responses_total", kResponsesHelp,
           *outcome.response_metric);
   }
-  for (const auto& event : outcome.events) {
-    events_.post({event.type, event.reason, event.message, event.involved_object,
-                  linkerd::kEventSourceComponent});
+  for (auto& event : outcome.events) {
+    events_.post({std::move(event.type), std::move(event.reason), std::move(event.message),
+                  std::move(event.involved_object), linkerd::kEventSourceComponent});
   }
   decision = std::string(linkerd::decisionName(outcome.decision));
   core::AdmissionResponse response;

@@ -211,6 +211,48 @@ TEST_F(InjectorProcessTest, AReplicaGetsTheCachedPatchEncodedAsTheFirst) {
   EXPECT_EQ(b["response"]["patch"], go::base64Encode(core::dumpJson(patch)));
 }
 
+// server.go answers with the review it decoded, the response set: the request goes back as it
+// came (here its text byte for byte: pretty-printed, with a member Go would not know, trailing
+// blank lines), the response written in as the last member.
+TEST_F(InjectorProcessTest, EchoesTheReviewItGotWithTheResponseAsItsLastMember) {
+  json review = podReview("admission.k8s.io/v1", "uid-echo");
+  review["extra"] = {{"note", "<&> \u00e9 \\ \""}, {"numbers", {1.50, -0, 1e3}}};
+  const std::string sent = review.dump(2) + "\n\n";
+  auto res = post(sent);
+  ASSERT_TRUE(res.ok()) << res.error_message;
+  ASSERT_EQ(res.status, 200) << res.body;
+  const std::string kept = sent.substr(0, sent.find_last_of('}'));
+  EXPECT_TRUE(res.body.starts_with(kept + ",\"response\":{")) << res.body.substr(0, 400);
+  const json answer = json::parse(res.body);
+  EXPECT_EQ(answer["request"], review["request"]);
+  EXPECT_EQ(answer["extra"], review["extra"]);
+  EXPECT_EQ(answer["response"]["uid"], "uid-echo");
+  EXPECT_EQ(answer["response"]["allowed"], true);
+  EXPECT_EQ(answer["response"]["patchType"], "JSONPatch");
+  EXPECT_FALSE(decodedPatch(answer).empty());
+}
+
+// A review that comes with a response member gets it replaced by the answer (the member once in
+// the text), and its request is echoed whole.
+TEST_F(InjectorProcessTest, AReviewThatHasAResponseGetsItReplaced) {
+  json review = podReview("admission.k8s.io/v1", "uid-replaced");
+  review["response"] = {{"uid", "stale"}, {"allowed", false}};
+  auto res = post(review.dump());
+  ASSERT_TRUE(res.ok()) << res.error_message;
+  ASSERT_EQ(res.status, 200) << res.body;
+  const json answer = json::parse(res.body);
+  EXPECT_EQ(answer["response"]["uid"], "uid-replaced");
+  EXPECT_EQ(answer["response"]["allowed"], true);
+  EXPECT_EQ(answer["request"], review["request"]);
+  EXPECT_FALSE(decodedPatch(answer).empty());
+  std::size_t members = 0;
+  for (auto at = res.body.find("\"response\""); at != std::string::npos;
+       at = res.body.find("\"response\"", at + 1)) {
+    ++members;
+  }
+  EXPECT_EQ(members, 1u);
+}
+
 TEST_F(InjectorProcessTest, AnswersV1beta1WithTheSameVersionAndPostsAnEventToTheOwner) {
   auto res = post(podReview("admission.k8s.io/v1beta1", "uid-2").dump(), "/inject/linkerd");
   ASSERT_TRUE(res.ok()) << res.error_message;

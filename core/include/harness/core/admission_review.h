@@ -119,12 +119,16 @@ std::string encodeAdmissionReview(const AdmissionReview& review);
 // errors here: verifyAdmissionResponse decides what a response must contain.
 Result<AdmissionReview> decodeAdmissionReview(std::string_view body);
 Result<AdmissionReview> admissionReviewFromJson(const nlohmann::json& json);
+// The same, moving the request's object, oldObject and options out of `json` instead of copying
+// them (the rest of `json` is left as it was).
+Result<AdmissionReview> admissionReviewFromJson(nlohmann::json&& json);
 
 // Decodes what a webhook server receives: additionally requires kind "AdmissionReview", an
 // apiVersion of admission.k8s.io/v1 or /v1beta1 and a request (with a uid), each with an error
 // naming the field.
 Result<AdmissionReview> decodeRequestReview(std::string_view body);
 Result<AdmissionReview> requestReviewFromJson(const nlohmann::json& json);
+Result<AdmissionReview> requestReviewFromJson(nlohmann::json&& json);  // moving, as above
 
 // --- builders ---
 
