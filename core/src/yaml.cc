@@ -1130,13 +1130,22 @@ class FyLayout {
 // a line starting with a tab, an empty line for libfyaml when it holds only blanks, an error
 // ("illegal tab when looking for indentation") for yaml-cpp. All are rare in manifests: wherever
 // one may be, the text goes to yaml-cpp.
+// Each character is looked for on its own: find() of one character is memchr, many bytes at a
+// time, where find_first_of of three called memchr once per byte of the text (4% of a new Istio
+// workload's instructions).
 bool fyTextAgrees(std::string_view text) {
   if (text.starts_with('\t')) return false;
-  for (size_t at = text.find_first_of("?\r\n"); at != std::string_view::npos;
-       at = text.find_first_of("?\r\n", at + 1)) {
-    const char next = at + 1 < text.size() ? text[at + 1] : '\n';
-    const bool blank = next == ' ' || next == '\t' || next == '\r' || next == '\n';
-    if (text[at] == '\n' ? next == '\t' : text[at] == '\r' ? next != '\n' : blank) return false;
+  const auto next = [text](size_t at) { return at + 1 < text.size() ? text[at + 1] : '\n'; };
+  constexpr auto npos = std::string_view::npos;
+  for (size_t at = text.find('\n'); at != npos; at = text.find('\n', at + 1)) {
+    if (next(at) == '\t') return false;
+  }
+  for (size_t at = text.find('\r'); at != npos; at = text.find('\r', at + 1)) {
+    if (next(at) != '\n') return false;
+  }
+  for (size_t at = text.find('?'); at != npos; at = text.find('?', at + 1)) {
+    const char after = next(at);
+    if (after == ' ' || after == '\t' || after == '\r' || after == '\n') return false;
   }
   return true;
 }
