@@ -113,7 +113,9 @@ json involvedObject(const json& parent, std::string_view kind, std::string_view 
   for (const char* key : {"uid", "resourceVersion"}) {
     if (const auto v = stringView(meta, key); !v.empty()) ref.emplace(key, v);
   }
-  if (const auto api = stringView(parent, "apiVersion"); !api.empty()) ref.emplace("apiVersion", api);
+  if (const auto api = stringView(parent, "apiVersion"); !api.empty()) {
+    ref.emplace("apiVersion", api);
+  }
   return ref;
 }
 

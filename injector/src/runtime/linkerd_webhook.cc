@@ -144,9 +144,11 @@ net::Response LinkerdWebhook::handle(const net::Request& request) {
   core::JsonError json_error;
   auto raw = core::parseJson(request.body, &json_error);
   // The review goes back with the response set (server.go). Its text is echoed as it came, the
-  // answer written in as its last member; only a review that already has a "response" member is
-  // echoed from the decoded tree (the member replaced), which must then keep its object.
-  const bool echo_text = raw && raw->is_object() && !raw->contains("response");
+  // answer written in as its last member; a review that already has a "response" member, or
+  // whose text does not start with its brace (a byte order mark, which the fallback parser
+  // skips), is echoed from the decoded tree (the member replaced), which then keeps its object.
+  const bool echo_text = raw && raw->is_object() && !raw->contains("response") &&
+                         request.body[request.body.find_first_not_of(" \t\r\n")] == '{';
   auto review = raw ? (echo_text ? core::admissionReviewFromJson(std::move(*raw))
                                  : core::admissionReviewFromJson(*raw))
                     : core::Result<core::AdmissionReview>(

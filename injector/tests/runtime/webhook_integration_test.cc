@@ -253,6 +253,21 @@ TEST_F(InjectorProcessTest, AReviewThatHasAResponseGetsItReplaced) {
   EXPECT_EQ(members, 1u);
 }
 
+// A body led by a UTF-8 byte order mark is read (the fallback parser skips it, as sigs.k8s.io/yaml
+// does); the answer is written from the decoded review and starts with its brace, as Go's
+// json.Marshal writes it.
+TEST_F(InjectorProcessTest, AReviewAfterAByteOrderMarkIsAnsweredWithoutIt) {
+  const json review = podReview("admission.k8s.io/v1", "uid-bom");
+  auto res = post("\xEF\xBB\xBF" + review.dump());
+  ASSERT_TRUE(res.ok()) << res.error_message;
+  ASSERT_EQ(res.status, 200) << res.body;
+  ASSERT_FALSE(res.body.empty());
+  EXPECT_EQ(res.body.front(), '{') << res.body.substr(0, 40);
+  const json answer = json::parse(res.body);
+  EXPECT_EQ(answer["response"]["uid"], "uid-bom");
+  EXPECT_EQ(answer["request"], review["request"]);
+}
+
 TEST_F(InjectorProcessTest, AnswersV1beta1WithTheSameVersionAndPostsAnEventToTheOwner) {
   auto res = post(podReview("admission.k8s.io/v1beta1", "uid-2").dump(), "/inject/linkerd");
   ASSERT_TRUE(res.ok()) << res.error_message;
