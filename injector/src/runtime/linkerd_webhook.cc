@@ -91,7 +91,7 @@ std::string echoWithResponse(std::string_view review, bool empty, std::string_vi
   if (patch_base64 == nullptr) {
     out += response;
   } else {
-    out += "{\"patch\":\"";
+    out += R"({"patch":")";
     out += *patch_base64;
     out += '"';
     if (response.size() > 2) out += ',';
