@@ -30,10 +30,16 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-std::string stringAt(const json& obj, const char* key) {
+// The object's string member `key`, empty when it is absent or not a string.
+std::string_view stringView(const json& obj, const char* key) {
   if (!obj.is_object()) return {};
   auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+  return it != obj.end() && it->is_string() ? std::string_view(it->get_ref<const std::string&>())
+                                            : std::string_view();
+}
+
+std::string stringAt(const json& obj, const char* key) {
+  return std::string(stringView(obj, key));
 }
 
 const json& metadataOf(const json& obj) {
@@ -93,14 +99,6 @@ StringMap namespaceAnnotations(const json& ns) {
 }
 
 bool has(const StringMap& m, std::string_view key) { return m.count(std::string(key)) > 0; }
-
-// The object's string member `key`, empty when it is absent or not a string.
-std::string_view stringView(const json& obj, const char* key) {
-  if (!obj.is_object()) return {};
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? std::string_view(it->get_ref<const std::string&>())
-                                            : std::string_view();
-}
 
 json involvedObject(const json& parent, std::string_view kind, std::string_view ns) {
   const json& meta = metadataOf(parent);
